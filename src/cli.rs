@@ -1,0 +1,123 @@
+//! Command-line arguments (clap derive structs only; behaviour lives in [`crate::app`]).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Evaluate and benchmark how language models call tools.
+#[derive(Debug, Parser)]
+#[command(name = "toolgauge", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run suites against their targets (replaying cassettes) and write a run directory.
+    Run(RunArgs),
+    /// Check suite files and report every problem with its line.
+    Validate(ValidateArgs),
+    /// Print the JSON Schema of the suite format.
+    Schema,
+    /// Work with cassettes.
+    #[command(subcommand)]
+    Cassette(CassetteCommand),
+}
+
+/// `toolgauge run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite files; each gets its own run directory.
+    #[arg(required = true, value_name = "SUITE")]
+    pub suites: Vec<PathBuf>,
+    /// Targets (PROVIDER:MODEL), replacing the suite's; repeat for several.
+    #[arg(short, long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Description variants to run, replacing the suite's; repeat or separate with commas.
+    #[arg(long = "variant", value_name = "NAME", value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// tool_choice modes (none, auto, required, function:NAME), replacing the suite's.
+    #[arg(long = "tool-choice", value_name = "MODE", value_delimiter = ',')]
+    pub tool_choice: Vec<String>,
+    /// Repeats per trial, replacing the suite's.
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Cassette to replay, replacing the suite's `cassette`.
+    #[arg(long, value_name = "FILE")]
+    pub cassette: Option<PathBuf>,
+    /// Run directory (default: REPORTS_DIR/SUITE-TIMESTAMP). Only with a single suite.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where run directories are created.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports_dir: PathBuf,
+    /// Outputs: terminal, json, csv (the journal and run.json are always written).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "terminal,json,csv"
+    )]
+    pub format: Vec<String>,
+    /// Price table (YAML or JSON) overriding the built-in prices.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Trials in flight at once.
+    #[arg(short = 'j', long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Print only a one-line summary per suite.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Never use colour.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+/// `toolgauge validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Suite files.
+    #[arg(required = true, value_name = "SUITE")]
+    pub suites: Vec<PathBuf>,
+}
+
+/// `toolgauge cassette ...`.
+#[derive(Debug, Subcommand)]
+pub enum CassetteCommand {
+    /// Write a hand-written cassette for a suite from a response script.
+    Write(CassetteWriteArgs),
+}
+
+/// `toolgauge cassette write`.
+#[derive(Debug, Args)]
+pub struct CassetteWriteArgs {
+    /// The suite.
+    #[arg(value_name = "SUITE")]
+    pub suite: PathBuf,
+    /// The script of responses (see docs/cassettes.md).
+    #[arg(long, value_name = "FILE")]
+    pub script: PathBuf,
+    /// The cassette to write (default: the suite's `cassette`).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Targets to key the entries for (default: the suite's targets).
+    #[arg(short, long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// A note stored in the cassette header.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

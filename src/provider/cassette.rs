@@ -1,0 +1,432 @@
+//! Cassettes: recorded request/response pairs that replay a run with no network.
+//!
+//! A cassette is JSONL. The first line is a [`CassetteHeader`]; every other line is a
+//! [`CassetteEntry`] keyed by the SHA-256 of the canonical request (target, messages,
+//! tools with the variant's descriptions, tool_choice) plus the repeat index. A changed
+//! prompt, description or schema therefore misses the cassette instead of replaying a
+//! stale answer. Keys hash a canonical form (object keys sorted, compact numbers) so
+//! map order in memory never changes them. A torn last line (a crash mid-append) is
+//! ignored; any other bad line is an error naming the line.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{Provider, ProviderError, Request, Response, Target, TrialKey};
+use crate::suite::compile::hex;
+
+/// The format version written in headers.
+pub const CASSETTE_VERSION: u32 = 1;
+
+/// Where a cassette's responses came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CassetteSource {
+    /// Recorded from a live model.
+    Live,
+    /// Written by hand (or generated from a script), not by a model.
+    HandWritten,
+}
+
+/// The first line of a cassette.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CassetteHeader {
+    /// Format version.
+    pub toolgauge_cassette: u32,
+    /// Live or hand-written.
+    pub source: CassetteSource,
+    /// Provider of the recorded target(s), if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Model of the recorded target(s), if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When it was recorded or generated (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+    /// Free text, e.g. how to re-record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One recorded exchange.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CassetteEntry {
+    /// SHA-256 of the canonical request (see [`request_hash`]).
+    pub key: String,
+    /// Repeat index the response was recorded for.
+    #[serde(default)]
+    pub repeat: u32,
+    /// Case id (informational).
+    #[serde(default)]
+    pub case_id: String,
+    /// Target (informational; part of the key).
+    #[serde(default)]
+    pub target: String,
+    /// Variant (informational; its descriptions are part of the key).
+    #[serde(default)]
+    pub variant: String,
+    /// tool_choice (informational; part of the key).
+    #[serde(default)]
+    pub tool_choice: String,
+    /// The request, for people reading the cassette.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Request>,
+    /// The response replayed.
+    pub response: Response,
+    /// The provider's raw response body, when recorded live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Value>,
+}
+
+/// Why a cassette could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CassetteError {
+    /// I/O failure.
+    #[error("failed to read cassette `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A line that is not what the format requires.
+    #[error("cassette `{path}` line {line}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A cassette loaded for replay.
+#[derive(Debug)]
+pub struct Cassette {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: CassetteHeader,
+    entries: HashMap<(String, u32), Response>,
+    /// True when a torn last line was skipped.
+    pub torn_tail: bool,
+}
+
+/// Cassette lines longer than this are refused (a recorded response is a few KiB).
+const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+impl Cassette {
+    /// Read the cassette at `path`.
+    pub fn open(path: &Path) -> Result<Cassette, CassetteError> {
+        let io = |source| CassetteError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let fmt = |line: usize, message: String| CassetteError::Format {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut reader = BufReader::new(File::open(path).map_err(io)?);
+        let mut header: Option<CassetteHeader> = None;
+        let mut entries = HashMap::new();
+        let mut torn_tail = false;
+        let mut buf = Vec::new();
+        let mut line_no = 0;
+        loop {
+            buf.clear();
+            let n = Read::by_ref(&mut reader)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            if buf.len() > MAX_LINE_BYTES {
+                return Err(fmt(line_no, format!("line is over {MAX_LINE_BYTES} bytes")));
+            }
+            let complete = buf.last() == Some(&b'\n');
+            let text = match std::str::from_utf8(&buf) {
+                Ok(t) => t.trim(),
+                Err(_) if !complete => {
+                    torn_tail = true;
+                    break;
+                }
+                Err(_) => return Err(fmt(line_no, "not valid UTF-8".into())),
+            };
+            if text.is_empty() {
+                continue;
+            }
+            if header.is_none() {
+                let h: CassetteHeader = serde_json::from_str(text).map_err(|e| {
+                    fmt(line_no, format!("expected the header line ({{\"toolgauge_cassette\": 1, \"source\": \"live\"|\"hand-written\", ...}}): {e}"))
+                })?;
+                if h.toolgauge_cassette != CASSETTE_VERSION {
+                    return Err(fmt(
+                        line_no,
+                        format!(
+                            "unsupported cassette version {} (this toolgauge reads version {CASSETTE_VERSION})",
+                            h.toolgauge_cassette
+                        ),
+                    ));
+                }
+                header = Some(h);
+                continue;
+            }
+            match serde_json::from_str::<CassetteEntry>(text) {
+                Ok(e) => {
+                    entries.insert((e.key, e.repeat), e.response);
+                }
+                // A crash while appending leaves a partial last line with no newline.
+                Err(_) if !complete => {
+                    torn_tail = true;
+                    break;
+                }
+                Err(e) => return Err(fmt(line_no, format!("invalid entry: {e}"))),
+            }
+        }
+        let header =
+            header.ok_or_else(|| fmt(1, "the cassette is empty (no header line)".into()))?;
+        Ok(Cassette {
+            path: path.to_path_buf(),
+            header,
+            entries,
+            torn_tail,
+        })
+    }
+
+    /// The recorded response for `hash` and `repeat`.
+    pub fn get(&self, hash: &str, repeat: u32) -> Option<&Response> {
+        self.entries.get(&(hash.to_string(), repeat))
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the cassette has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Replays a cassette for one target.
+pub struct ReplayProvider {
+    cassette: std::sync::Arc<Cassette>,
+    target: Target,
+}
+
+impl ReplayProvider {
+    /// Replay `cassette` for `target`.
+    pub fn new(cassette: std::sync::Arc<Cassette>, target: Target) -> Self {
+        ReplayProvider { cassette, target }
+    }
+}
+
+#[async_trait]
+impl Provider for ReplayProvider {
+    async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
+        let hash = request_hash(&self.target, request);
+        self.cassette
+            .get(&hash, key.repeat)
+            .cloned()
+            .ok_or_else(|| ProviderError::CassetteMiss {
+                key: Box::new(key.clone()),
+                hash: hash[..12].to_string(),
+            })
+    }
+
+    fn source(&self) -> String {
+        let kind = match self.cassette.header.source {
+            CassetteSource::Live => "recorded from a live model",
+            CassetteSource::HandWritten => "hand-written, not recorded from a model",
+        };
+        format!("cassette {} ({kind})", self.cassette.path.display())
+    }
+}
+
+/// The cassette key of `request` sent to `target`: SHA-256 over canonical JSON.
+pub fn request_hash(target: &Target, request: &Request) -> String {
+    let value = serde_json::json!({
+        "provider": target.provider,
+        "model": target.model,
+        "request": request,
+    });
+    let mut canon = String::with_capacity(1024);
+    write_canonical(&value, &mut canon);
+    hex(&Sha256::digest(canon.as_bytes()))
+}
+
+/// Serialise `v` with object keys sorted at every level, so the text (and hash) does not
+/// depend on insertion order.
+pub fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Appends entries to a cassette file, one line each, flushed as written.
+pub struct CassetteWriter {
+    out: BufWriter<File>,
+}
+
+impl CassetteWriter {
+    /// Create `path` (replacing it) and write `header`.
+    pub fn create(path: &Path, header: &CassetteHeader) -> std::io::Result<CassetteWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut w = CassetteWriter {
+            out: BufWriter::new(File::create(path)?),
+        };
+        w.line(header)?;
+        Ok(w)
+    }
+
+    /// Append one entry.
+    pub fn append(&mut self, entry: &CassetteEntry) -> std::io::Result<()> {
+        self.line(entry)
+    }
+
+    fn line<T: Serialize>(&mut self, v: &T) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.out, v)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Message, ToolChoice, ToolDefinition};
+    use serde_json::json;
+
+    fn request(desc: &str) -> Request {
+        Request {
+            messages: vec![Message::User {
+                content: "北京今天多少度？".into(),
+            }],
+            tools: vec![ToolDefinition {
+                name: "get_weather".into(),
+                description: desc.into(),
+                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            }],
+            tool_choice: ToolChoice::Auto,
+        }
+    }
+
+    #[test]
+    fn canonical_form_ignores_key_order() {
+        let a: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"q":2,"p":1}],"x":null}}"#).unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{"a":{"x":null,"y":[1,{"p":1,"q":2}]},"b":1}"#).unwrap();
+        let (mut sa, mut sb) = (String::new(), String::new());
+        write_canonical(&a, &mut sa);
+        write_canonical(&b, &mut sb);
+        assert_eq!(sa, sb);
+        assert_eq!(sa, r#"{"a":{"x":null,"y":[1,{"p":1,"q":2}]},"b":1}"#);
+    }
+
+    #[test]
+    fn a_changed_description_or_target_changes_the_key() {
+        let t = Target::parse("openai:gpt-4o-mini").unwrap();
+        let base = request_hash(&t, &request("Weather."));
+        assert_eq!(base, request_hash(&t, &request("Weather.")));
+        assert_ne!(base, request_hash(&t, &request("Weather for one city.")));
+        let other = Target::parse("openai:gpt-4o").unwrap();
+        assert_ne!(base, request_hash(&other, &request("Weather.")));
+    }
+
+    #[test]
+    fn round_trip_and_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let t = Target::parse("openai:gpt-4o-mini").unwrap();
+        let header = CassetteHeader {
+            toolgauge_cassette: 1,
+            source: CassetteSource::HandWritten,
+            provider: None,
+            model: None,
+            recorded_at: None,
+            note: None,
+        };
+        let mut w = CassetteWriter::create(&path, &header).unwrap();
+        let key = request_hash(&t, &request("Weather."));
+        let response = Response {
+            text: Some("32°C".into()),
+            ..Response::default()
+        };
+        w.append(&CassetteEntry {
+            key: key.clone(),
+            repeat: 0,
+            case_id: "a".into(),
+            target: t.spec.clone(),
+            variant: "v".into(),
+            tool_choice: "auto".into(),
+            request: None,
+            response: response.clone(),
+            raw: None,
+        })
+        .unwrap();
+        drop(w);
+        // Simulate a crash mid-append.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(br#"{"key":"abc","resp"#).unwrap();
+        let c = Cassette::open(&path).unwrap();
+        assert!(c.torn_tail);
+        assert_eq!(c.get(&key, 0), Some(&response));
+        assert_eq!(c.get(&key, 1), None);
+    }
+
+    #[test]
+    fn a_bad_middle_line_is_an_error_with_its_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        std::fs::write(
+            &path,
+            "{\"toolgauge_cassette\":1,\"source\":\"live\"}\nnot json\n{\"key\":\"k\",\"response\":{}}\n",
+        )
+        .unwrap();
+        let e = Cassette::open(&path).unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+}

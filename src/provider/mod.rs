@@ -1,0 +1,155 @@
+//! Providers: anything that answers a [`Request`] with a [`Response`].
+//!
+//! This issue ships two: cassette replay ([`cassette`]) and a deterministic scripted
+//! model ([`scripted`]) for tests and demos. Live providers plug in behind the same
+//! [`Provider`] trait.
+
+pub mod cassette;
+pub mod scripted;
+pub mod types;
+
+use std::fmt;
+
+use async_trait::async_trait;
+
+pub use types::{Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, Usage};
+
+/// Which trial a request belongs to; providers use it for lookups and messages only
+/// (it is never part of what a model sees).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TrialKey {
+    /// Case id.
+    pub case_id: String,
+    /// Target as written (`provider:model`).
+    pub target: String,
+    /// Description variant.
+    pub variant: String,
+    /// tool_choice mode.
+    pub tool_choice: ToolChoice,
+    /// Repeat index, from 0.
+    pub repeat: u32,
+}
+
+impl fmt::Display for TrialKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "case `{}` in cell {} × {} × {} (repeat {})",
+            self.case_id, self.target, self.variant, self.tool_choice, self.repeat
+        )
+    }
+}
+
+/// A model to evaluate: provider and model name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// As written, e.g. `openai:gpt-4o-mini`.
+    pub spec: String,
+    /// Provider name, e.g. `openai`.
+    pub provider: String,
+    /// Model name, e.g. `gpt-4o-mini`.
+    pub model: String,
+}
+
+/// A target string that does not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid target `{spec}`: {reason}")]
+pub struct TargetError {
+    /// What was given.
+    pub spec: String,
+    /// Why it is wrong.
+    pub reason: String,
+}
+
+impl Target {
+    /// Parse `PROVIDER:MODEL`.
+    pub fn parse(spec: &str) -> Result<Target, TargetError> {
+        let fail = |reason: &str| TargetError {
+            spec: spec.to_string(),
+            reason: reason.to_string(),
+        };
+        let (provider, model) = spec
+            .split_once(':')
+            .ok_or_else(|| fail("expected PROVIDER:MODEL"))?;
+        if provider.is_empty()
+            || !provider
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(fail(
+                "the provider name must be letters, digits, `-` or `_`",
+            ));
+        }
+        if model.trim().is_empty() {
+            return Err(fail("the model name is empty"));
+        }
+        Ok(Target {
+            spec: spec.to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec)
+    }
+}
+
+/// Why a provider produced no response. Every variant keeps the trial: it ends as an
+/// error with this message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// Replay found no recorded response for this request.
+    #[error(
+        "no cassette entry for {key} (request hash {hash}); the request differs from every recorded one (changed prompt, description, schema or tool_choice?) or was never recorded"
+    )]
+    CassetteMiss {
+        /// The trial.
+        key: Box<TrialKey>,
+        /// The request hash looked up.
+        hash: String,
+    },
+    /// No live provider is available for this target.
+    #[error(
+        "target `{target}` has no cassette to replay and live calls to provider `{provider}` are not available in this build"
+    )]
+    NoLiveProvider {
+        /// The target.
+        target: String,
+        /// Its provider.
+        provider: String,
+    },
+    /// The scripted provider has no response for this trial.
+    #[error("the script has no response for {0}")]
+    NoScriptedResponse(Box<TrialKey>),
+    /// A deliberate failure of the scripted `error` behaviour.
+    #[error("scripted provider error for {0}")]
+    Scripted(Box<TrialKey>),
+}
+
+/// Something that answers requests: a live API, a cassette, a script.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// Answer `request` for the trial `key`.
+    async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError>;
+
+    /// Where responses come from, for run metadata (`cassette (hand-written)`, `scripted`).
+    fn source(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_provider_and_model() {
+        let t = Target::parse("openai-compatible:qwen2.5@http://localhost:8000/v1").unwrap();
+        assert_eq!(t.provider, "openai-compatible");
+        assert_eq!(t.model, "qwen2.5@http://localhost:8000/v1");
+        assert!(Target::parse("gpt-4o").is_err());
+        assert!(Target::parse(":x").is_err());
+        assert!(Target::parse("openai:").is_err());
+    }
+}

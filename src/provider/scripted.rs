@@ -1,0 +1,423 @@
+//! A deterministic fake model, chosen by name, so every scoring path is reachable
+//! offline: `scripted:oracle` answers what each case expects, the other behaviours
+//! produce one kind of failure each, and `scripted:PATH.yaml` answers from a script.
+//!
+//! The same scripts generate hand-written cassettes (`toolgauge cassette write`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
+use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
+
+/// The built-in behaviours, by model name.
+pub const BEHAVIOURS: &[(&str, &str)] = &[
+    (
+        "oracle",
+        "makes exactly the expected calls / answers in text when no call is expected",
+    ),
+    ("no_call", "always answers in text, never calls"),
+    ("clarify", "always asks a clarifying question, never calls"),
+    ("wrong_tool", "calls a tool other than the expected one"),
+    ("unknown_tool", "calls a tool that does not exist"),
+    (
+        "bad_json",
+        "calls the expected tool with unparseable arguments",
+    ),
+    (
+        "schema_violation",
+        "calls the expected tool with arguments of the wrong types",
+    ),
+    ("duplicate", "makes every expected call twice in one turn"),
+    ("error", "fails every request (a provider error)"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Behaviour {
+    Oracle,
+    NoCall,
+    Clarify,
+    WrongTool,
+    UnknownTool,
+    BadJson,
+    SchemaViolation,
+    Duplicate,
+    Error,
+}
+
+/// One scripted response and the trials it applies to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptEntry {
+    /// Case id.
+    pub case: String,
+    /// Only this variant (default: any).
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Only this tool_choice mode, e.g. `auto` or `function:get_weather` (default: any).
+    #[serde(default)]
+    pub tool_choice: Option<String>,
+    /// Only this repeat (default: any).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Text answer.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Tool calls.
+    #[serde(default)]
+    pub calls: Vec<ScriptCall>,
+    /// Reported usage.
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    /// Reported latency.
+    #[serde(default)]
+    pub latency_ms: Option<f64>,
+    /// Reported stop reason.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// A scripted call; `arguments` is an object, or a string sent verbatim (to script bad JSON).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    /// Call id (default `call_N`).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// A script file: responses, first match wins.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// The responses.
+    pub responses: Vec<ScriptEntry>,
+}
+
+/// Why a script could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// Unknown behaviour name.
+    #[error("unknown scripted behaviour `{0}`")]
+    UnknownBehaviour(String),
+    /// The file could not be read.
+    #[error("failed to read script `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid script.
+    #[error("invalid script `{path}`: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The scripted provider.
+pub struct ScriptedProvider {
+    suite: Arc<Suite>,
+    mode: Mode,
+}
+
+enum Mode {
+    Builtin(Behaviour),
+    Script(String, Script),
+}
+
+impl ScriptedProvider {
+    /// A provider for `scripted:MODEL`: a behaviour name, or a path to a script file.
+    pub fn new(model: &str, suite: Arc<Suite>) -> Result<Self, ScriptError> {
+        let behaviour = match model {
+            "oracle" => Behaviour::Oracle,
+            "no_call" => Behaviour::NoCall,
+            "clarify" => Behaviour::Clarify,
+            "wrong_tool" => Behaviour::WrongTool,
+            "unknown_tool" => Behaviour::UnknownTool,
+            "bad_json" => Behaviour::BadJson,
+            "schema_violation" => Behaviour::SchemaViolation,
+            "duplicate" => Behaviour::Duplicate,
+            "error" => Behaviour::Error,
+            path if path.ends_with(".yaml")
+                || path.ends_with(".yml")
+                || path.ends_with(".json") =>
+            {
+                let script = load_script(Path::new(path))?;
+                return Ok(ScriptedProvider {
+                    suite,
+                    mode: Mode::Script(path.to_string(), script),
+                });
+            }
+            other => return Err(ScriptError::UnknownBehaviour(other.to_string())),
+        };
+        Ok(ScriptedProvider {
+            suite,
+            mode: Mode::Builtin(behaviour),
+        })
+    }
+
+    fn builtin(
+        &self,
+        b: Behaviour,
+        request: &Request,
+        key: &TrialKey,
+    ) -> Result<Response, ProviderError> {
+        let case = self.suite.cases.iter().find(|c| c.id == key.case_id);
+        let expected = case.map(|c| c.effective(&key.tool_choice).1);
+        let expected_calls = expected.and_then(first_calls);
+        let expected_tool = expected_calls
+            .and_then(|c| c.calls.first())
+            .map(|c| c.tool.clone())
+            .or_else(|| request.tools.first().map(|t| t.name.clone()));
+        let text = |s: &str| Response {
+            text: Some(s.to_string()),
+            finish_reason: Some("stop".into()),
+            ..Response::default()
+        };
+        let calls = |calls: Vec<(String, String)>| Response {
+            tool_calls: calls
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, arguments))| ToolCall {
+                    id: Some(format!("call_{}", i + 1)),
+                    name,
+                    arguments,
+                })
+                .collect(),
+            finish_reason: Some("tool_calls".into()),
+            ..Response::default()
+        };
+        let oracle_calls = |e: &CallsExpectation| -> Vec<(String, String)> {
+            e.calls
+                .iter()
+                .map(|c| {
+                    let mut args = Map::new();
+                    for (name, m) in &c.args {
+                        if !m.optional
+                            && let Some(v) = m.example()
+                        {
+                            args.insert(name.clone(), v);
+                        }
+                    }
+                    (c.tool.clone(), Value::Object(args).to_string())
+                })
+                .collect()
+        };
+        let response = match b {
+            Behaviour::Error => return Err(ProviderError::Scripted(Box::new(key.clone()))),
+            Behaviour::NoCall => text("I can answer that without a tool."),
+            Behaviour::Clarify => text("Could you tell me a little more about what you need?"),
+            Behaviour::Oracle => match expected {
+                Some(Expectation::Calls(e)) => calls(oracle_calls(e)),
+                Some(Expectation::AnyOf(outcomes)) => match outcomes.first() {
+                    Some(Outcome::Calls(e)) => calls(oracle_calls(e)),
+                    Some(Outcome::Clarify(t)) => {
+                        text(&format!("{} Which one do you mean?", t.contains.join(" ")))
+                    }
+                    Some(Outcome::NoCall(t)) => text(&answer_text(&t.contains)),
+                    None => text("OK."),
+                },
+                Some(Expectation::NoCall(t)) => text(&answer_text(&t.contains)),
+                None => text("OK."),
+            },
+            Behaviour::Duplicate => match expected_calls {
+                Some(e) => {
+                    let mut c = oracle_calls(e);
+                    c.extend(oracle_calls(e));
+                    calls(c)
+                }
+                None => calls(vec![(expected_tool.unwrap_or_default(), "{}".into())]),
+            },
+            Behaviour::WrongTool => {
+                let wrong = request
+                    .tools
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .find(|n| Some(n) != expected_tool.as_ref())
+                    .unwrap_or_else(|| "some_other_tool".into());
+                calls(vec![(wrong, "{}".into())])
+            }
+            Behaviour::UnknownTool => calls(vec![("nonexistent_tool".into(), "{}".into())]),
+            Behaviour::BadJson => calls(vec![(
+                expected_tool.unwrap_or_default(),
+                "{\"city\": \"北京\"".into(),
+            )]),
+            Behaviour::SchemaViolation => {
+                let tool = expected_tool.unwrap_or_default();
+                let schema = request
+                    .tools
+                    .iter()
+                    .find(|t| t.name == tool)
+                    .map(|t| &t.parameters);
+                calls(vec![(tool, wrong_types(schema).to_string())])
+            }
+        };
+        Ok(response)
+    }
+}
+
+fn answer_text(contains: &[String]) -> String {
+    if contains.is_empty() {
+        "Here is the answer.".to_string()
+    } else {
+        contains.join(" ")
+    }
+}
+
+fn first_calls(e: &Expectation) -> Option<&CallsExpectation> {
+    match e {
+        Expectation::Calls(c) => Some(c),
+        Expectation::AnyOf(o) => o.iter().find_map(|o| match o {
+            Outcome::Calls(c) => Some(c),
+            _ => None,
+        }),
+        Expectation::NoCall(_) => None,
+    }
+}
+
+/// Arguments that violate `schema`: every property with a value of the wrong type (or
+/// a non-object when the schema names no properties).
+fn wrong_types(schema: Option<&Value>) -> Value {
+    let Some(props) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return Value::Array(vec![]);
+    };
+    if props.is_empty() {
+        return Value::Array(vec![]);
+    }
+    let mut out = Map::new();
+    for (name, p) in props {
+        let v = match p.get("type").and_then(Value::as_str) {
+            Some("string") => Value::from(12345),
+            Some("number") | Some("integer") => Value::from("not a number"),
+            Some("boolean") => Value::from("yes"),
+            Some("array") => Value::from("not a list"),
+            _ => Value::from(false),
+        };
+        out.insert(name.clone(), v);
+    }
+    Value::Object(out)
+}
+
+fn load_script(path: &Path) -> Result<Script, ScriptError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options()).map_err(|e| {
+        ScriptError::Parse {
+            path: shown,
+            message: e.to_string(),
+        }
+    })
+}
+
+fn script_response(entry: &ScriptEntry) -> Response {
+    Response {
+        text: entry.text.clone(),
+        tool_calls: entry
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ToolCall {
+                id: Some(c.id.clone().unwrap_or_else(|| format!("call_{}", i + 1))),
+                name: c.name.clone(),
+                arguments: match &c.arguments {
+                    Value::String(s) => s.clone(),
+                    Value::Null => "{}".into(),
+                    v => v.to_string(),
+                },
+            })
+            .collect(),
+        usage: entry.usage,
+        latency_ms: entry.latency_ms.unwrap_or(0.0),
+        finish_reason: entry.finish_reason.clone().or_else(|| {
+            Some(
+                if entry.calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                }
+                .into(),
+            )
+        }),
+    }
+}
+
+/// A deterministic usage and latency for built-in behaviours, from the request size, so
+/// cost and latency columns have plausible, repeatable numbers.
+fn synthetic_usage(request: &Request, response: &mut Response) {
+    let input_chars: usize = request
+        .messages
+        .iter()
+        .filter_map(|m| m.text())
+        .map(str::len)
+        .sum::<usize>()
+        + request
+            .tools
+            .iter()
+            .map(|t| t.description.len() + t.parameters.to_string().len() + t.name.len())
+            .sum::<usize>();
+    let output_chars: usize = response.text.as_deref().map_or(0, str::len)
+        + response
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.len())
+            .sum::<usize>();
+    response.usage = Some(Usage {
+        input_tokens: (input_chars / 4 + 8) as u64,
+        output_tokens: (output_chars / 4 + 2) as u64,
+        estimated: false,
+    });
+    response.latency_ms = 200.0 + (input_chars % 97) as f64 + 3.0 * (output_chars % 53) as f64;
+}
+
+#[async_trait]
+impl Provider for ScriptedProvider {
+    async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
+        match &self.mode {
+            Mode::Builtin(b) => {
+                let mut r = self.builtin(*b, request, key)?;
+                synthetic_usage(request, &mut r);
+                Ok(r)
+            }
+            Mode::Script(_, script) => {
+                let mode = key.tool_choice.to_string();
+                script
+                    .responses
+                    .iter()
+                    .find(|e| {
+                        e.case == key.case_id
+                            && e.variant.as_ref().is_none_or(|v| *v == key.variant)
+                            && e.tool_choice.as_ref().is_none_or(|m| *m == mode)
+                            && e.repeat.is_none_or(|r| r == key.repeat)
+                    })
+                    .map(script_response)
+                    .ok_or_else(|| ProviderError::NoScriptedResponse(Box::new(key.clone())))
+            }
+        }
+    }
+
+    fn source(&self) -> String {
+        match &self.mode {
+            Mode::Builtin(_) => "scripted (deterministic fake model)".into(),
+            Mode::Script(path, _) => format!("scripted from {path}"),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The neutral request and response every provider speaks.
+//!
+//! Providers translate these to and from their wire formats. Tool call arguments stay
+//! the raw string the model produced, so invalid JSON is measured instead of lost.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// Instructions.
+    System {
+        /// Text.
+        content: String,
+    },
+    /// The user's turn.
+    User {
+        /// Text.
+        content: String,
+    },
+    /// The model's turn, possibly with tool calls.
+    Assistant {
+        /// Text, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        /// Tool calls, if any.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's result, answering one call.
+    Tool {
+        /// The call this answers.
+        tool_call_id: String,
+        /// The result as text (usually JSON).
+        content: String,
+    },
+}
+
+impl Message {
+    /// The text a user could see or the model could ground values on.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Message::System { content } | Message::User { content } => Some(content),
+            Message::Assistant { content, .. } => content.as_deref(),
+            Message::Tool { content, .. } => Some(content),
+        }
+    }
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id (`tool_call_id`), if it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The tool name the model chose (possibly not a tool that exists).
+    pub name: String,
+    /// The arguments exactly as produced, normally a JSON object as a string.
+    pub arguments: String,
+}
+
+/// A tool definition with the chosen variant's description.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Function name.
+    pub name: String,
+    /// The description wording of the selected variant.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+/// How the model may use tools.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// Calls are forbidden.
+    None,
+    /// The model decides.
+    Auto,
+    /// At least one call is required.
+    Required,
+    /// This function must be called.
+    Function(String),
+}
+
+impl ToolChoice {
+    /// True for the modes that force a call.
+    pub fn forces_call(&self) -> bool {
+        matches!(self, ToolChoice::Required | ToolChoice::Function(_))
+    }
+}
+
+impl fmt::Display for ToolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolChoice::None => f.write_str("none"),
+            ToolChoice::Auto => f.write_str("auto"),
+            ToolChoice::Required => f.write_str("required"),
+            ToolChoice::Function(name) => write!(f, "function:{name}"),
+        }
+    }
+}
+
+impl FromStr for ToolChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(ToolChoice::None),
+            "auto" => Ok(ToolChoice::Auto),
+            "required" => Ok(ToolChoice::Required),
+            _ => match s.strip_prefix("function:") {
+                Some(name) if !name.is_empty() => Ok(ToolChoice::Function(name.to_string())),
+                _ => Err(format!(
+                    "unknown tool_choice `{s}`; expected none, auto, required or function:NAME"
+                )),
+            },
+        }
+    }
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a provider is asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools offered, with the variant's descriptions.
+    pub tools: Vec<ToolDefinition>,
+    /// The tool_choice mode.
+    pub tool_choice: ToolChoice,
+}
+
+/// Token usage of one response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// True when counted offline with a tokenizer because the provider gave none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+}
+
+/// What a provider answered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The text answer, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Tool calls, in the order the model made them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Token usage as reported by the provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Wall time of the request in milliseconds.
+    #[serde(default)]
+    pub latency_ms: f64,
+    /// The provider's stop reason, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_choice_round_trips_as_text() {
+        for s in ["none", "auto", "required", "function:get_weather"] {
+            let c: ToolChoice = s.parse().unwrap();
+            assert_eq!(c.to_string(), s);
+        }
+        assert!("function:".parse::<ToolChoice>().is_err());
+        assert!(
+            "always"
+                .parse::<ToolChoice>()
+                .unwrap_err()
+                .contains("`always`")
+        );
+    }
+
+    #[test]
+    fn messages_serialise_with_a_role_tag() {
+        let m = Message::Tool {
+            tool_call_id: "call_1".into(),
+            content: "{}".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"role":"tool","tool_call_id":"call_1","content":"{}"}"#
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! `trials.csv` (one row per trial) and `summary.csv` (one row per cell, then `overall`).
+//! Column names are stable and documented in `docs/reports.md`.
+
+use super::{Exporter, ReportError, RunReport};
+use crate::score::metrics::Metrics;
+use crate::score::stats::Rate;
+
+/// Columns of `trials.csv`.
+pub const TRIAL_COLUMNS: &[&str] = &[
+    "case_id",
+    "kind",
+    "target",
+    "variant",
+    "tool_choice",
+    "repeat",
+    "passed",
+    "verdict",
+    "reasons",
+    "called",
+    "tools_called",
+    "invalid_calls",
+    "ungrounded_args",
+    "input_tokens",
+    "output_tokens",
+    "usage_estimated",
+    "cost_usd",
+    "latency_ms",
+    "tags",
+];
+
+/// Columns of `summary.csv`.
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "target",
+    "variant",
+    "tool_choice",
+    "trials",
+    "scored",
+    "errors",
+    "passed",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "trigger_precision",
+    "trigger_precision_low",
+    "trigger_precision_high",
+    "trigger_recall",
+    "trigger_recall_low",
+    "trigger_recall_high",
+    "trigger_f1",
+    "false_call_rate",
+    "miss_rate",
+    "tool_selection_accuracy",
+    "param_completeness",
+    "arg_match_rate",
+    "invalid_call_rate",
+    "invalid_json",
+    "unknown_tool",
+    "schema_violation",
+    "ungrounded_rate",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "tool_definition_tokens",
+    "pass_at_k",
+    "pass_hat_k",
+];
+
+/// Writes `trials.csv` and `summary.csv`.
+pub struct CsvExporter;
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| {
+        format!("{x:.6}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    })
+    .unwrap_or_default()
+}
+
+fn rate3(r: &Rate) -> [String; 3] {
+    [opt(r.value), opt(r.low), opt(r.high)]
+}
+
+fn metric_row(
+    target: &str,
+    variant: &str,
+    mode: &str,
+    m: &Metrics,
+    def_tokens: Option<u64>,
+) -> Vec<String> {
+    let mut row = vec![
+        target.to_string(),
+        variant.to_string(),
+        mode.to_string(),
+        m.trials.to_string(),
+        m.scored.to_string(),
+        m.errors.to_string(),
+        m.passed.to_string(),
+    ];
+    row.extend(rate3(&m.accuracy));
+    row.extend(rate3(&m.trigger.precision));
+    row.extend(rate3(&m.trigger.recall));
+    row.push(opt(m.trigger.f1));
+    row.push(opt(m.trigger.false_call_rate.value));
+    row.push(opt(m.trigger.miss_rate.value));
+    row.push(opt(m.tool_selection_accuracy.value));
+    row.push(opt(m.param_completeness.value));
+    row.push(opt(m.arg_match_rate.value));
+    row.push(opt(m.invalid_call_rate.value));
+    row.push(m.invalid_by_reason.invalid_json.to_string());
+    row.push(m.invalid_by_reason.unknown_tool.to_string());
+    row.push(m.invalid_by_reason.schema_violation.to_string());
+    row.push(opt(m.ungrounded_rate.value));
+    row.push(m.tokens.input.to_string());
+    row.push(m.tokens.output.to_string());
+    row.push(opt(m.cost_usd));
+    row.push(opt(m.latency.p50_ms));
+    row.push(opt(m.latency.p95_ms));
+    row.push(def_tokens.map(|t| t.to_string()).unwrap_or_default());
+    row.push(opt(m.consistency.as_ref().map(|c| c.pass_at_k)));
+    row.push(opt(m.consistency.as_ref().map(|c| c.pass_hat_k)));
+    row
+}
+
+fn err(e: impl std::fmt::Display) -> ReportError {
+    ReportError::Render {
+        format: "csv",
+        message: e.to_string(),
+    }
+}
+
+impl Exporter for CsvExporter {
+    fn format(&self) -> &'static str {
+        "csv"
+    }
+
+    fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+        let mut trials = csv::Writer::from_writer(Vec::new());
+        trials.write_record(TRIAL_COLUMNS).map_err(err)?;
+        for t in &report.trials {
+            let calls = t
+                .response
+                .as_ref()
+                .map(|r| r.tool_calls.as_slice())
+                .unwrap_or_default();
+            let checks = t.checks.as_ref();
+            let usage = t.response.as_ref().and_then(|r| r.usage);
+            trials
+                .write_record([
+                    t.case_id.clone(),
+                    t.kind.as_str().to_string(),
+                    t.target.clone(),
+                    t.variant.clone(),
+                    t.tool_choice.to_string(),
+                    t.repeat.to_string(),
+                    t.passed().to_string(),
+                    format!("{:?}", t.verdict).to_lowercase(),
+                    t.reasons
+                        .iter()
+                        .map(|r| format!("{}: {}", r.code, r.message))
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                    (!calls.is_empty()).to_string(),
+                    calls
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(";"),
+                    checks
+                        .map_or(0, |c| {
+                            c.calls.iter().filter(|x| x.invalid.is_some()).count()
+                        })
+                        .to_string(),
+                    checks
+                        .map(|c| {
+                            c.calls
+                                .iter()
+                                .flat_map(|x| x.ungrounded.iter().cloned())
+                                .collect::<Vec<_>>()
+                                .join(";")
+                        })
+                        .unwrap_or_default(),
+                    usage
+                        .map(|u| u.input_tokens.to_string())
+                        .unwrap_or_default(),
+                    usage
+                        .map(|u| u.output_tokens.to_string())
+                        .unwrap_or_default(),
+                    usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
+                    opt(t.cost_usd),
+                    t.response
+                        .as_ref()
+                        .map(|r| opt(Some(r.latency_ms)))
+                        .unwrap_or_default(),
+                    t.tags.join(";"),
+                ])
+                .map_err(err)?;
+        }
+        let mut summary = csv::Writer::from_writer(Vec::new());
+        summary.write_record(SUMMARY_COLUMNS).map_err(err)?;
+        for c in &report.summary.cells {
+            summary
+                .write_record(metric_row(
+                    &c.target,
+                    &c.variant,
+                    &c.tool_choice,
+                    &c.metrics,
+                    Some(c.tool_definition_tokens),
+                ))
+                .map_err(err)?;
+        }
+        summary
+            .write_record(metric_row("overall", "", "", &report.summary.overall, None))
+            .map_err(err)?;
+        Ok(vec![
+            ("trials.csv".to_string(), trials.into_inner().map_err(err)?),
+            (
+                "summary.csv".to_string(),
+                summary.into_inner().map_err(err)?,
+            ),
+        ])
+    }
+}

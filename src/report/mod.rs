@@ -1,0 +1,155 @@
+//! Reports: one [`Exporter`] per file format, all rendering the same [`RunReport`].
+//!
+//! A run directory holds `run.json` (what ran), `trials.jsonl` (the journal, written
+//! during the run) and the exporters' files, written when the run ends.
+
+pub mod csv;
+pub mod json;
+pub mod summary;
+pub mod terminal;
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+pub use summary::{Summary, VariantTokens};
+
+use crate::provider::ToolDefinition;
+use crate::score::TrialRecord;
+
+/// Version of the `run.json` format.
+pub const RUN_FORMAT: u32 = 1;
+
+/// The suite a run used.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteRef {
+    /// Name.
+    pub name: String,
+    /// Path as given.
+    pub path: String,
+    /// SHA-256 of the file.
+    pub hash: String,
+}
+
+/// The matrix a run used, after command-line overrides.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MatrixRef {
+    /// Targets.
+    pub targets: Vec<String>,
+    /// Variants.
+    pub variants: Vec<String>,
+    /// tool_choice modes.
+    pub tool_choice: Vec<String>,
+    /// Repeats.
+    pub repeats: u32,
+}
+
+/// `run.json`: what ran, when, and with which tools.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Format version.
+    pub run_format: u32,
+    /// toolgauge version.
+    pub toolgauge_version: String,
+    /// The suite.
+    pub suite: SuiteRef,
+    /// The matrix.
+    pub matrix: MatrixRef,
+    /// Where each target's responses came from.
+    pub sources: IndexMap<String, String>,
+    /// Tool definitions per variant, as sent.
+    pub tools: IndexMap<String, Vec<ToolDefinition>>,
+    /// Token size of each variant's tool definitions.
+    pub tool_definition_tokens: IndexMap<String, u64>,
+    /// Trials planned.
+    pub trials_planned: u64,
+    /// Trials written to the journal.
+    pub trials_written: u64,
+    /// Start (RFC 3339).
+    pub started_at: String,
+    /// End (RFC 3339), when finished.
+    pub finished_at: Option<String>,
+}
+
+/// Everything an exporter may show.
+pub struct RunReport {
+    /// Run metadata.
+    pub meta: RunMeta,
+    /// Every trial.
+    pub trials: Vec<TrialRecord>,
+    /// The summary.
+    pub summary: Summary,
+}
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Writing a file failed.
+    #[error("failed to write `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Rendering failed.
+    #[error("failed to render the {format} report: {message}")]
+    Render {
+        /// Format.
+        format: &'static str,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// One report format.
+pub trait Exporter {
+    /// The format's name on the command line (`json`, `csv`).
+    fn format(&self) -> &'static str;
+    /// Files this exporter writes, with their bytes.
+    fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError>;
+}
+
+/// The formats `--format` accepts, besides `terminal`.
+pub const FILE_FORMATS: &[&str] = &["json", "csv"];
+
+/// The exporter for `format`.
+pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
+    match format {
+        "json" => Some(Box::new(json::JsonExporter)),
+        "csv" => Some(Box::new(csv::CsvExporter)),
+        _ => None,
+    }
+}
+
+/// Render `formats` into `dir`.
+pub fn write_files(
+    dir: &Path,
+    report: &RunReport,
+    formats: &[String],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for f in formats {
+        let Some(e) = exporter(f) else { continue };
+        for (name, bytes) in e.render(report)? {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// Write `run.json` into `dir`.
+pub fn write_meta(dir: &Path, meta: &RunMeta) -> Result<(), ReportError> {
+    let path = dir.join("run.json");
+    let bytes = serde_json::to_vec_pretty(meta).map_err(|e| ReportError::Render {
+        format: "run.json",
+        message: e.to_string(),
+    })?;
+    std::fs::write(&path, bytes).map_err(|source| ReportError::Io { path, source })
+}

@@ -1,0 +1,164 @@
+//! The run summary: metrics per cell and overall, the token size of each variant's tool
+//! definitions, and threshold results. Serialised as `summary.json` (schema versioned by
+//! [`SUMMARY_VERSION`]).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::score::TrialRecord;
+use crate::score::metrics::Metrics;
+use crate::score::thresholds::{self, CellView, ThresholdResult};
+use crate::suite::Threshold;
+
+/// Version of the `summary.json` format.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// Metrics of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSummary {
+    /// Target as written.
+    pub target: String,
+    /// Variant.
+    pub variant: String,
+    /// tool_choice.
+    pub tool_choice: String,
+    /// Token size of this variant's tool definitions (o200k_base).
+    pub tool_definition_tokens: u64,
+    /// Metrics.
+    pub metrics: Metrics,
+}
+
+/// The token size of one variant's tool definitions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantTokens {
+    /// Variant.
+    pub variant: String,
+    /// Tokens of all tool definitions under this variant.
+    pub tool_definition_tokens: u64,
+}
+
+/// A short failure line for the terminal and reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailureLine {
+    /// Case id.
+    pub case_id: String,
+    /// Cell as `target × variant × tool_choice`.
+    pub cell: String,
+    /// Repeat.
+    pub repeat: u32,
+    /// `fail` or `error`.
+    pub verdict: String,
+    /// The first reason.
+    pub reason: String,
+}
+
+/// Everything a summary report shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Format version.
+    pub summary_version: u32,
+    /// Suite name.
+    pub suite: String,
+    /// Cells in matrix order.
+    pub cells: Vec<CellSummary>,
+    /// All trials together.
+    pub overall: Metrics,
+    /// Tool-definition size per variant.
+    pub variants: Vec<VariantTokens>,
+    /// Threshold checks.
+    pub thresholds: Vec<ThresholdResult>,
+    /// Failed and errored trials, briefly.
+    pub failures: Vec<FailureLine>,
+}
+
+impl Summary {
+    /// Summarise `trials` of `cells` (in matrix order).
+    pub fn build(
+        suite: &str,
+        cells: &[(String, String, String)],
+        variants: &[VariantTokens],
+        trials: &[TrialRecord],
+        gates: &[Threshold],
+    ) -> Summary {
+        let mut by_cell: HashMap<(&str, &str, String), Vec<&TrialRecord>> = HashMap::new();
+        for t in trials {
+            by_cell
+                .entry((
+                    t.target.as_str(),
+                    t.variant.as_str(),
+                    t.tool_choice.to_string(),
+                ))
+                .or_default()
+                .push(t);
+        }
+        let mut cell_summaries = Vec::with_capacity(cells.len());
+        for (target, variant, mode) in cells {
+            let key = (target.as_str(), variant.as_str(), mode.clone());
+            let metrics = Metrics::of(
+                by_cell
+                    .get(&key)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                    .iter()
+                    .copied(),
+            );
+            cell_summaries.push(CellSummary {
+                target: target.clone(),
+                variant: variant.clone(),
+                tool_choice: mode.clone(),
+                tool_definition_tokens: variants
+                    .iter()
+                    .find(|v| &v.variant == variant)
+                    .map_or(0, |v| v.tool_definition_tokens),
+                metrics,
+            });
+        }
+        let overall = Metrics::of(trials);
+        let views: Vec<CellView<'_>> = cell_summaries
+            .iter()
+            .map(|c| CellView {
+                target: &c.target,
+                variant: &c.variant,
+                tool_choice: c.tool_choice.clone(),
+                metrics: &c.metrics,
+            })
+            .collect();
+        let thresholds = thresholds::check(gates, &overall, &views);
+        let failures = trials
+            .iter()
+            .filter(|t| !t.passed())
+            .map(|t| FailureLine {
+                case_id: t.case_id.clone(),
+                cell: format!("{} × {} × {}", t.target, t.variant, t.tool_choice),
+                repeat: t.repeat,
+                verdict: if t.verdict == crate::score::Verdict::Error {
+                    "error"
+                } else {
+                    "fail"
+                }
+                .into(),
+                reason: t
+                    .reasons
+                    .iter()
+                    .map(|r| r.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            })
+            .collect();
+        Summary {
+            summary_version: SUMMARY_VERSION,
+            suite: suite.to_string(),
+            cells: cell_summaries,
+            overall,
+            variants: variants.to_vec(),
+            thresholds,
+            failures,
+        }
+    }
+
+    /// True when every threshold holds.
+    pub fn thresholds_ok(&self) -> bool {
+        self.thresholds.iter().all(|t| t.ok)
+    }
+}

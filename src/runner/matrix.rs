@@ -1,0 +1,180 @@
+//! Expanding a suite and its matrix into the ordered list of trials.
+
+use std::sync::Arc;
+
+use crate::provider::{Request, Target, ToolChoice, ToolDefinition, TrialKey};
+use crate::suite::Suite;
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cell {
+    /// The model.
+    pub target: Target,
+    /// The description variant.
+    pub variant: String,
+    /// The tool_choice mode.
+    pub tool_choice: ToolChoice,
+}
+
+/// One trial to run: a case in a cell, one repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedTrial {
+    /// Index into `suite.cases`.
+    pub case: usize,
+    /// Index into the plan's cells.
+    pub cell: usize,
+    /// Repeat index.
+    pub repeat: u32,
+}
+
+/// The cells and trials of a run.
+#[derive(Debug)]
+pub struct Plan {
+    /// The suite.
+    pub suite: Arc<Suite>,
+    /// Cells in order: target, then variant, then tool_choice.
+    pub cells: Vec<Cell>,
+    /// Repeats per trial.
+    pub repeats: u32,
+    /// Tool definitions per variant (shared by every trial of the variant).
+    pub tools: Vec<(String, Arc<Vec<ToolDefinition>>)>,
+}
+
+impl Plan {
+    /// The plan for `targets × variants × modes` with `repeats`.
+    pub fn new(
+        suite: Arc<Suite>,
+        targets: &[Target],
+        variants: &[String],
+        modes: &[ToolChoice],
+        repeats: u32,
+    ) -> Plan {
+        let mut cells = Vec::new();
+        for t in targets {
+            for v in variants {
+                for m in modes {
+                    cells.push(Cell {
+                        target: t.clone(),
+                        variant: v.clone(),
+                        tool_choice: m.clone(),
+                    });
+                }
+            }
+        }
+        let tools = variants
+            .iter()
+            .map(|v| {
+                (
+                    v.clone(),
+                    Arc::new(suite.tools.iter().map(|t| t.definition(v)).collect()),
+                )
+            })
+            .collect();
+        Plan {
+            suite,
+            cells,
+            repeats,
+            tools,
+        }
+    }
+
+    /// The tool definitions of `variant`.
+    pub fn tools_for(&self, variant: &str) -> Arc<Vec<ToolDefinition>> {
+        self.tools
+            .iter()
+            .find(|(v, _)| v == variant)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every trial, in a stable order: cell, then case, then repeat. Cases restricted
+    /// to other modes are skipped in cells of those modes.
+    pub fn trials(&self) -> Vec<PlannedTrial> {
+        let mut out = Vec::new();
+        for (ci, cell) in self.cells.iter().enumerate() {
+            for (ki, case) in self.suite.cases.iter().enumerate() {
+                if !case.applies_to(&cell.tool_choice) {
+                    continue;
+                }
+                for r in 0..self.repeats {
+                    out.push(PlannedTrial {
+                        case: ki,
+                        cell: ci,
+                        repeat: r,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The request and trial key of planned trial `t`.
+    pub fn request(&self, t: PlannedTrial) -> (Request, TrialKey) {
+        let cell = &self.cells[t.cell];
+        let case = &self.suite.cases[t.case];
+        let request = Request {
+            messages: case.messages.clone(),
+            tools: self.tools_for(&cell.variant).as_ref().clone(),
+            tool_choice: cell.tool_choice.clone(),
+        };
+        let key = TrialKey {
+            case_id: case.id.clone(),
+            target: cell.target.spec.clone(),
+            variant: cell.variant.clone(),
+            tool_choice: cell.tool_choice.clone(),
+            repeat: t.repeat,
+        };
+        (request, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUITE: &str = r#"
+tools:
+  - name: get_weather
+    variants: {vague: "Weather.", clear: "Current weather for one city."}
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+cases:
+  - {id: a, kind: should_call, prompt: "北京？", expect: {calls: [{tool: get_weather, args: {city: 北京}}]}}
+  - {id: b, kind: should_not_call, prompt: "hi", modes: [auto]}
+"#;
+
+    #[test]
+    fn trial_order_is_cell_then_case_then_repeat() {
+        let suite =
+            Arc::new(crate::suite::load_str(SUITE, std::path::Path::new("t.yaml")).unwrap());
+        let targets = [Target::parse("scripted:oracle").unwrap()];
+        let modes = [ToolChoice::Auto, ToolChoice::Required];
+        let plan = Plan::new(
+            suite,
+            &targets,
+            &["vague".into(), "clear".into()],
+            &modes,
+            2,
+        );
+        assert_eq!(plan.cells.len(), 4);
+        assert_eq!(plan.cells[1].tool_choice, ToolChoice::Required);
+        assert_eq!(plan.cells[2].variant, "clear");
+        let trials = plan.trials();
+        // Case b runs only under auto: 2 auto cells × 2 cases × 2 repeats + 2 required cells × 1 case × 2.
+        assert_eq!(trials.len(), 12);
+        let first: Vec<(usize, usize, u32)> = trials
+            .iter()
+            .take(5)
+            .map(|t| (t.cell, t.case, t.repeat))
+            .collect();
+        assert_eq!(
+            first,
+            vec![(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0)]
+        );
+        let (req, key) = plan.request(trials[0]);
+        assert_eq!(req.tools[0].description, "Weather.");
+        assert_eq!(
+            key.to_string(),
+            "case `a` in cell scripted:oracle × vague × auto (repeat 0)"
+        );
+    }
+}

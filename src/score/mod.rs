@@ -1,0 +1,15 @@
+//! Scoring: per-trial checks and verdicts, optimal call assignment, aggregate metrics
+//! with intervals, thresholds, token counts and prices.
+
+pub mod assign;
+pub mod metrics;
+pub mod prices;
+pub mod record;
+pub mod stats;
+pub mod thresholds;
+pub mod tokens;
+pub mod trial;
+
+pub use metrics::Metrics;
+pub use record::{TrialRecord, Verdict};
+pub use trial::{CaseScorer, Reason, TrialChecks};

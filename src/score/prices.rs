@@ -1,0 +1,168 @@
+//! Token prices, in US dollars per million tokens, to turn usage into cost.
+//!
+//! The built-in table lists list prices of common models (standard tier, no caching or
+//! batch discounts) as published by their providers in 2025; prices change, so
+//! `--prices FILE` overrides or extends it. A model with no price has no cost (shown as
+//! `-`), never a guessed one.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Price of one model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// USD per million input tokens.
+    pub input_per_mtok: f64,
+    /// USD per million output tokens.
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    /// The cost of a usage.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
+}
+
+const BUILT_IN: &[(&str, f64, f64)] = &[
+    ("gpt-4o", 2.50, 10.00),
+    ("gpt-4o-mini", 0.15, 0.60),
+    ("gpt-4.1", 2.00, 8.00),
+    ("gpt-4.1-mini", 0.40, 1.60),
+    ("gpt-4.1-nano", 0.10, 0.40),
+    ("o3", 2.00, 8.00),
+    ("o3-mini", 1.10, 4.40),
+    ("o4-mini", 1.10, 4.40),
+    ("gpt-5", 1.25, 10.00),
+    ("gpt-5-mini", 0.25, 2.00),
+    ("gpt-5-nano", 0.05, 0.40),
+    ("claude-opus-4-1", 15.00, 75.00),
+    ("claude-sonnet-4-5", 3.00, 15.00),
+    ("claude-sonnet-4", 3.00, 15.00),
+    ("claude-haiku-4-5", 1.00, 5.00),
+    ("claude-3-5-haiku", 0.80, 4.00),
+    ("gemini-2.5-pro", 1.25, 10.00),
+    ("gemini-2.5-flash", 0.30, 2.50),
+    ("gemini-2.5-flash-lite", 0.10, 0.40),
+    ("gemini-2.0-flash", 0.10, 0.40),
+    ("deepseek-chat", 0.27, 1.10),
+];
+
+/// Prices by model name, built-in and from a file.
+#[derive(Debug, Clone)]
+pub struct PriceTable {
+    prices: HashMap<String, Price>,
+}
+
+/// Why a price file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to read price file `{path}`: {message}")]
+pub struct PriceError {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Default for PriceTable {
+    fn default() -> Self {
+        PriceTable {
+            prices: BUILT_IN
+                .iter()
+                .map(|(m, i, o)| {
+                    (
+                        m.to_string(),
+                        Price {
+                            input_per_mtok: *i,
+                            output_per_mtok: *o,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+impl PriceTable {
+    /// The built-in table with the entries of `path` (YAML or JSON: a map from
+    /// `model` or `provider:model` to `{input_per_mtok, output_per_mtok}`) on top.
+    pub fn with_file(path: &Path) -> Result<PriceTable, PriceError> {
+        let err = |message: String| PriceError {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let extra: HashMap<String, Price> =
+            serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options())
+                .map_err(|e| err(e.to_string()))?;
+        let mut table = PriceTable::default();
+        table.prices.extend(extra);
+        Ok(table)
+    }
+
+    /// The price of `model` of `provider`: an exact `provider:model` or `model` entry,
+    /// else the longest built-in name that `model` starts with followed by `-` (so
+    /// dated snapshots such as `gpt-4o-mini-2024-07-18` find `gpt-4o-mini`).
+    pub fn lookup(&self, provider: &str, model: &str) -> Option<Price> {
+        if let Some(p) = self.prices.get(&format!("{provider}:{model}")) {
+            return Some(*p);
+        }
+        if let Some(p) = self.prices.get(model) {
+            return Some(*p);
+        }
+        self.prices
+            .iter()
+            .filter(|(name, _)| {
+                model.len() > name.len()
+                    && model.starts_with(name.as_str())
+                    && model.as_bytes()[name.len()] == b'-'
+            })
+            .max_by_key(|(name, _)| name.len())
+            .map(|(_, p)| *p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_by_hand() {
+        let t = PriceTable::default();
+        let p = t.lookup("openai", "gpt-4o-mini").unwrap();
+        // 1,000 in × $0.15/M + 200 out × $0.60/M = $0.00015 + $0.00012 = $0.00027.
+        assert!((p.cost(1000, 200) - 0.00027).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dated_snapshots_use_the_longest_prefix() {
+        let t = PriceTable::default();
+        assert_eq!(
+            t.lookup("openai", "gpt-4o-mini-2024-07-18"),
+            t.lookup("openai", "gpt-4o-mini")
+        );
+        assert_eq!(
+            t.lookup("openai", "gpt-4o-2024-08-06"),
+            t.lookup("openai", "gpt-4o")
+        );
+        assert_eq!(t.lookup("openai", "gpt-4ox"), None);
+        assert_eq!(t.lookup("scripted", "oracle"), None);
+    }
+
+    #[test]
+    fn a_file_overrides_and_extends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(&path, "\"ollama:qwen2.5\": {input_per_mtok: 0, output_per_mtok: 0}\ngpt-4o-mini: {input_per_mtok: 1, output_per_mtok: 2}\n").unwrap();
+        let t = PriceTable::with_file(&path).unwrap();
+        assert_eq!(t.lookup("ollama", "qwen2.5").unwrap().input_per_mtok, 0.0);
+        assert_eq!(
+            t.lookup("openai", "gpt-4o-mini").unwrap().output_per_mtok,
+            2.0
+        );
+    }
+}

@@ -1,0 +1,898 @@
+//! Checking a parsed suite's meaning and building the compiled [`Suite`].
+//!
+//! Every problem is collected (not only the first), each with the file, line, column,
+//! field path and a hint, so a user fixes a suite in one pass.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::error::{Diagnostic, SuiteError};
+use super::load::source_line;
+use super::matcher::{CompileContext, Matcher};
+use super::model::{
+    CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec, Role,
+    SuiteFile, ToolChoiceSpec,
+};
+use super::normalize::Normalizer;
+use super::span::Spanned;
+use super::{
+    CallsExpectation, Case, CaseKind, Expectation, ExpectedCall, MatrixDefaults, ModeOverride,
+    Outcome, Suite, TextChecks, Threshold, Tool,
+};
+use crate::provider::types::{Message, ToolCall, ToolChoice};
+use crate::score::metrics::METRIC_NAMES;
+
+/// Largest `repeats` accepted (a typo like 10000 would otherwise start a huge run).
+pub const MAX_REPEATS: u32 = 1000;
+
+struct Checker<'a> {
+    path: &'a Path,
+    text: &'a str,
+    diags: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn report(
+        &mut self,
+        at: (u32, u32),
+        field: impl Into<String>,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) {
+        self.diags.push(Diagnostic {
+            file: self.path.to_path_buf(),
+            line: at.0,
+            column: at.1,
+            field: field.into(),
+            message: message.into(),
+            hint,
+            source_line: source_line(self.text, at.0),
+        });
+    }
+}
+
+/// Check `model` (parsed from `text`, whose bytes are `bytes`) and build the suite.
+pub fn compile(
+    model: SuiteFile,
+    text: &str,
+    bytes: &[u8],
+    path: &Path,
+) -> Result<Suite, SuiteError> {
+    let mut c = Checker {
+        path,
+        text,
+        diags: Vec::new(),
+    };
+    let norm = Normalizer::new(&model.normalize);
+    let name = model
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "suite".into())
+        });
+
+    if model.tools.is_empty() && model.cases.is_empty() {
+        c.report((1, 1), "", "empty suite: no tools and no cases", Some("a suite needs `tools:` and at least one entry under `cases:`; see docs/suite-format.md".into()));
+    } else if model.cases.is_empty() {
+        c.report(
+            (1, 1),
+            "cases",
+            "empty suite: `cases` has no entries",
+            Some("add at least one case".into()),
+        );
+    }
+    if model.tools.is_empty() && !model.cases.is_empty() {
+        c.report(
+            (1, 1),
+            "tools",
+            "`tools` has no entries",
+            Some("offer at least one tool, or the suite measures nothing about tool calls".into()),
+        );
+    }
+
+    let (tools, broken) = compile_tools(&mut c, &model);
+    let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
+
+    let mut variants: Vec<String> = Vec::new();
+    for t in &tools {
+        for v in t.descriptions.keys() {
+            if !(variants.contains(v) || t.descriptions.len() == 1 && v == "default") {
+                variants.push(v.clone());
+            }
+        }
+    }
+    if variants.is_empty() {
+        variants.push("default".into());
+    }
+
+    let matrix = compile_matrix(&mut c, &model, &tools, &variants);
+    let defaults_count = model.defaults.count.unwrap_or_default();
+    let defaults_extra = model.defaults.extra_args.unwrap_or_default();
+    let ctx = CaseContext {
+        tools: &tool_index,
+        broken: &broken,
+        norm,
+        count: defaults_count,
+        extra: defaults_extra,
+    };
+
+    let mut cases = Vec::with_capacity(model.cases.len());
+    let mut seen: HashMap<String, u32> = HashMap::new();
+    for (i, spec) in model.cases.iter().enumerate() {
+        let field = format!("cases[{i}]");
+        if spec.id.value.trim().is_empty() {
+            c.report(
+                spec.id.at(),
+                format!("{field}.id"),
+                "case id is empty",
+                Some("give every case a short unique id".into()),
+            );
+        }
+        if let Some(first) = seen.get(&spec.id.value) {
+            c.report(
+                spec.id.at(),
+                format!("{field}.id"),
+                format!("duplicate case id `{}`", spec.id.value),
+                Some(format!(
+                    "the id is first used on line {first}; case ids must be unique"
+                )),
+            );
+        } else {
+            seen.insert(spec.id.value.clone(), spec.id.line);
+        }
+        if let Some(case) = compile_case(&mut c, spec, &field, &ctx, model.system.as_deref()) {
+            cases.push(case);
+        }
+    }
+
+    let thresholds = compile_thresholds(&mut c, &model);
+
+    if !c.diags.is_empty() {
+        return Err(SuiteError::Invalid(c.diags));
+    }
+    let cassette = model
+        .cassette
+        .as_ref()
+        .map(|p| path.parent().unwrap_or_else(|| Path::new("")).join(p));
+    Ok(Suite {
+        name,
+        description: model.description,
+        path: path.to_path_buf(),
+        hash: hex(&Sha256::digest(bytes)),
+        norm,
+        tools,
+        cases,
+        matrix,
+        thresholds,
+        cassette,
+        variants,
+    })
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The tools that compiled, and the names of those that did not (so expectations naming
+/// them are not reported a second time as unknown tools).
+fn compile_tools(c: &mut Checker<'_>, model: &SuiteFile) -> (Vec<Tool>, Vec<String>) {
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut broken = Vec::new();
+    for (i, t) in model.tools.iter().enumerate() {
+        let field = format!("tools[{i}]");
+        let name = &t.name.value;
+        if !valid_tool_name(name) {
+            c.report(
+                t.name.at(),
+                format!("{field}.name"),
+                format!("invalid tool name `{name}`"),
+                Some("use 1-64 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into()),
+            );
+        }
+        if tools.iter().any(|o| &o.name == name) {
+            c.report(
+                t.name.at(),
+                format!("{field}.name"),
+                format!("duplicate tool name `{name}`"),
+                Some("tool names must be unique within a suite".into()),
+            );
+        }
+        let descriptions: IndexMap<String, String> = match (&t.description, &t.variants) {
+            (Some(d), None) => IndexMap::from([("default".to_string(), d.clone())]),
+            (None, Some(v)) if !v.value.is_empty() => v.value.clone(),
+            (None, Some(v)) => {
+                c.report(
+                    v.at(),
+                    format!("{field}.variants"),
+                    "`variants` is empty",
+                    Some("name at least one wording, e.g. `clear: ...`".into()),
+                );
+                IndexMap::new()
+            }
+            (Some(_), Some(v)) => {
+                c.report(
+                    v.at(),
+                    format!("{field}.variants"),
+                    format!("tool `{name}` has both `description` and `variants`"),
+                    Some(
+                        "use `description` for one wording or `variants` for several, not both"
+                            .into(),
+                    ),
+                );
+                IndexMap::new()
+            }
+            (None, None) => {
+                c.report(
+                    t.name.at(),
+                    field.clone(),
+                    format!("tool `{name}` has no description"),
+                    Some("add `description:` or `variants:`".into()),
+                );
+                IndexMap::new()
+            }
+        };
+        let params = &t.parameters;
+        let pfield = format!("{field}.parameters");
+        if !params.value.is_object() {
+            c.report(
+                params.at(),
+                &pfield,
+                format!(
+                    "`parameters` must be a JSON Schema object, got {}",
+                    super::matcher::show(&params.value)
+                ),
+                Some("write `parameters: {type: object, properties: {...}}`".into()),
+            );
+            broken.push(name.clone());
+            continue;
+        }
+        if let Some(ty) = params.value.get("type")
+            && ty != "object"
+        {
+            c.report(
+                params.at(),
+                format!("{pfield}.type"),
+                format!("tool arguments must be an object schema, got type {ty}"),
+                Some("set `type: object` and describe arguments under `properties`".into()),
+            );
+        }
+        let validator = match jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&params.value)
+        {
+            Ok(v) => v,
+            Err(e) => {
+                let at = e.schema_path().to_string();
+                c.report(
+                    params.at(),
+                    format!(
+                        "{pfield}{}",
+                        if at.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({at})")
+                        }
+                    ),
+                    format!("the parameter schema of `{name}` does not compile: {e}"),
+                    Some("parameters must be valid JSON Schema (draft 2020-12)".into()),
+                );
+                broken.push(name.clone());
+                continue;
+            }
+        };
+        let required = params
+            .value
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        tools.push(Tool {
+            name: name.clone(),
+            descriptions,
+            parameters: params.value.clone(),
+            validator,
+            required,
+        });
+    }
+    (tools, broken)
+}
+
+fn mode(spec: &ToolChoiceSpec) -> ToolChoice {
+    match spec {
+        ToolChoiceSpec::None => ToolChoice::None,
+        ToolChoiceSpec::Auto => ToolChoice::Auto,
+        ToolChoiceSpec::Required => ToolChoice::Required,
+        ToolChoiceSpec::Function(f) => ToolChoice::Function(f.clone()),
+    }
+}
+
+fn check_modes(
+    c: &mut Checker<'_>,
+    specs: &[ToolChoiceSpec],
+    tools: &dyn Fn(&str) -> bool,
+    at: (u32, u32),
+    field: &str,
+) -> Vec<ToolChoice> {
+    let mut out = Vec::new();
+    for s in specs {
+        if let ToolChoiceSpec::Function(f) = s
+            && !tools(f)
+        {
+            c.report(
+                at,
+                field,
+                format!("tool_choice names unknown function `{f}`"),
+                Some("name one of the suite's tools".into()),
+            );
+        }
+        out.push(mode(s));
+    }
+    out
+}
+
+fn compile_matrix(
+    c: &mut Checker<'_>,
+    model: &SuiteFile,
+    tools: &[Tool],
+    variants: &[String],
+) -> MatrixDefaults {
+    let m = &model.matrix;
+    let known = |f: &str| tools.iter().any(|t| t.name == f);
+    let modes = check_modes(c, &m.tool_choice, &known, (0, 0), "matrix.tool_choice");
+    let mut chosen = Vec::new();
+    for v in &m.variants {
+        if !variants.contains(&v.value) {
+            c.report(
+                v.at(),
+                "matrix.variants",
+                format!("unknown variant `{}`", v.value),
+                Some(format!("the tools define: {}", variants.join(", "))),
+            );
+        }
+        chosen.push(v.value.clone());
+    }
+    for v in if chosen.is_empty() { variants } else { &chosen } {
+        for (i, t) in model.tools.iter().enumerate() {
+            if let Some(tv) = &t.variants
+                && !tv.value.contains_key(v)
+                && v != "default"
+            {
+                c.report(
+                    tv.at(),
+                    format!("tools[{i}].variants"),
+                    format!("tool `{}` has no variant `{v}`", t.name.value),
+                    Some(format!(
+                        "every tool with `variants` must word each variant the matrix runs ({})",
+                        variants.join(", ")
+                    )),
+                );
+            }
+        }
+    }
+    for t in &m.targets {
+        if let Err(e) = crate::provider::Target::parse(&t.value) {
+            c.report(
+                t.at(),
+                "matrix.targets",
+                e.to_string(),
+                Some("write PROVIDER:MODEL, e.g. `openai:gpt-4o-mini` or `scripted:oracle`".into()),
+            );
+        }
+    }
+    let repeats = m.repeats.unwrap_or(1);
+    if repeats == 0 || repeats > MAX_REPEATS {
+        c.report(
+            (0, 0),
+            "matrix.repeats",
+            format!("repeats must be between 1 and {MAX_REPEATS}, got {repeats}"),
+            None,
+        );
+    }
+    MatrixDefaults {
+        targets: m.targets.iter().map(|t| t.value.clone()).collect(),
+        variants: if chosen.is_empty() {
+            variants.to_vec()
+        } else {
+            chosen
+        },
+        tool_choice: if modes.is_empty() {
+            vec![ToolChoice::Auto]
+        } else {
+            modes
+        },
+        repeats,
+    }
+}
+
+struct CaseContext<'a> {
+    tools: &'a HashMap<&'a str, &'a Tool>,
+    broken: &'a [String],
+    norm: Normalizer,
+    count: CountMode,
+    extra: ExtraArgs,
+}
+
+fn compile_case(
+    c: &mut Checker<'_>,
+    spec: &CaseSpec,
+    field: &str,
+    ctx: &CaseContext<'_>,
+    system: Option<&str>,
+) -> Option<Case> {
+    let at = spec.id.at();
+    let mut messages = match (&spec.prompt, &spec.messages) {
+        (Some(p), None) => vec![Message::User { content: p.clone() }],
+        (None, Some(m)) if !m.is_empty() => compile_messages(c, m, field, at)?,
+        (None, Some(_)) => {
+            c.report(
+                at,
+                format!("{field}.messages"),
+                "`messages` is empty",
+                Some("give at least one user message".into()),
+            );
+            return None;
+        }
+        (Some(_), Some(_)) => {
+            c.report(
+                at,
+                field,
+                format!("case `{}` has both `prompt` and `messages`", spec.id.value),
+                Some("use `prompt` for one user turn or `messages` for a conversation".into()),
+            );
+            return None;
+        }
+        (None, None) => {
+            c.report(
+                at,
+                field,
+                format!("case `{}` has no `prompt` or `messages`", spec.id.value),
+                Some("add `prompt: ...`".into()),
+            );
+            return None;
+        }
+    };
+    if let Some(sys) = system
+        && !messages.iter().any(|m| matches!(m, Message::System { .. }))
+    {
+        messages.insert(
+            0,
+            Message::System {
+                content: sys.to_string(),
+            },
+        );
+    }
+    let known = |f: &str| ctx.tools.contains_key(f);
+    let modes = spec
+        .modes
+        .as_ref()
+        .map(|m| check_modes(c, m, &known, at, &format!("{field}.modes")));
+    let empty = ExpectSpec::default();
+    let expect = compile_expect(
+        c,
+        spec.kind,
+        spec.expect.as_ref().unwrap_or(&empty),
+        spec.expect.is_none(),
+        &format!("{field}.expect"),
+        at,
+        ctx,
+    )?;
+    let mut per_mode = Vec::new();
+    for (j, o) in spec.per_mode.iter().enumerate() {
+        let pf = format!("{field}.per_mode[{j}]");
+        let modes = check_modes(c, &o.modes, &known, at, &format!("{pf}.modes"));
+        if modes.is_empty() {
+            c.report(
+                at,
+                format!("{pf}.modes"),
+                "`per_mode` entry lists no modes",
+                None,
+            );
+        }
+        let e = compile_expect(
+            c,
+            o.kind,
+            o.expect.as_ref().unwrap_or(&empty),
+            o.expect.is_none(),
+            &format!("{pf}.expect"),
+            at,
+            ctx,
+        )?;
+        per_mode.push(ModeOverride {
+            modes,
+            kind: o.kind,
+            expect: e,
+        });
+    }
+    Some(Case {
+        id: spec.id.value.clone(),
+        kind: spec.kind,
+        messages,
+        tags: spec.tags.clone(),
+        expect,
+        modes,
+        per_mode,
+    })
+}
+
+fn compile_messages(
+    c: &mut Checker<'_>,
+    specs: &[MessageSpec],
+    field: &str,
+    at: (u32, u32),
+) -> Option<Vec<Message>> {
+    let mut out = Vec::with_capacity(specs.len());
+    let mut ok = true;
+    for (i, m) in specs.iter().enumerate() {
+        let mf = format!("{field}.messages[{i}]");
+        let content = m.content.clone();
+        let msg = match m.role {
+            Role::System | Role::User => {
+                if !m.tool_calls.is_empty() || m.tool_call_id.is_some() {
+                    c.report(at, &mf, "only assistant messages carry `tool_calls`, and only tool messages carry `tool_call_id`", None);
+                    ok = false;
+                }
+                let content = content.unwrap_or_default();
+                if m.role == Role::System {
+                    Message::System { content }
+                } else {
+                    Message::User { content }
+                }
+            }
+            Role::Assistant => {
+                let mut calls = Vec::new();
+                for tc in &m.tool_calls {
+                    let arguments = match &tc.arguments {
+                        Value::String(s) => s.clone(),
+                        Value::Null => "{}".to_string(),
+                        other => other.to_string(),
+                    };
+                    calls.push(ToolCall {
+                        id: Some(tc.id.clone()),
+                        name: tc.name.clone(),
+                        arguments,
+                    });
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls: calls,
+                }
+            }
+            Role::Tool => {
+                let Some(id) = m.tool_call_id.clone() else {
+                    c.report(
+                        at,
+                        format!("{mf}.tool_call_id"),
+                        "a tool message needs `tool_call_id`",
+                        Some("name the id of the assistant tool call it answers".into()),
+                    );
+                    ok = false;
+                    continue;
+                };
+                let answered = out.iter().any(|prev: &Message| match prev {
+                    Message::Assistant { tool_calls, .. } => {
+                        tool_calls.iter().any(|t| t.id.as_deref() == Some(&id))
+                    }
+                    _ => false,
+                });
+                if !answered {
+                    c.report(
+                        at,
+                        format!("{mf}.tool_call_id"),
+                        format!(
+                            "tool message answers `{id}`, but no earlier assistant call has that id"
+                        ),
+                        Some("results must be matched to calls by tool_call_id".into()),
+                    );
+                    ok = false;
+                }
+                Message::Tool {
+                    tool_call_id: id,
+                    content: content.unwrap_or_default(),
+                }
+            }
+        };
+        out.push(msg);
+    }
+    ok.then_some(out)
+}
+
+fn compile_text_checks(
+    c: &mut Checker<'_>,
+    contains: &[String],
+    regex: &Option<Spanned<String>>,
+    field: &str,
+) -> TextChecks {
+    let regex = regex
+        .as_ref()
+        .and_then(|r| match regex::Regex::new(&r.value) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                c.report(
+                    r.at(),
+                    format!("{field}.regex"),
+                    format!(
+                        "invalid regex `{}`: {}",
+                        r.value,
+                        e.to_string().lines().last().unwrap_or_default().trim()
+                    ),
+                    Some("the syntax is Rust's `regex` crate".into()),
+                );
+                None
+            }
+        });
+    TextChecks {
+        contains: contains.to_vec(),
+        regex,
+    }
+}
+
+fn compile_expect(
+    c: &mut Checker<'_>,
+    kind: CaseKind,
+    e: &ExpectSpec,
+    missing: bool,
+    field: &str,
+    at: (u32, u32),
+    ctx: &CaseContext<'_>,
+) -> Option<Expectation> {
+    let has_text = !e.contains.is_empty() || e.regex.is_some();
+    match kind {
+        CaseKind::ShouldCall => {
+            if missing || e.calls.as_ref().is_none_or(Vec::is_empty) {
+                c.report(
+                    at,
+                    format!("{field}.calls"),
+                    "a `should_call` case needs `expect.calls` with at least one call",
+                    Some("list the expected calls: `calls: [{tool: NAME, args: {...}}]`".into()),
+                );
+                return None;
+            }
+            if e.any_of.is_some() || has_text {
+                c.report(
+                    at,
+                    field,
+                    "a `should_call` case takes only `calls` and `count`",
+                    Some(
+                        "use kind `ambiguous` with `any_of` for several acceptable outcomes".into(),
+                    ),
+                );
+            }
+            let calls = compile_calls(
+                c,
+                e.calls.as_deref().unwrap_or_default(),
+                e.count,
+                field,
+                ctx,
+            )?;
+            Some(Expectation::Calls(calls))
+        }
+        CaseKind::ShouldNotCall => {
+            if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() {
+                c.report(at, field, "a `should_not_call` case takes only `contains` and `regex` (checks on the text answer)", Some("use kind `should_call` or `ambiguous` to expect calls".into()));
+                return None;
+            }
+            Some(Expectation::NoCall(compile_text_checks(
+                c,
+                &e.contains,
+                &e.regex,
+                field,
+            )))
+        }
+        CaseKind::Ambiguous => {
+            let Some(options) = e.any_of.as_ref().filter(|o| !o.is_empty()) else {
+                c.report(
+                    at,
+                    format!("{field}.any_of"),
+                    "an `ambiguous` case needs `expect.any_of` with at least one outcome",
+                    Some("e.g. `any_of: [{clarify: true}, {calls: [...]}]`".into()),
+                );
+                return None;
+            };
+            if e.calls.is_some() || has_text || e.count.is_some() {
+                c.report(
+                    at,
+                    field,
+                    "an `ambiguous` case takes only `any_of`",
+                    Some("put calls and text checks inside the outcomes".into()),
+                );
+            }
+            let mut outcomes = Vec::new();
+            for (i, o) in options.iter().enumerate() {
+                if let Some(out) = compile_outcome(c, o, &format!("{field}.any_of[{i}]"), at, ctx) {
+                    outcomes.push(out);
+                }
+            }
+            (outcomes.len() == options.len()).then_some(Expectation::AnyOf(outcomes))
+        }
+    }
+}
+
+fn compile_outcome(
+    c: &mut Checker<'_>,
+    o: &OutcomeSpec,
+    field: &str,
+    at: (u32, u32),
+    ctx: &CaseContext<'_>,
+) -> Option<Outcome> {
+    let chosen = [o.clarify, o.no_call, o.calls.is_some()]
+        .iter()
+        .filter(|b| **b)
+        .count();
+    if chosen != 1 {
+        c.report(
+            at,
+            field,
+            "an outcome needs exactly one of `clarify: true`, `no_call: true` or `calls`",
+            None,
+        );
+        return None;
+    }
+    let text = compile_text_checks(c, &o.contains, &o.regex, field);
+    if let Some(calls) = &o.calls {
+        if !text.is_empty() {
+            c.report(
+                at,
+                field,
+                "text checks apply to `clarify` and `no_call` outcomes",
+                None,
+            );
+        }
+        if calls.is_empty() {
+            c.report(
+                at,
+                format!("{field}.calls"),
+                "`calls` is empty",
+                Some("use `no_call: true` for an outcome without calls".into()),
+            );
+            return None;
+        }
+        return compile_calls(c, calls, o.count, field, ctx).map(Outcome::Calls);
+    }
+    Some(if o.clarify {
+        Outcome::Clarify(text)
+    } else {
+        Outcome::NoCall(text)
+    })
+}
+
+fn compile_calls(
+    c: &mut Checker<'_>,
+    calls: &[ExpectedCallSpec],
+    count: Option<CountMode>,
+    field: &str,
+    ctx: &CaseContext<'_>,
+) -> Option<CallsExpectation> {
+    let mut out = Vec::with_capacity(calls.len());
+    let mut ok = true;
+    for (i, call) in calls.iter().enumerate() {
+        let cf = format!("{field}.calls[{i}]");
+        let Some(tool) = ctx.tools.get(call.tool.value.as_str()) else {
+            ok = false;
+            if ctx.broken.contains(&call.tool.value) {
+                continue;
+            }
+            let names: Vec<&str> = ctx.tools.keys().copied().collect();
+            c.report(
+                call.tool.at(),
+                format!("{cf}.tool"),
+                format!("expectation names unknown tool `{}`", call.tool.value),
+                Some(format!("the suite's tools are: {}", sorted_list(&names))),
+            );
+            continue;
+        };
+        let extra = call.extra_args.unwrap_or(ctx.extra);
+        let props = tool.parameters.get("properties").and_then(Value::as_object);
+        let mut args = Vec::with_capacity(call.args.len());
+        for (name, value) in &call.args {
+            let af = format!("{cf}.args.{}", name.value);
+            if let Some(p) = props
+                && !p.contains_key(&name.value)
+            {
+                let known: Vec<&str> = p.keys().map(String::as_str).collect();
+                let hint = match crate::suite::matcher::closest_keyword(&name.value) {
+                    Some(kw) => format!(
+                        "`{}` looks like the matcher `{kw}`; matchers go inside a parameter: `param: {{{kw}: ...}}`",
+                        name.value
+                    ),
+                    None => format!("`{}` parameters are: {}", tool.name, sorted_list(&known)),
+                };
+                c.report(
+                    name.at(),
+                    &af,
+                    format!(
+                        "expectation names unknown parameter `{}` of tool `{}`",
+                        name.value, tool.name
+                    ),
+                    Some(hint),
+                );
+                ok = false;
+                continue;
+            }
+            let mctx = CompileContext {
+                norm: ctx.norm,
+                extra,
+                schema: tool.property(&name.value),
+            };
+            match Matcher::compile(&value.value, &name.value, mctx) {
+                Ok(m) => args.push((name.value.clone(), m)),
+                Err(e) => {
+                    let path = if e.path == name.value {
+                        af.clone()
+                    } else {
+                        format!("{cf}.args.{}", e.path)
+                    };
+                    c.report(value.at(), path, e.message, e.hint);
+                    ok = false;
+                }
+            }
+        }
+        out.push(ExpectedCall {
+            tool: tool.name.clone(),
+            args,
+            extra,
+        });
+    }
+    ok.then_some(CallsExpectation {
+        calls: out,
+        count: count.unwrap_or(ctx.count),
+    })
+}
+
+fn sorted_list(names: &[&str]) -> String {
+    let mut v = names.to_vec();
+    v.sort_unstable();
+    v.iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn compile_thresholds(c: &mut Checker<'_>, model: &SuiteFile) -> Vec<Threshold> {
+    let mut out = Vec::new();
+    for (i, t) in model.thresholds.iter().enumerate() {
+        let f = format!("thresholds[{i}]");
+        if !METRIC_NAMES.contains(&t.metric.value.as_str()) {
+            c.report(
+                t.metric.at(),
+                format!("{f}.metric"),
+                format!("unknown metric `{}`", t.metric.value),
+                Some(format!("metrics are: {}", METRIC_NAMES.join(", "))),
+            );
+            continue;
+        }
+        if t.min.is_none() && t.max.is_none() {
+            c.report(t.metric.at(), &f, "a threshold needs `min` or `max`", None);
+            continue;
+        }
+        out.push(Threshold {
+            metric: t.metric.value.clone(),
+            min: t.min,
+            max: t.max,
+            variant: t.variant.clone(),
+            tool_choice: t.tool_choice.as_ref().map(mode),
+            target: t.target.clone(),
+        });
+    }
+    out
+}

@@ -1,0 +1,336 @@
+//! The suite file as written by users: serde types that mirror the YAML one to one.
+//!
+//! These types only check shape (unknown keys, wrong types) and remember where each
+//! value came from, so later stages can point at the right line. Meaning is checked in
+//! [`crate::suite::compile`], which turns this model into a [`crate::suite::Suite`].
+//! The JSON Schema in `docs/suite.schema.json` is generated from these types.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::span::Spanned;
+
+/// A whole suite file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    /// Suite name; used for the run directory. Defaults to the file stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text shown in reports.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Default normalisation applied by literal matchers and grounding checks.
+    #[serde(default)]
+    pub normalize: Vec<NormalizeRule>,
+    /// A system prompt prepended to every case that has no system message of its own.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Path of the cassette to replay, relative to the suite file.
+    #[serde(default)]
+    pub cassette: Option<String>,
+    /// The tools offered to the model in every case.
+    pub tools: Vec<ToolSpec>,
+    /// The test cases.
+    pub cases: Vec<CaseSpec>,
+    /// Which cells to run: targets, variants, tool_choice modes, repeats.
+    #[serde(default)]
+    pub matrix: MatrixSpec,
+    /// Defaults for every expected call.
+    #[serde(default)]
+    pub defaults: DefaultsSpec,
+    /// Minimum (or maximum) metric values that decide the exit code.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdSpec>,
+}
+
+/// A normalisation rule, applied before comparing strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NormalizeRule {
+    /// Unicode lower-casing (`Beijing` = `beijing`).
+    Casefold,
+    /// Trim, and collapse runs of whitespace to one space.
+    Whitespace,
+    /// Remove Unicode punctuation (`St. Louis` = `St Louis`, `北京。` = `北京`).
+    Punctuation,
+    /// Full-width ASCII forms and the ideographic space to their half-width forms.
+    Fullwidth,
+}
+
+/// One tool offered to the model.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    /// Function name as the model sees it.
+    pub name: Spanned<String>,
+    /// A single description; the tool then has one variant, `default`.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Named wordings of the description, e.g. `vague` and `clear`.
+    #[serde(default)]
+    pub variants: Option<Spanned<IndexMap<String, String>>>,
+    /// JSON Schema (draft 2020-12) of the arguments object.
+    #[schemars(with = "Value")]
+    pub parameters: Spanned<Value>,
+}
+
+/// How a case's expectation is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseKind {
+    /// The expected call(s) must be made with matching arguments.
+    ShouldCall,
+    /// No tool call may be made.
+    ShouldNotCall,
+    /// Any one of the listed outcomes passes.
+    Ambiguous,
+}
+
+impl CaseKind {
+    /// The name used in suites and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseKind::ShouldCall => "should_call",
+            CaseKind::ShouldNotCall => "should_not_call",
+            CaseKind::Ambiguous => "ambiguous",
+        }
+    }
+}
+
+/// One test case.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseSpec {
+    /// Unique id, used in reports and cassettes.
+    pub id: Spanned<String>,
+    /// What the case tests.
+    pub kind: CaseKind,
+    /// A single user turn. Exactly one of `prompt` and `messages` is required.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// A whole conversation, for cases that start after earlier turns.
+    #[serde(default)]
+    pub messages: Option<Vec<MessageSpec>>,
+    /// Free labels for filtering reports.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The expectation (required for `should_call` and `ambiguous`).
+    #[serde(default)]
+    pub expect: Option<ExpectSpec>,
+    /// Run this case only under these tool_choice modes.
+    #[serde(default)]
+    pub modes: Option<Vec<ToolChoiceSpec>>,
+    /// A different kind and expectation under particular tool_choice modes.
+    #[serde(default)]
+    pub per_mode: Vec<PerModeSpec>,
+}
+
+/// A different expectation under some tool_choice modes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PerModeSpec {
+    /// The modes this override applies to.
+    pub modes: Vec<ToolChoiceSpec>,
+    /// The kind under these modes.
+    pub kind: CaseKind,
+    /// The expectation under these modes.
+    #[serde(default)]
+    pub expect: Option<ExpectSpec>,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSpec {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: Role,
+    /// Text content (a tool message's result; may be omitted on assistant turns with calls).
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Earlier tool calls made by the assistant.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallSpec>,
+    /// The call a `tool` message answers.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+}
+
+/// The role of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// An earlier tool call in a conversation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallSpec {
+    /// Call id, referenced by the tool message that answers it.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments, as an object (serialised to JSON) or a raw JSON string.
+    #[serde(default)]
+    #[schemars(with = "Value")]
+    pub arguments: Value,
+}
+
+/// The expectation of a case.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSpec {
+    /// `should_call`: the calls that must be made.
+    #[serde(default)]
+    pub calls: Option<Vec<ExpectedCallSpec>>,
+    /// `should_call`: `exact` (no other calls) or `at_least` (other calls allowed).
+    #[serde(default)]
+    pub count: Option<CountMode>,
+    /// `should_not_call` (or an outcome): the text answer must contain these strings.
+    #[serde(default)]
+    pub contains: Vec<String>,
+    /// `should_not_call` (or an outcome): the text answer must match this regex.
+    #[serde(default)]
+    pub regex: Option<Spanned<String>>,
+    /// `ambiguous`: acceptable outcomes; one must hold.
+    #[serde(default)]
+    pub any_of: Option<Vec<OutcomeSpec>>,
+}
+
+/// One acceptable outcome of an ambiguous case.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeSpec {
+    /// No tool call and a text answer that asks a question (contains `?` or `？`).
+    #[serde(default)]
+    pub clarify: bool,
+    /// No tool call at all (any text).
+    #[serde(default)]
+    pub no_call: bool,
+    /// These calls are made.
+    #[serde(default)]
+    pub calls: Option<Vec<ExpectedCallSpec>>,
+    /// Count semantics for `calls`.
+    #[serde(default)]
+    pub count: Option<CountMode>,
+    /// The text answer contains these strings.
+    #[serde(default)]
+    pub contains: Vec<String>,
+    /// The text answer matches this regex.
+    #[serde(default)]
+    pub regex: Option<Spanned<String>>,
+}
+
+/// Whether calls beyond the expected ones are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CountMode {
+    /// Exactly the expected calls, no others (default).
+    #[default]
+    Exact,
+    /// The expected calls, and possibly others.
+    AtLeast,
+}
+
+/// Whether arguments not named in an expectation are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtraArgs {
+    /// Arguments not named in the expectation are ignored (default).
+    #[default]
+    Allow,
+    /// Any argument not named in the expectation fails the match.
+    Deny,
+}
+
+/// One expected call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedCallSpec {
+    /// The tool that must be called.
+    pub tool: Spanned<String>,
+    /// Argument matchers by parameter name.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, Value>")]
+    pub args: IndexMap<Spanned<String>, Spanned<Value>>,
+    /// Overrides the suite's `defaults.extra_args` for this call.
+    #[serde(default)]
+    pub extra_args: Option<ExtraArgs>,
+}
+
+/// Suite-wide defaults.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultsSpec {
+    /// Count semantics for expected calls (default `exact`).
+    #[serde(default)]
+    pub count: Option<CountMode>,
+    /// Whether unexpected arguments are allowed (default `allow`).
+    #[serde(default)]
+    pub extra_args: Option<ExtraArgs>,
+}
+
+/// A tool_choice mode as written in suites: `none`, `auto`, `required` or `{function: NAME}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToolChoiceSpec {
+    /// Calls are forbidden.
+    None,
+    /// The model decides.
+    Auto,
+    /// At least one call is required.
+    Required,
+    /// This function must be called.
+    Function(String),
+}
+
+/// The matrix of cells to run.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSpec {
+    /// Targets such as `openai:gpt-4o-mini` or `scripted:oracle`.
+    #[serde(default)]
+    pub targets: Vec<Spanned<String>>,
+    /// Description variants (default: every variant the tools define).
+    #[serde(default)]
+    pub variants: Vec<Spanned<String>>,
+    /// tool_choice modes (default: `[auto]`).
+    #[serde(default)]
+    pub tool_choice: Vec<ToolChoiceSpec>,
+    /// How many times each trial is repeated (default 1).
+    #[serde(default)]
+    pub repeats: Option<u32>,
+}
+
+/// A metric bound that decides the exit code.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThresholdSpec {
+    /// Metric name, e.g. `accuracy`, `trigger_recall`, `invalid_call_rate`.
+    pub metric: Spanned<String>,
+    /// The metric must be at least this.
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// The metric must be at most this.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Check each cell of this variant instead of the overall value.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Check each cell of this tool_choice mode instead of the overall value.
+    #[serde(default)]
+    pub tool_choice: Option<ToolChoiceSpec>,
+    /// Check each cell of this target instead of the overall value.
+    #[serde(default)]
+    pub target: Option<String>,
+}
