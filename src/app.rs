@@ -178,7 +178,11 @@ fn resolve(
     } else {
         modes
             .iter()
-            .map(|m| m.parse::<ToolChoice>().map_err(|e| AppError::bad(e, None)))
+            .map(|m| {
+                m.parse::<ToolChoice>().map_err(|e| {
+                    AppError::bad(e, Some("modes are none, auto, required and function:NAME"))
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?
     };
     for m in &modes {

@@ -116,7 +116,8 @@ pub struct Cassette {
     pub path: PathBuf,
     /// Its header.
     pub header: CassetteHeader,
-    entries: HashMap<(String, u32), Response>,
+    /// Responses by (request hash, repeat), each with the case id it was recorded for.
+    entries: HashMap<(String, u32), Vec<(String, Response)>>,
     /// True when a torn last line was skipped.
     pub torn_tail: bool,
 }
@@ -185,7 +186,11 @@ impl Cassette {
             }
             match serde_json::from_str::<CassetteEntry>(text) {
                 Ok(e) => {
-                    entries.insert((e.key, e.repeat), e.response);
+                    let slot: &mut Vec<(String, Response)> =
+                        entries.entry((e.key, e.repeat)).or_default();
+                    // A later line for the same case replaces an earlier one (re-recording).
+                    slot.retain(|(case, _)| *case != e.case_id);
+                    slot.push((e.case_id, e.response));
                 }
                 // A crash while appending leaves a partial last line with no newline.
                 Err(_) if !complete => {
@@ -205,14 +210,22 @@ impl Cassette {
         })
     }
 
-    /// The recorded response for `hash` and `repeat`.
-    pub fn get(&self, hash: &str, repeat: u32) -> Option<&Response> {
-        self.entries.get(&(hash.to_string(), repeat))
+    /// The recorded response for `hash` and `repeat`, preferring the entry recorded for
+    /// `case_id`: two cases can send identical requests (same prompt, tools, mode), and
+    /// each must replay its own answer. Another case's entry for the same request is
+    /// used only when none was recorded under this case id (a renamed case); it answered
+    /// exactly this request, so it is never stale.
+    pub fn get(&self, hash: &str, repeat: u32, case_id: &str) -> Option<&Response> {
+        let slot = self.entries.get(&(hash.to_string(), repeat))?;
+        slot.iter()
+            .find(|(case, _)| case == case_id)
+            .or_else(|| slot.first())
+            .map(|(_, r)| r)
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.values().map(Vec::len).sum()
     }
 
     /// True when the cassette has no entries.
@@ -239,7 +252,7 @@ impl Provider for ReplayProvider {
     async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
         let hash = request_hash(&self.target, request);
         self.cassette
-            .get(&hash, key.repeat)
+            .get(&hash, key.repeat, &key.case_id)
             .cloned()
             .ok_or_else(|| ProviderError::CassetteMiss {
                 key: Box::new(key.clone()),
@@ -413,8 +426,33 @@ mod tests {
         f.write_all(br#"{"key":"abc","resp"#).unwrap();
         let c = Cassette::open(&path).unwrap();
         assert!(c.torn_tail);
-        assert_eq!(c.get(&key, 0), Some(&response));
-        assert_eq!(c.get(&key, 1), None);
+        assert_eq!(c.get(&key, 0, "a"), Some(&response));
+        assert_eq!(c.get(&key, 1, "a"), None);
+    }
+
+    #[test]
+    fn identical_requests_of_two_cases_replay_their_own_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let line = |case: &str, text: &str| {
+            format!(
+                "{{\"key\":\"k\",\"repeat\":0,\"case_id\":\"{case}\",\"response\":{{\"text\":\"{text}\"}}}}\n"
+            )
+        };
+        let body = format!(
+            "{{\"toolgauge_cassette\":1,\"source\":\"hand-written\"}}\n{}{}{}",
+            line("a", "first"),
+            line("b", "second"),
+            line("a", "re-recorded")
+        );
+        std::fs::write(&path, body).unwrap();
+        let c = Cassette::open(&path).unwrap();
+        assert_eq!(c.len(), 2);
+        let text = |case| c.get("k", 0, case).and_then(|r| r.text.clone());
+        assert_eq!(text("a").as_deref(), Some("re-recorded"));
+        assert_eq!(text("b").as_deref(), Some("second"));
+        // A renamed case finds the answer to the identical request.
+        assert_eq!(text("renamed").as_deref(), Some("second"));
     }
 
     #[test]

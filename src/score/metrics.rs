@@ -339,3 +339,569 @@ struct Acc {
     cost: f64,
     unpriced: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::provider::{Response, ToolCall, ToolChoice, Usage};
+    use crate::score::trial::{CallCheck, CaseScorer, Reason, TrialChecks};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[track_caller]
+    fn assert_rate(r: &Rate, num: u64, den: u64) {
+        assert_eq!((r.num, r.den), (num, den), "{r:?}");
+        assert!(close(r.value.unwrap(), num as f64 / den as f64), "{r:?}");
+    }
+
+    /// A valid call to `tool` with nothing required and nothing to ground.
+    fn cc(tool: &str) -> CallCheck {
+        CallCheck {
+            tool: tool.into(),
+            id: None,
+            json_ok: true,
+            known_tool: true,
+            schema_ok: Some(true),
+            schema_errors: vec![],
+            invalid: None,
+            required_present: 0,
+            required_total: 0,
+            missing_required: vec![],
+            grounding_checked: 0,
+            ungrounded: vec![],
+        }
+    }
+
+    fn checks(kind: CaseKind, calls: Vec<CallCheck>, expected: &[&str]) -> TrialChecks {
+        TrialChecks {
+            kind,
+            called: !calls.is_empty(),
+            calls,
+            expected_tools: expected.iter().map(|s| s.to_string()).collect(),
+            right_tools: None,
+            args_matched: 0,
+            args_expected: 0,
+        }
+    }
+
+    /// A scored trial of `case` in the default cell.
+    fn scored(case: &str, verdict: Verdict, c: TrialChecks) -> TrialRecord {
+        TrialRecord {
+            case_id: case.into(),
+            kind: c.kind,
+            tags: vec![],
+            target: "scripted:oracle".into(),
+            variant: "default".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+            messages: vec![],
+            response: Some(Response::default()),
+            checks: Some(c),
+            verdict,
+            reasons: vec![],
+            cost_usd: None,
+        }
+    }
+
+    fn timed(
+        mut t: TrialRecord,
+        latency_ms: f64,
+        usage: (u64, u64, bool),
+        cost: f64,
+    ) -> TrialRecord {
+        let r = t.response.as_mut().unwrap();
+        r.latency_ms = latency_ms;
+        r.usage = Some(Usage {
+            input_tokens: usage.0,
+            output_tokens: usage.1,
+            estimated: usage.2,
+        });
+        t.cost_usd = Some(cost);
+        t
+    }
+
+    fn errored(case: &str, kind: CaseKind) -> TrialRecord {
+        TrialRecord {
+            case_id: case.into(),
+            kind,
+            tags: vec![],
+            target: "scripted:oracle".into(),
+            variant: "default".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+            messages: vec![],
+            response: None,
+            checks: None,
+            verdict: Verdict::Error,
+            reasons: vec![Reason::new("provider_error", "timeout")],
+            cost_usd: None,
+        }
+    }
+
+    /// Nine trials, one of each situation; every metric below is computed from them by hand.
+    fn sample() -> Vec<TrialRecord> {
+        use CaseKind::*;
+        // T1 should_call, right call: required 2/2, 2 values grounded, args 2/2.
+        let mut t1 = checks(
+            ShouldCall,
+            vec![CallCheck {
+                required_present: 2,
+                required_total: 2,
+                grounding_checked: 2,
+                ..cc("get_weather")
+            }],
+            &["get_weather"],
+        );
+        t1.right_tools = Some(true);
+        (t1.args_matched, t1.args_expected) = (2, 2);
+        // T2 should_call, wrong tool: send_email with 0/3 required, 1 of 1 value ungrounded.
+        let mut t2 = checks(
+            ShouldCall,
+            vec![CallCheck {
+                required_present: 0,
+                required_total: 3,
+                missing_required: vec!["to".into(), "subject".into(), "body".into()],
+                grounding_checked: 1,
+                ungrounded: vec![r#"to = "x""#.into()],
+                ..cc("send_email")
+            }],
+            &["get_weather"],
+        );
+        t2.right_tools = Some(false);
+        // T3, T4 should_call, no call.
+        let t3 = checks(ShouldCall, vec![], &["get_weather"]);
+        let t4 = checks(ShouldCall, vec![], &["get_weather"]);
+        // T5 should_not_call, a call with invalid JSON.
+        let t5 = checks(
+            ShouldNotCall,
+            vec![CallCheck {
+                json_ok: false,
+                schema_ok: None,
+                invalid: Some(InvalidReason::InvalidJson),
+                ..cc("get_weather")
+            }],
+            &[],
+        );
+        // T6, T7 should_not_call, no call.
+        let t6 = checks(ShouldNotCall, vec![], &[]);
+        let t7 = checks(ShouldNotCall, vec![], &[]);
+        // T8 ambiguous, two calls: get_weather violating its schema (0/1 required, 1 of
+        // 1 value ungrounded) and an unknown tool; args 1/2.
+        let mut t8 = checks(
+            Ambiguous,
+            vec![
+                CallCheck {
+                    schema_ok: Some(false),
+                    schema_errors: vec!["/unit: bad".into()],
+                    invalid: Some(InvalidReason::SchemaViolation),
+                    required_present: 0,
+                    required_total: 1,
+                    missing_required: vec!["city".into()],
+                    grounding_checked: 1,
+                    ungrounded: vec![r#"unit = "k""#.into()],
+                    ..cc("get_weather")
+                },
+                CallCheck {
+                    known_tool: false,
+                    schema_ok: None,
+                    invalid: Some(InvalidReason::UnknownTool),
+                    ..cc("lookup")
+                },
+            ],
+            &["get_weather"],
+        );
+        (t8.args_matched, t8.args_expected) = (1, 2);
+        vec![
+            timed(
+                scored("t1", Verdict::Pass, t1),
+                100.0,
+                (100, 10, false),
+                0.001,
+            ),
+            timed(
+                scored("t2", Verdict::Fail, t2),
+                700.0,
+                (200, 20, true),
+                0.002,
+            ),
+            timed(
+                scored("t3", Verdict::Fail, t3),
+                300.0,
+                (100, 5, false),
+                0.001,
+            ),
+            timed(
+                scored("t4", Verdict::Fail, t4),
+                200.0,
+                (100, 5, true),
+                0.001,
+            ),
+            timed(
+                scored("t5", Verdict::Fail, t5),
+                500.0,
+                (50, 30, false),
+                0.0005,
+            ),
+            timed(
+                scored("t6", Verdict::Pass, t6),
+                400.0,
+                (50, 5, false),
+                0.0005,
+            ),
+            timed(
+                scored("t7", Verdict::Pass, t7),
+                600.0,
+                (50, 5, false),
+                0.0005,
+            ),
+            timed(
+                scored("t8", Verdict::Fail, t8),
+                800.0,
+                (100, 20, false),
+                0.001,
+            ),
+            // T9 errored: no response, no checks, no price.
+            errored("t9", ShouldCall),
+        ]
+    }
+
+    #[test]
+    fn counts_accuracy_and_error_rate() {
+        let m = Metrics::of(&sample());
+        // 9 trials, 1 errored, 8 scored; T1, T6, T7 passed.
+        assert_eq!((m.trials, m.scored, m.errors, m.passed), (9, 8, 1, 3));
+        // accuracy = passed / scored = 3/8 (the error is not a failure).
+        assert_rate(&m.accuracy, 3, 8);
+        // error_rate = errors / trials = 1/9.
+        assert_rate(&m.error_rate, 1, 9);
+        // The Wilson interval surrounds the value.
+        assert!(m.accuracy.low.unwrap() < 0.375 && m.accuracy.high.unwrap() > 0.375);
+    }
+
+    #[test]
+    fn trigger_decision() {
+        let t = Metrics::of(&sample()).trigger;
+        // should_call: T1, T2 called (tp = 2), T3, T4 not (fn = 2); T9 errored, not counted.
+        // should_not_call: T5 called (fp = 1), T6, T7 not (tn = 2). T8 is ambiguous: left out.
+        assert_eq!((t.tp, t.fp, t.tn, t.fn_), (2, 1, 2, 2));
+        // precision = tp / (tp + fp) = 2/3.
+        assert_rate(&t.precision, 2, 3);
+        // recall = tp / (tp + fn) = 2/4.
+        assert_rate(&t.recall, 2, 4);
+        // F1 = 2·(2/3)·(1/2) / (2/3 + 1/2) = (2/3) / (7/6) = 4/7.
+        assert!(close(t.f1.unwrap(), 4.0 / 7.0), "{:?}", t.f1);
+        // false_call_rate = fp / (fp + tn) = 1/3.
+        assert_rate(&t.false_call_rate, 1, 3);
+        // miss_rate = fn / (tp + fn) = 2/4.
+        assert_rate(&t.miss_rate, 2, 4);
+    }
+
+    #[test]
+    fn trigger_edge_cases() {
+        // Only should_not_call trials, none called: precision and recall undefined, F1 too.
+        let none = checks(CaseKind::ShouldNotCall, vec![], &[]);
+        let m = Metrics::of(&[scored("n", Verdict::Pass, none)]);
+        assert_eq!(m.trigger.precision.value, None);
+        assert_eq!(m.trigger.recall.value, None);
+        assert_eq!(m.trigger.f1, None);
+        assert_rate(&m.trigger.false_call_rate, 0, 1);
+        assert_eq!(m.trigger.miss_rate.value, None);
+        // One should_call missed and one should_not_call called: p = 0/1, r = 0/1, F1 = 0.
+        let missed = checks(CaseKind::ShouldCall, vec![], &["get_weather"]);
+        let called = checks(CaseKind::ShouldNotCall, vec![cc("get_weather")], &[]);
+        let m = Metrics::of(&[
+            scored("a", Verdict::Fail, missed),
+            scored("b", Verdict::Fail, called),
+        ]);
+        assert_eq!(m.trigger.f1, Some(0.0));
+        // Ambiguous trials alone leave every trigger rate undefined.
+        let amb = checks(
+            CaseKind::Ambiguous,
+            vec![cc("get_weather")],
+            &["get_weather"],
+        );
+        let m = Metrics::of(&[scored("c", Verdict::Pass, amb)]);
+        let t = &m.trigger;
+        assert_eq!((t.tp, t.fp, t.tn, t.fn_), (0, 0, 0, 0));
+        assert_eq!(t.miss_rate.value, None);
+        assert_eq!(t.false_call_rate.value, None);
+    }
+
+    #[test]
+    fn call_quality_metrics() {
+        let m = Metrics::of(&sample());
+        // tool_selection_accuracy: right_tools is set on should_call trials with a call:
+        // T1 (true), T2 (false) -> 1/2.
+        assert_rate(&m.tool_selection_accuracy, 1, 2);
+        // param_completeness: calls to expected tools only (parsed, known):
+        // T1 get_weather 2/2, T8 get_weather 0/1 -> 2/3. Excluded: T2's send_email (0/3,
+        // not an expected tool; counting it would give 2/6), T5 (invalid JSON), T8's
+        // unknown `lookup`.
+        assert_rate(&m.param_completeness, 2, 3);
+        // arg_match_rate: T1 2/2 + T8 1/2 -> 3/4.
+        assert_rate(&m.arg_match_rate, 3, 4);
+        // invalid_call_rate: calls T1 1 + T2 1 + T5 1 + T8 2 = 5; invalid: T5 JSON,
+        // T8 schema, T8 unknown -> 3/5.
+        assert_rate(&m.invalid_call_rate, 3, 5);
+        assert_eq!(
+            m.invalid_by_reason,
+            InvalidBreakdown {
+                invalid_json: 1,
+                unknown_tool: 1,
+                schema_violation: 1
+            }
+        );
+        // ungrounded_rate: checked T1 2 + T2 1 + T8 1 = 4; ungrounded T2 1 + T8 1 = 2 -> 2/4.
+        assert_rate(&m.ungrounded_rate, 2, 4);
+        // Trials with an ungrounded value: T2, T8.
+        assert_eq!(m.trials_with_ungrounded, 2);
+    }
+
+    #[test]
+    fn tokens_cost_and_latency() {
+        let m = Metrics::of(&sample());
+        // input: 100 + 200 + 100 + 100 + 50 + 50 + 50 + 100 = 750 (T9 has no response);
+        // output: 10 + 20 + 5 + 5 + 30 + 5 + 5 + 20 = 100; estimated: T2, T4.
+        assert_eq!(
+            m.tokens,
+            Tokens {
+                input: 750,
+                output: 100,
+                estimated_trials: 2
+            }
+        );
+        // cost: 0.001 + 0.002 + 0.001 + 0.001 + 3 × 0.0005 + 0.001 = 0.0075; the errored
+        // T9 has no price but is not scored, so the total is defined.
+        assert!(close(m.cost_usd.unwrap(), 0.0075), "{:?}", m.cost_usd);
+        // latency over the 8 scored trials, sorted 100..800:
+        // p50 = rank ceil(0.5 × 8) = 4 -> 400; p95 = rank ceil(0.95 × 8) = ceil(7.6) = 8 -> 800.
+        assert_eq!(m.latency.p50_ms, Some(400.0));
+        assert_eq!(m.latency.p95_ms, Some(800.0));
+        // No repeats: no consistency.
+        assert_eq!(m.consistency, None);
+
+        // One scored trial without a price makes the total unknown.
+        let mut trials = sample();
+        trials[3].cost_usd = None;
+        assert_eq!(Metrics::of(&trials).cost_usd, None);
+        // Errored trials only: no scored trial, no cost.
+        assert_eq!(
+            Metrics::of(&[errored("x", CaseKind::ShouldCall)]).cost_usd,
+            None
+        );
+        // Three latencies 10, 20, 30: p50 = rank ceil(1.5) = 2 -> 20; p95 = rank 3 -> 30.
+        let t: Vec<TrialRecord> = [30.0, 10.0, 20.0]
+            .iter()
+            .map(|l| {
+                let c = checks(CaseKind::ShouldNotCall, vec![], &[]);
+                timed(scored("l", Verdict::Pass, c), *l, (1, 1, false), 0.0)
+            })
+            .collect();
+        let m = Metrics::of(&t);
+        assert_eq!(
+            (m.latency.p50_ms, m.latency.p95_ms),
+            (Some(20.0), Some(30.0))
+        );
+    }
+
+    #[test]
+    fn an_empty_set_defines_nothing_but_counts() {
+        let m = Metrics::of(&[]);
+        assert_eq!((m.trials, m.scored, m.errors, m.passed), (0, 0, 0, 0));
+        for name in METRIC_NAMES {
+            let v = m.value(name);
+            match *name {
+                "input_tokens" | "output_tokens" => assert_eq!(v, Some(0.0), "{name}"),
+                _ => assert_eq!(v, None, "{name}"),
+            }
+        }
+    }
+
+    fn repeated(case: &str, variant: &str, repeat: u32, verdict: Verdict) -> TrialRecord {
+        let mut t = match verdict {
+            Verdict::Error => errored(case, CaseKind::ShouldCall),
+            v => scored(
+                case,
+                v,
+                checks(CaseKind::ShouldCall, vec![], &["get_weather"]),
+            ),
+        };
+        t.variant = variant.into();
+        t.repeat = repeat;
+        t
+    }
+
+    #[test]
+    fn pass_at_k_and_pass_hat_k_over_repeats() {
+        use Verdict::{Error, Fail, Pass};
+        // Case a: 3 of 3 passes; case b: 1 of 3.
+        let mut trials = vec![
+            repeated("a", "default", 0, Pass),
+            repeated("a", "default", 1, Pass),
+            repeated("a", "default", 2, Pass),
+            repeated("b", "default", 0, Fail),
+            repeated("b", "default", 1, Pass),
+            repeated("b", "default", 2, Fail),
+        ];
+        let m = Metrics::of(&trials);
+        let c = m.consistency.clone().unwrap();
+        // k = 3 repeats, 2 cases.
+        assert_eq!((c.k, c.cases), (3, 2));
+        // pass@3 = mean(1 - C(0,3)/C(3,3), 1 - C(2,3)/C(3,3)) = (1 + 1) / 2 = 1.0.
+        assert!(close(c.pass_at_k, 1.0), "{c:?}");
+        // pass^3 = mean(C(3,3)/C(3,3), C(1,3)/C(3,3)) = (1 + 0) / 2 = 0.5.
+        assert!(close(c.pass_hat_k, 0.5), "{c:?}");
+        assert_eq!(m.value("pass_at_k"), Some(c.pass_at_k));
+        assert_eq!(m.value("pass_hat_k"), Some(c.pass_hat_k));
+
+        // A case with an errored repeat has only 2 scored of 3: left out.
+        trials.extend([
+            repeated("c", "default", 0, Pass),
+            repeated("c", "default", 1, Error),
+            repeated("c", "default", 2, Pass),
+        ]);
+        let c = Metrics::of(&trials).consistency.unwrap();
+        assert_eq!(c.cases, 2);
+        assert!(close(c.pass_hat_k, 0.5));
+
+        // The same case id in another cell (variant) is another case: a in `vague` passes
+        // 2 of 3 -> pass@3 = 1 (only 1 failure, fewer than k), pass^3 = C(2,3)/C(3,3) = 0.
+        // Means over 3 cases: pass@3 = (1 + 1 + 1)/3 = 1, pass^3 = (1 + 0 + 0)/3 = 1/3.
+        trials.extend([
+            repeated("a", "vague", 0, Pass),
+            repeated("a", "vague", 1, Fail),
+            repeated("a", "vague", 2, Pass),
+        ]);
+        let c = Metrics::of(&trials).consistency.unwrap();
+        assert_eq!(c.cases, 3);
+        assert!(
+            close(c.pass_at_k, 1.0) && close(c.pass_hat_k, 1.0 / 3.0),
+            "{c:?}"
+        );
+
+        // k = 2: d passes 1 of 2 (pass@2 = 1 - C(1,2)/C(2,2) = 1, pass^2 = 0), e 0 of 2
+        // (pass@2 = 1 - C(2,2)/C(2,2) = 0, pass^2 = 0): means 0.5 and 0.
+        let c = Metrics::of(&[
+            repeated("d", "default", 0, Pass),
+            repeated("d", "default", 1, Fail),
+            repeated("e", "default", 0, Fail),
+            repeated("e", "default", 1, Fail),
+        ])
+        .consistency
+        .unwrap();
+        assert_eq!((c.k, c.cases), (2, 2));
+        assert!(close(c.pass_at_k, 0.5) && close(c.pass_hat_k, 0.0), "{c:?}");
+    }
+
+    #[test]
+    fn value_answers_every_metric_name() {
+        let m = Metrics::of(&sample());
+        // Hand values from the tests above.
+        let expected: &[(&str, Option<f64>)] = &[
+            ("accuracy", Some(3.0 / 8.0)),
+            ("error_rate", Some(1.0 / 9.0)),
+            ("trigger_precision", Some(2.0 / 3.0)),
+            ("trigger_recall", Some(0.5)),
+            ("trigger_f1", Some(4.0 / 7.0)),
+            ("false_call_rate", Some(1.0 / 3.0)),
+            ("miss_rate", Some(0.5)),
+            ("tool_selection_accuracy", Some(0.5)),
+            ("param_completeness", Some(2.0 / 3.0)),
+            ("arg_match_rate", Some(0.75)),
+            ("invalid_call_rate", Some(0.6)),
+            ("ungrounded_rate", Some(0.5)),
+            // No repeats in the sample.
+            ("pass_at_k", None),
+            ("pass_hat_k", None),
+            ("latency_p50_ms", Some(400.0)),
+            ("latency_p95_ms", Some(800.0)),
+            ("cost_usd", Some(0.0075)),
+            ("input_tokens", Some(750.0)),
+            ("output_tokens", Some(100.0)),
+        ];
+        let names: Vec<&str> = expected.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, METRIC_NAMES, "the table covers every metric name");
+        for (name, want) in expected {
+            let got = m.value(name);
+            match (got, want) {
+                (Some(g), Some(w)) => assert!(close(g, *w), "{name}: {g} != {w}"),
+                _ => assert_eq!(got, *want, "{name}"),
+            }
+        }
+        assert_eq!(m.value("accuracy_typo"), None);
+    }
+
+    #[test]
+    fn metrics_of_scored_responses() {
+        // End to end: score four responses with the real scorer, then aggregate.
+        let suite = crate::suite::load_str(
+            r#"
+tools:
+  - name: get_weather
+    description: Weather.
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+cases:
+  - {id: w, kind: should_call, prompt: 北京天气, expect: {calls: [{tool: get_weather, args: {city: 北京}}]}}
+  - {id: n, kind: should_not_call, prompt: 你好}
+"#,
+            Path::new("t.yaml"),
+        )
+        .unwrap();
+        let call = |city: &str| Response {
+            tool_calls: vec![ToolCall {
+                id: None,
+                name: "get_weather".into(),
+                arguments: serde_json::json!({ "city": city }).to_string(),
+            }],
+            ..Response::default()
+        };
+        let text = Response {
+            text: Some("你好！".into()),
+            ..Response::default()
+        };
+        let runs = [
+            (0, call("北京")),
+            (0, call("上海")),
+            (1, text),
+            (1, call("北京")),
+        ];
+        let trials: Vec<TrialRecord> = runs
+            .iter()
+            .map(|(i, r)| {
+                let case = &suite.cases[*i];
+                let (c, reasons) = CaseScorer::new(&suite, case).score(&ToolChoice::Auto, r);
+                let mut t = scored(
+                    &case.id,
+                    if reasons.is_empty() {
+                        Verdict::Pass
+                    } else {
+                        Verdict::Fail
+                    },
+                    c,
+                );
+                t.reasons = reasons;
+                t
+            })
+            .collect();
+        let m = Metrics::of(&trials);
+        // Passes: the right call, the text answer -> 2/4.
+        assert_rate(&m.accuracy, 2, 4);
+        // tp = 2 (both w calls), fp = 1 (n called), tn = 1, fn = 0.
+        let t = &m.trigger;
+        assert_eq!((t.tp, t.fp, t.tn, t.fn_), (2, 1, 1, 0));
+        // Both w trials called get_weather: 2/2.
+        assert_rate(&m.tool_selection_accuracy, 2, 2);
+        // city matched once of twice.
+        assert_rate(&m.arg_match_rate, 1, 2);
+        // Required: the two w calls 1/1 each (n's call is to no expected tool) -> 2/2.
+        assert_rate(&m.param_completeness, 2, 2);
+        // Grounding: 北京 (grounded), 上海 (not), 北京 on 你好 (not) -> 2/3.
+        assert_rate(&m.ungrounded_rate, 2, 3);
+        assert_eq!(m.trials_with_ungrounded, 2);
+        assert_rate(&m.invalid_call_rate, 0, 3);
+    }
+}

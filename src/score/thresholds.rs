@@ -89,3 +89,256 @@ pub fn check(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Response, ToolChoice};
+    use crate::score::record::{TrialRecord, Verdict};
+    use crate::score::trial::TrialChecks;
+    use crate::suite::CaseKind;
+
+    fn trial(variant: &str, mode: ToolChoice, pass: bool) -> TrialRecord {
+        TrialRecord {
+            case_id: "c".into(),
+            kind: CaseKind::ShouldNotCall,
+            tags: vec![],
+            target: "scripted:oracle".into(),
+            variant: variant.into(),
+            tool_choice: mode,
+            repeat: 0,
+            messages: vec![],
+            response: Some(Response::default()),
+            checks: Some(TrialChecks {
+                kind: CaseKind::ShouldNotCall,
+                called: !pass,
+                calls: vec![],
+                expected_tools: vec![],
+                right_tools: None,
+                args_matched: 0,
+                args_expected: 0,
+            }),
+            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+            reasons: vec![],
+            cost_usd: None,
+        }
+    }
+
+    fn gate(metric: &str, min: Option<f64>, max: Option<f64>) -> Threshold {
+        Threshold {
+            metric: metric.into(),
+            min,
+            max,
+            variant: None,
+            tool_choice: None,
+            target: None,
+        }
+    }
+
+    /// Two cells: `clear × auto` passes 2 of 2, `vague × required` 1 of 2; overall 3/4.
+    fn fixture() -> (Metrics, Metrics, Metrics) {
+        let a = [
+            trial("clear", ToolChoice::Auto, true),
+            trial("clear", ToolChoice::Auto, true),
+        ];
+        let b = [
+            trial("vague", ToolChoice::Required, true),
+            trial("vague", ToolChoice::Required, false),
+        ];
+        (
+            Metrics::of(a.iter().chain(&b)),
+            Metrics::of(&a),
+            Metrics::of(&b),
+        )
+    }
+
+    fn views<'a>(a: &'a Metrics, b: &'a Metrics) -> Vec<CellView<'a>> {
+        vec![
+            CellView {
+                target: "scripted:oracle",
+                variant: "clear",
+                tool_choice: "auto".into(),
+                metrics: a,
+            },
+            CellView {
+                target: "scripted:oracle",
+                variant: "vague",
+                tool_choice: "required".into(),
+                metrics: b,
+            },
+        ]
+    }
+
+    fn summary(r: &[ThresholdResult]) -> Vec<(&str, Option<f64>, bool)> {
+        r.iter()
+            .map(|r| (r.scope.as_str(), r.value, r.ok))
+            .collect()
+    }
+
+    #[test]
+    fn overall_min_and_max() {
+        let (all, a, b) = fixture();
+        let cells = views(&a, &b);
+        let r = check(
+            &[
+                gate("accuracy", Some(0.7), None),
+                gate("accuracy", Some(0.8), None),
+                // Bounds are inclusive.
+                gate("accuracy", Some(0.75), Some(0.75)),
+                gate("false_call_rate", None, Some(0.2)),
+                gate("false_call_rate", None, Some(0.25)),
+                gate("accuracy", Some(0.5), Some(0.7)),
+            ],
+            &all,
+            &cells,
+        );
+        // accuracy overall = 3/4; false_call_rate = 1/4.
+        assert_eq!(
+            summary(&r),
+            vec![
+                ("overall", Some(0.75), true),
+                ("overall", Some(0.75), false),
+                ("overall", Some(0.75), true),
+                ("overall", Some(0.25), false),
+                ("overall", Some(0.25), true),
+                ("overall", Some(0.75), false),
+            ]
+        );
+        assert_eq!(r[1].metric, "accuracy");
+        assert_eq!((r[1].min, r[1].max), (Some(0.8), None));
+        assert_eq!((r[3].min, r[3].max), (None, Some(0.2)));
+    }
+
+    #[test]
+    fn per_cell_filters() {
+        let (all, a, b) = fixture();
+        let cells = views(&a, &b);
+        let by_variant = Threshold {
+            variant: Some("vague".into()),
+            ..gate("accuracy", Some(0.6), None)
+        };
+        let by_mode = Threshold {
+            tool_choice: Some(ToolChoice::Auto),
+            ..gate("accuracy", Some(0.6), None)
+        };
+        let by_target = Threshold {
+            target: Some("scripted:oracle".into()),
+            ..gate("accuracy", Some(0.6), None)
+        };
+        let r = check(&[by_variant], &all, &cells);
+        assert_eq!(
+            summary(&r),
+            vec![("scripted:oracle × vague × required", Some(0.5), false)]
+        );
+        let r = check(&[by_mode], &all, &cells);
+        assert_eq!(
+            summary(&r),
+            vec![("scripted:oracle × clear × auto", Some(1.0), true)]
+        );
+        // A filter every cell fits: one result per cell, not one overall.
+        let r = check(&[by_target], &all, &cells);
+        assert_eq!(
+            summary(&r),
+            vec![
+                ("scripted:oracle × clear × auto", Some(1.0), true),
+                ("scripted:oracle × vague × required", Some(0.5), false),
+            ]
+        );
+        // Filters combine: both must fit.
+        let both = Threshold {
+            variant: Some("vague".into()),
+            tool_choice: Some(ToolChoice::Required),
+            ..gate("accuracy", None, Some(0.5))
+        };
+        let r = check(&[both], &all, &cells);
+        assert_eq!(
+            summary(&r),
+            vec![("scripted:oracle × vague × required", Some(0.5), true)]
+        );
+    }
+
+    #[test]
+    fn an_undefined_value_fails() {
+        let (all, a, b) = fixture();
+        let cells = views(&a, &b);
+        // No should_call trial and no call in cell a: trigger recall is undefined, and so
+        // is pass@k without repeats. A gate that can not be measured does not pass, even
+        // with a bound any value would meet.
+        let r = check(
+            &[
+                gate("trigger_recall", Some(0.0), None),
+                gate("pass_at_k", None, Some(1.0)),
+                Threshold {
+                    variant: Some("clear".into()),
+                    ..gate("trigger_precision", Some(0.0), None)
+                },
+            ],
+            &all,
+            &cells,
+        );
+        assert_eq!(
+            summary(&r),
+            vec![
+                ("overall", None, false),
+                ("overall", None, false),
+                ("scripted:oracle × clear × auto", None, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_filter_matching_no_cell_fails() {
+        let (all, a, b) = fixture();
+        let cells = views(&a, &b);
+        let gates = [
+            Threshold {
+                variant: Some("clear".into()),
+                tool_choice: Some(ToolChoice::Required),
+                ..gate("accuracy", Some(0.0), None)
+            },
+            Threshold {
+                target: Some("openai:gpt-4o".into()),
+                ..gate("accuracy", Some(0.0), None)
+            },
+            Threshold {
+                tool_choice: Some(ToolChoice::Function("get_weather".into())),
+                ..gate("accuracy", Some(0.0), None)
+            },
+        ];
+        let r = check(&gates, &all, &cells);
+        assert_eq!(r.len(), 3);
+        for x in &r {
+            assert_eq!(
+                x.scope,
+                "no cell of this run matches the threshold's filter"
+            );
+            assert_eq!(x.value, None);
+            assert!(!x.ok);
+            assert_eq!(x.min, Some(0.0));
+        }
+        // And with no cells at all.
+        let r = check(&gates[..1], &all, &[]);
+        assert_eq!(summary(&r).len(), 1);
+        assert!(!r[0].ok);
+    }
+
+    #[test]
+    fn function_mode_filter_matches_its_cell() {
+        let m = Metrics::of(&[trial("default", ToolChoice::Function("f".into()), true)]);
+        let cells = [CellView {
+            target: "scripted:oracle",
+            variant: "default",
+            tool_choice: ToolChoice::Function("f".into()).to_string(),
+            metrics: &m,
+        }];
+        let t = Threshold {
+            tool_choice: Some(ToolChoice::Function("f".into())),
+            ..gate("accuracy", Some(1.0), None)
+        };
+        let r = check(&[t], &m, &cells);
+        assert_eq!(
+            summary(&r),
+            vec![("scripted:oracle × default × function:f", Some(1.0), true)]
+        );
+    }
+}

@@ -132,11 +132,15 @@ impl<'a> CaseScorer<'a> {
             if let Some(t) = m.text() {
                 text.push_str(&grounding_norm.apply(t));
                 text.push('\n');
+                if matches!(m, Message::Tool { .. }) {
+                    push_json_strings(&mut text, t, &grounding_norm);
+                }
             }
             if let Message::Assistant { tool_calls, .. } = m {
                 for c in tool_calls {
                     text.push_str(&grounding_norm.apply(&c.arguments));
                     text.push('\n');
+                    push_json_strings(&mut text, &c.arguments, &grounding_norm);
                 }
             }
         }
@@ -231,10 +235,11 @@ impl<'a> CaseScorer<'a> {
                                 .map(|x| x.message.clone())
                                 .collect::<Vec<_>>()
                                 .join("; ");
-                            if best
-                                .as_ref()
-                                .is_none_or(|b| ok || r.args_matched > b.args_matched)
-                                && !passed_any
+                            // Closest: most arguments matched, then most expected
+                            // calls paired with a call of their tool.
+                            if best.as_ref().is_none_or(|b| {
+                                ok || (r.args_matched, r.paired) > (b.args_matched, b.paired)
+                            }) && !passed_any
                             {
                                 expected_tools = distinct_tools(e);
                                 best = Some(r);
@@ -374,6 +379,9 @@ impl<'a> CaseScorer<'a> {
     /// Record string values under `path` that appear nowhere in the conversation,
     /// skipping parameters whose schema offers the value (enum, const, default).
     fn ground(&self, path: &str, v: &Value, schema: Option<&Value>, check: &mut CallCheck) {
+        // Parameters with an enum, const or default offer their values in the tool
+        // definition, so a value there is not a fabrication of missing information (an
+        // out-of-enum value is caught as a schema violation instead).
         if schema.is_some_and(|s| {
             s.get("enum").is_some() || s.get("const").is_some() || s.get("default").is_some()
         }) {
@@ -427,7 +435,7 @@ impl<'a> CaseScorer<'a> {
             }
         }
         if let Some(re) = &t.regex
-            && !re.is_match(text)
+            && !re.is_match(&hay)
         {
             out.push(Reason::new(
                 "text_mismatch",
@@ -478,8 +486,20 @@ impl<'a> CaseScorer<'a> {
                 r.reasons.push(Reason::new(
                     "missed_call",
                     format!(
-                        "expected a call to `{}`{}, none matched",
+                        "expected a call to `{}`{}{}, none matched",
                         exp.tool,
+                        if exp.args.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " with {{{}}}",
+                                exp.args
+                                    .iter()
+                                    .map(|(n, m)| format!("{n}: {}", m.describe()))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        },
                         if actual.is_empty() {
                             String::new()
                         } else {
@@ -490,6 +510,7 @@ impl<'a> CaseScorer<'a> {
                 continue;
             };
             used[j] = true;
+            r.paired += 1;
             r.args_expected += exp.args.len() as u32;
             r.args_matched += matched_args[i][j];
             match &parsed[j] {
@@ -545,6 +566,30 @@ struct CallsResult {
     reasons: Vec<Reason>,
     args_matched: u32,
     args_expected: u32,
+    /// Expected calls paired with a call of their tool.
+    paired: u32,
+}
+
+/// Append the string values of `raw` when it is JSON with escapes (`\"`, `\n`,
+/// `\uXXXX`), so values copied from a tool result or an earlier call ground as the
+/// model reads them, not as they are spelled in JSON.
+fn push_json_strings(text: &mut String, raw: &str, norm: &Normalizer) {
+    fn walk(v: &Value, text: &mut String, norm: &Normalizer) {
+        match v {
+            Value::String(s) => {
+                text.push_str(&norm.apply(s));
+                text.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|x| walk(x, text, norm)),
+            Value::Object(map) => map.values().for_each(|x| walk(x, text, norm)),
+            _ => {}
+        }
+    }
+    if raw.contains('\\')
+        && let Ok(v) = serde_json::from_str::<Value>(raw)
+    {
+        walk(&v, text, norm);
+    }
 }
 
 fn join_text_reasons(label: &str, reasons: Vec<Reason>) -> Result<(), String> {
@@ -575,4 +620,1006 @@ fn names(calls: &[ToolCall]) -> String {
         .map(|c| format!("`{}`", c.name))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    const SUITE: &str = r#"
+normalize: [whitespace, fullwidth, casefold]
+tools:
+  - name: get_weather
+    description: Current weather for one city.
+    parameters:
+      type: object
+      properties:
+        city: {type: string}
+        unit: {type: string, enum: [c, f]}
+        date: {type: string, pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'}
+        lang: {type: string, default: zh}
+        kind: {type: string, const: current}
+        places: {type: array, items: {type: string}}
+        where:
+          type: object
+          properties:
+            district: {type: string}
+            country: {type: string, enum: [CN, US]}
+      required: [city]
+  - name: send_email
+    description: Send an email.
+    parameters:
+      type: object
+      properties:
+        to: {type: string}
+        subject: {type: string}
+        body: {type: string}
+      required: [to, subject, body]
+cases:
+  - id: weather
+    kind: should_call
+    prompt: 北京今天天气怎么样？
+    expect: {calls: [{tool: get_weather, args: {city: 北京}}]}
+  - id: email
+    kind: should_call
+    prompt: Email bob@example.com that I am late.
+    expect: {calls: [{tool: send_email, args: {to: bob@example.com}}]}
+  - id: chat
+    kind: should_not_call
+    prompt: 你好
+    expect: {contains: [Hello], regex: '^(Hi|Hello)\b'}
+  - id: two_cities
+    kind: should_call
+    prompt: 北京和上海的天气
+    expect: {calls: [{tool: get_weather, args: {city: 北京}}, {tool: get_weather, args: {city: 上海}}]}
+  - id: any_and_beijing
+    kind: should_call
+    prompt: 北京和上海的天气
+    expect: {calls: [{tool: get_weather, args: {city: {type: string}}}, {tool: get_weather, args: {city: 北京}}]}
+  - id: at_least
+    kind: should_call
+    prompt: 北京的天气
+    expect: {count: at_least, calls: [{tool: get_weather, args: {city: 北京}}]}
+  - id: deny
+    kind: should_call
+    prompt: 北京的天气
+    expect: {calls: [{tool: get_weather, extra_args: deny, args: {city: 北京}}]}
+  - id: vague
+    kind: ambiguous
+    prompt: 天气怎么样
+    expect:
+      any_of:
+        - clarify: true
+        - calls: [{tool: get_weather, args: {city: 北京}}]
+  - id: vague_text
+    kind: ambiguous
+    prompt: 天气怎么样
+    expect:
+      any_of:
+        - {no_call: true, contains: [sunny]}
+        - {clarify: true, regex: 城市}
+  - id: beijing_en
+    kind: should_call
+    prompt: What is the weather in Beijing?
+    expect: {calls: [{tool: get_weather, args: {city: beijing}}]}
+  - id: followup
+    kind: should_call
+    messages:
+      - {role: user, content: 杭州天气}
+      - {role: assistant, tool_calls: [{id: c1, name: get_weather, arguments: {city: 杭州}}]}
+      - {role: tool, tool_call_id: c1, content: '{"temp": 21, "district": "西湖区"}'}
+      - {role: user, content: 那明天呢？}
+    expect: {calls: [{tool: get_weather, args: {city: 杭州}}]}
+  - id: escaped
+    kind: should_call
+    messages:
+      - {role: user, content: 查一下那家店}
+      - {role: assistant, tool_calls: [{id: c1, name: send_email, arguments: {to: a@b.c, subject: 'Re: "Best" café', body: x}}]}
+      - {role: tool, tool_call_id: c1, content: '{"district": "\u897f\u6e56\u533a", "note": "line1\nline2"}'}
+    expect: {calls: [{tool: get_weather}]}
+  - id: two_outcomes
+    kind: ambiguous
+    prompt: 北京
+    expect:
+      any_of:
+        - calls: [{tool: get_weather, args: {city: 北京}}]
+        - calls: [{tool: send_email, args: {to: bob@example.com}}]
+"#;
+
+    fn suite() -> Suite {
+        crate::suite::load_str(SUITE, Path::new("t.yaml")).unwrap()
+    }
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: Some(format!("call_{name}")),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    fn calls(c: Vec<ToolCall>) -> Response {
+        Response {
+            tool_calls: c,
+            ..Response::default()
+        }
+    }
+
+    fn text(t: &str) -> Response {
+        Response {
+            text: Some(t.to_string()),
+            ..Response::default()
+        }
+    }
+
+    fn score_in(
+        suite: &Suite,
+        case: &str,
+        mode: ToolChoice,
+        r: &Response,
+    ) -> (TrialChecks, Vec<Reason>) {
+        let case = suite
+            .cases
+            .iter()
+            .find(|c| c.id == case)
+            .unwrap_or_else(|| panic!("no case {case}"));
+        CaseScorer::new(suite, case).score(&mode, r)
+    }
+
+    fn score(case: &str, mode: ToolChoice, r: &Response) -> (TrialChecks, Vec<Reason>) {
+        score_in(&suite(), case, mode, r)
+    }
+
+    fn codes(reasons: &[Reason]) -> Vec<&str> {
+        reasons.iter().map(|r| r.code.as_str()).collect()
+    }
+
+    #[test]
+    fn the_right_call_passes_with_every_check_recorded() {
+        let (c, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "北京"}"#)]),
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.kind, CaseKind::ShouldCall);
+        assert!(c.called);
+        assert_eq!(c.expected_tools, vec!["get_weather"]);
+        assert_eq!(c.right_tools, Some(true));
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        assert_eq!(
+            c.calls,
+            vec![CallCheck {
+                tool: "get_weather".into(),
+                id: Some("call_get_weather".into()),
+                json_ok: true,
+                known_tool: true,
+                schema_ok: Some(true),
+                schema_errors: vec![],
+                invalid: None,
+                required_present: 1,
+                required_total: 1,
+                missing_required: vec![],
+                grounding_checked: 1,
+                ungrounded: vec![],
+            }]
+        );
+    }
+
+    #[test]
+    fn the_wrong_tool_is_a_missed_call_and_an_extra_call() {
+        let (c, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "send_email",
+                r#"{"to": "a@b.c", "subject": "北京", "body": "天气"}"#,
+            )]),
+        );
+        assert_eq!(codes(&reasons), vec!["missed_call", "extra_calls"]);
+        assert_eq!(
+            reasons[0].message,
+            "expected a call to `get_weather` with {city: \"北京\"} (calls made: `send_email`), none matched"
+        );
+        assert_eq!(
+            reasons[1].message,
+            "1 call(s) beyond the 1 expected: `send_email`"
+        );
+        assert_eq!(c.right_tools, Some(false));
+        assert_eq!(c.expected_tools, vec!["get_weather"]);
+        // The unpaired call contributes no expected arguments.
+        assert_eq!((c.args_matched, c.args_expected), (0, 0));
+        // The call itself is valid and complete.
+        assert_eq!(c.calls[0].invalid, None);
+        assert_eq!(
+            (c.calls[0].required_present, c.calls[0].required_total),
+            (3, 3)
+        );
+    }
+
+    #[test]
+    fn no_call_on_should_call_is_a_missed_call() {
+        let (c, reasons) = score("weather", ToolChoice::Auto, &text("北京今天晴。"));
+        assert_eq!(codes(&reasons), vec!["missed_call"]);
+        assert_eq!(
+            reasons[0].message,
+            "expected a call to `get_weather` with {city: \"北京\"}, none matched"
+        );
+        assert!(!c.called);
+        assert!(c.calls.is_empty());
+        assert_eq!(c.right_tools, None);
+        assert_eq!((c.args_matched, c.args_expected), (0, 0));
+    }
+
+    #[test]
+    fn a_call_on_should_not_call_is_unexpected() {
+        let r = calls(vec![call("get_weather", r#"{"city": "北京"}"#)]);
+        let (c, reasons) = score("chat", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["unexpected_call"]);
+        assert_eq!(
+            reasons[0].message,
+            "called `get_weather`; no call was expected"
+        );
+        assert_eq!(c.kind, CaseKind::ShouldNotCall);
+        assert!(c.called);
+        assert_eq!(c.right_tools, None);
+        assert!(c.expected_tools.is_empty());
+    }
+
+    #[test]
+    fn under_tool_choice_none_every_case_expects_no_call() {
+        let r = calls(vec![
+            call("get_weather", r#"{"city": "北京"}"#),
+            call("send_email", "{}"),
+        ]);
+        let (c, reasons) = score("weather", ToolChoice::None, &r);
+        assert_eq!(c.kind, CaseKind::ShouldNotCall);
+        assert_eq!(codes(&reasons), vec!["schema_violation", "unexpected_call"]);
+        assert_eq!(
+            reasons[1].message,
+            "called `get_weather`, `send_email` although tool_choice was `none`; no call was expected"
+        );
+        assert!(reasons[1].message.contains("none"));
+        // A text answer is right under `none`, even for a should_call case.
+        let (c, reasons) = score("weather", ToolChoice::None, &text("晴"));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.kind, CaseKind::ShouldNotCall);
+        // Ambiguous too.
+        let (c, reasons) = score("vague", ToolChoice::None, &text("晴"));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.kind, CaseKind::ShouldNotCall);
+    }
+
+    #[test]
+    fn invalid_json_arguments() {
+        let (c, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "北京""#)]),
+        );
+        // The call is invalid, and the paired expectation can not check its arguments.
+        assert_eq!(codes(&reasons), vec!["invalid_json", "args_mismatch"]);
+        assert_eq!(
+            reasons[0].message,
+            "call to `get_weather` has arguments that are not valid JSON"
+        );
+        assert_eq!(
+            reasons[1].message,
+            "`get_weather`: arguments could not be parsed"
+        );
+        let k = &c.calls[0];
+        assert!(!k.json_ok);
+        assert!(k.known_tool);
+        assert_eq!(k.invalid, Some(InvalidReason::InvalidJson));
+        assert_eq!(k.schema_ok, None);
+        assert_eq!((k.required_present, k.required_total), (0, 0));
+        assert_eq!(k.grounding_checked, 0);
+        // The right tool was called, with broken arguments.
+        assert_eq!(c.right_tools, Some(true));
+        assert_eq!((c.args_matched, c.args_expected), (0, 1));
+    }
+
+    #[test]
+    fn unknown_tool() {
+        let (c, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_wether", r#"{"city": "北京"}"#)]),
+        );
+        assert_eq!(
+            codes(&reasons),
+            vec!["unknown_tool", "missed_call", "extra_calls"]
+        );
+        assert_eq!(
+            reasons[0].message,
+            "called `get_wether`, which is not one of the tools"
+        );
+        let k = &c.calls[0];
+        assert!(k.json_ok);
+        assert!(!k.known_tool);
+        assert_eq!(k.invalid, Some(InvalidReason::UnknownTool));
+        assert_eq!(k.schema_ok, None);
+        assert!(k.schema_errors.is_empty());
+        assert_eq!(c.right_tools, Some(false));
+    }
+
+    #[test]
+    fn schema_violations_wrong_type_enum_and_pattern() {
+        let s = suite();
+        // Wrong type: the value also fails the expected literal.
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": 42}"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation", "args_mismatch"]);
+        let k = &c.calls[0];
+        assert_eq!(k.invalid, Some(InvalidReason::SchemaViolation));
+        assert_eq!(k.schema_ok, Some(false));
+        assert_eq!(k.schema_errors.len(), 1);
+        assert!(k.schema_errors[0].starts_with("/city: "), "{k:?}");
+        assert!(reasons[0].message.contains("/city"), "{reasons:?}");
+        // Schema-violating calls still count their required parameters.
+        assert_eq!((k.required_present, k.required_total), (1, 1));
+
+        // Enum mismatch: the expected argument matches, the schema does not.
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "北京", "unit": "kelvin"}"#,
+            )]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation"]);
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        assert_eq!(c.calls[0].schema_errors.len(), 1);
+        assert!(c.calls[0].schema_errors[0].starts_with("/unit: "));
+        assert!(c.calls[0].schema_errors[0].contains("kelvin"));
+
+        // Pattern mismatch.
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "北京", "date": "tomorrow"}"#,
+            )]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation"]);
+        assert!(c.calls[0].schema_errors[0].starts_with("/date: "));
+        assert!(c.calls[0].schema_errors[0].contains("tomorrow"));
+
+        // Several errors are all reported (up to three).
+        let (c, _) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": 1, "unit": "k", "date": "x", "lang": 2}"#,
+            )]),
+        );
+        assert_eq!(c.calls[0].schema_errors.len(), 3);
+    }
+
+    #[test]
+    fn missing_required_parameters_are_counted() {
+        let s = suite();
+        let (c, reasons) = score_in(
+            &s,
+            "email",
+            ToolChoice::Auto,
+            &calls(vec![call("send_email", r#"{"to": "bob@example.com"}"#)]),
+        );
+        // The expected argument matches; the schema's `required` fails.
+        assert_eq!(codes(&reasons), vec!["schema_violation"]);
+        assert!(reasons[0].message.contains("subject"), "{reasons:?}");
+        let k = &c.calls[0];
+        assert_eq!((k.required_present, k.required_total), (1, 3));
+        assert_eq!(k.missing_required, vec!["subject", "body"]);
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+
+        // Arguments that are not an object miss every required parameter.
+        let (c, reasons) = score_in(
+            &s,
+            "email",
+            ToolChoice::Auto,
+            &calls(vec![call("send_email", r#"["bob@example.com"]"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation", "args_mismatch"]);
+        assert_eq!(
+            reasons[1].message,
+            r#"`send_email`: arguments are ["bob@example.com"], not an object"#
+        );
+        let k = &c.calls[0];
+        assert_eq!((k.required_present, k.required_total), (0, 3));
+        assert_eq!(k.missing_required, vec!["to", "subject", "body"]);
+        assert_eq!(k.grounding_checked, 0);
+    }
+
+    #[test]
+    fn args_mismatch_names_the_argument_and_both_values() {
+        let (c, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "上海"}"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["args_mismatch"]);
+        assert_eq!(
+            reasons[0].message,
+            r#"`get_weather`: `city`: expected "北京", got "上海""#
+        );
+        assert_eq!(c.right_tools, Some(true));
+        assert_eq!((c.args_matched, c.args_expected), (0, 1));
+        // An omitted argument is shown as absent.
+        let (_, reasons) = score(
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"unit": "c"}"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation", "args_mismatch"]);
+        assert_eq!(
+            reasons[1].message,
+            r#"`get_weather`: `city`: expected "北京", got <absent>"#
+        );
+    }
+
+    #[test]
+    fn several_calls_match_as_a_multiset() {
+        let s = suite();
+        for order in [["北京", "上海"], ["上海", "北京"]] {
+            let r = calls(
+                order
+                    .iter()
+                    .map(|c| call("get_weather", &json!({ "city": c }).to_string()))
+                    .collect(),
+            );
+            let (c, reasons) = score_in(&s, "two_cities", ToolChoice::Auto, &r);
+            assert!(reasons.is_empty(), "{order:?}: {reasons:?}");
+            assert_eq!((c.args_matched, c.args_expected), (2, 2));
+            assert_eq!(c.right_tools, Some(true));
+            assert_eq!(c.calls.len(), 2);
+        }
+        // One of two: the unmatched expectation is paired with the wrong call.
+        let r = calls(vec![
+            call("get_weather", r#"{"city": "北京"}"#),
+            call("get_weather", r#"{"city": "广州"}"#),
+        ]);
+        let (c, reasons) = score_in(&s, "two_cities", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["args_mismatch"]);
+        assert!(
+            reasons[0]
+                .message
+                .contains(r#"expected "上海", got "广州""#)
+        );
+        assert_eq!((c.args_matched, c.args_expected), (1, 2));
+        // Only one call for two expected: a missed call.
+        let r = calls(vec![call("get_weather", r#"{"city": "上海"}"#)]);
+        let (c, reasons) = score_in(&s, "two_cities", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["missed_call"]);
+        assert!(
+            reasons[0]
+                .message
+                .starts_with("expected a call to `get_weather`")
+        );
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+    }
+
+    #[test]
+    fn the_optimal_assignment_passes_where_greedy_pairing_fails() {
+        // Expected [{city: any string}, {city: 北京}], actual [北京, 上海]: greedy pairs the
+        // first expectation with 北京 and strands the second; the optimum pairs it with 上海.
+        let r = calls(vec![
+            call("get_weather", r#"{"city": "北京"}"#),
+            call("get_weather", r#"{"city": "上海"}"#),
+        ]);
+        let (c, reasons) = score("any_and_beijing", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!((c.args_matched, c.args_expected), (2, 2));
+    }
+
+    #[test]
+    fn count_exact_fails_an_extra_call_and_at_least_allows_it() {
+        let r = calls(vec![
+            call("get_weather", r#"{"city": "上海"}"#),
+            call("get_weather", r#"{"city": "北京"}"#),
+        ]);
+        let s = suite();
+        let (c, reasons) = score_in(&s, "weather", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["extra_calls"]);
+        assert_eq!(
+            reasons[0].message,
+            "1 call(s) beyond the 1 expected: `get_weather`"
+        );
+        // The full match was chosen over the partial one.
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        let (c, reasons) = score_in(&s, "at_least", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        // An extra call to another tool: at_least still passes, but the called tools
+        // differ from the expected ones.
+        let r = calls(vec![
+            call("get_weather", r#"{"city": "北京"}"#),
+            call(
+                "send_email",
+                r#"{"to": "a@b.c", "subject": "s", "body": "b"}"#,
+            ),
+        ]);
+        let (c, reasons) = score_in(&s, "at_least", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.right_tools, Some(false));
+    }
+
+    #[test]
+    fn extra_args_deny_fails_an_unlisted_argument() {
+        let s = suite();
+        let r = calls(vec![call(
+            "get_weather",
+            r#"{"city": "北京", "unit": "c"}"#,
+        )]);
+        let (c, reasons) = score_in(&s, "deny", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["args_mismatch"]);
+        assert_eq!(
+            reasons[0].message,
+            r#"`get_weather`: `unit`: expected no such argument (extra_args: deny), got "c""#
+        );
+        // The listed argument did match.
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        // The default (allow) ignores it.
+        let (_, reasons) = score_in(&s, "weather", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        // And deny passes without it.
+        let r = calls(vec![call("get_weather", r#"{"city": "北京"}"#)]);
+        let (_, reasons) = score_in(&s, "deny", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+    }
+
+    #[test]
+    fn ambiguous_clarify_calls_or_neither() {
+        let s = suite();
+        for q in ["你想查哪个城市？", "Which city?"] {
+            let (c, reasons) = score_in(&s, "vague", ToolChoice::Auto, &text(q));
+            assert!(reasons.is_empty(), "{q}: {reasons:?}");
+            assert_eq!(c.kind, CaseKind::Ambiguous);
+            assert!(!c.called);
+            assert_eq!(c.right_tools, None);
+        }
+        let (c, reasons) = score_in(
+            &s,
+            "vague",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "北京"}"#)]),
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.expected_tools, vec!["get_weather"]);
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        // Ambiguous trials do not judge tool selection.
+        assert_eq!(c.right_tools, None);
+
+        // A statement, no question, no call.
+        let (_, reasons) = score_in(&s, "vague", ToolChoice::Auto, &text("天气很好。"));
+        assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
+        assert_eq!(
+            reasons[0].message,
+            "no acceptable outcome held: clarify: the answer asks no question | \
+             calls: expected a call to `get_weather` with {city: \"北京\"}, none matched"
+        );
+        // A wrong call.
+        let (c, reasons) = score_in(
+            &s,
+            "vague",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "上海"}"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
+        assert!(reasons[0].message.contains("clarify: a tool was called"));
+        assert!(
+            reasons[0]
+                .message
+                .contains(r#"expected "北京", got "上海""#)
+        );
+        assert_eq!((c.args_matched, c.args_expected), (0, 1));
+        assert_eq!(c.expected_tools, vec!["get_weather"]);
+    }
+
+    #[test]
+    fn ambiguous_outcomes_check_their_text() {
+        let s = suite();
+        let (_, reasons) = score_in(&s, "vague_text", ToolChoice::Auto, &text("It is SUNNY."));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        let (_, reasons) = score_in(&s, "vague_text", ToolChoice::Auto, &text("哪个城市？"));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        let (_, reasons) = score_in(&s, "vague_text", ToolChoice::Auto, &text("哪一天？"));
+        assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
+        assert_eq!(
+            reasons[0].message,
+            "no acceptable outcome held: no_call: the answer does not contain \"sunny\" | \
+             clarify: the answer does not match /城市/"
+        );
+        let (_, reasons) = score_in(
+            &s,
+            "vague_text",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", r#"{"city": "北京"}"#)]),
+        );
+        assert_eq!(
+            reasons[0].message,
+            "no acceptable outcome held: no_call: a tool was called | clarify: a tool was called"
+        );
+    }
+
+    #[test]
+    fn should_not_call_text_checks() {
+        let s = suite();
+        let (_, reasons) = score_in(&s, "chat", ToolChoice::Auto, &text("Hello there"));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        let (_, reasons) = score_in(&s, "chat", ToolChoice::Auto, &text("Hey"));
+        assert_eq!(codes(&reasons), vec!["text_mismatch", "text_mismatch"]);
+        assert_eq!(reasons[0].message, "the answer does not contain \"Hello\"");
+        assert_eq!(
+            reasons[1].message,
+            r"the answer does not match /^(Hi|Hello)\b/"
+        );
+        // Both checks see the text after the suite's normalisation (whitespace, fullwidth,
+        // casefold): "  ＨＥＬＬＯ  " becomes "hello"; with casefold the regex ignores case.
+        let (_, reasons) = score_in(&s, "chat", ToolChoice::Auto, &text("  ＨＥＬＬＯ  "));
+        assert!(reasons.is_empty(), "{reasons:?}");
+        let (_, reasons) = score_in(&s, "chat", ToolChoice::Auto, &text("  Ｈｉ there"));
+        assert_eq!(codes(&reasons), vec!["text_mismatch"]);
+        assert!(reasons[0].message.contains("does not contain"));
+        // No text at all.
+        let (_, reasons) = score_in(&s, "chat", ToolChoice::Auto, &Response::default());
+        assert_eq!(codes(&reasons), vec!["text_mismatch", "text_mismatch"]);
+    }
+
+    #[test]
+    fn normalisation_makes_fullwidth_padded_capitals_equal() {
+        let r = calls(vec![call("get_weather", r#"{"city": " ＢＥＩＪＩＮＧ "}"#)]);
+        let (c, reasons) = score("beijing_en", ToolChoice::Auto, &r);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+        // Grounding normalises the same way: "beijing" is in the prompt.
+        assert_eq!(c.calls[0].grounding_checked, 1);
+        assert!(c.calls[0].ungrounded.is_empty());
+
+        // Without the suite's normalisation the literal compares as written.
+        let plain = SUITE.replace("normalize: [whitespace, fullwidth, casefold]\n", "");
+        let s = crate::suite::load_str(&plain, Path::new("t.yaml")).unwrap();
+        let (_, reasons) = score_in(&s, "beijing_en", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["args_mismatch"]);
+        // Grounding always normalises case, width and whitespace.
+        let (c, _) = score_in(&s, "beijing_en", ToolChoice::Auto, &r);
+        assert!(c.calls[0].ungrounded.is_empty());
+    }
+
+    #[test]
+    fn ungrounded_values_are_listed() {
+        let s = suite();
+        // A forced call on a case whose prompt names no city invents one.
+        let (c, reasons) = score_in(
+            &s,
+            "chat",
+            ToolChoice::Function("get_weather".into()),
+            &calls(vec![call("get_weather", r#"{"city": "上海"}"#)]),
+        );
+        assert_eq!(codes(&reasons), vec!["unexpected_call"]);
+        assert_eq!(c.calls[0].grounding_checked, 1);
+        assert_eq!(c.calls[0].ungrounded, vec![r#"city = "上海""#]);
+
+        // A made-up date passes the expectation but is ungrounded; the city is not.
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "北京", "date": "2024-05-01"}"#,
+            )]),
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.calls[0].grounding_checked, 2);
+        assert_eq!(c.calls[0].ungrounded, vec![r#"date = "2024-05-01""#]);
+
+        // enum, default and const parameters are skipped; so are empty strings.
+        let (c, _) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "北京", "unit": "f", "lang": "en", "kind": "current", "date": "  "}"#,
+            )]),
+        );
+        assert_eq!(c.calls[0].grounding_checked, 1);
+        assert!(c.calls[0].ungrounded.is_empty(), "{:?}", c.calls[0]);
+
+        // Nested values: list items and object fields, with their schemas.
+        let (c, _) = score_in(
+            &s,
+            "two_cities",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "北京", "places": ["上海", "深圳"],
+                    "where": {"district": "朝阳区", "country": "CN"}, "extra": "上海"}"#,
+            )]),
+        );
+        // Checked: city, places[0], places[1], where.district, extra (country is an enum).
+        assert_eq!(c.calls[0].grounding_checked, 5);
+        assert_eq!(
+            c.calls[0].ungrounded,
+            vec![r#"places[1] = "深圳""#, r#"where.district = "朝阳区""#]
+        );
+    }
+
+    #[test]
+    fn grounding_sees_the_whole_conversation() {
+        // 杭州 comes from an earlier call's arguments, 西湖区 from a tool result.
+        let (c, reasons) = score(
+            "followup",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "杭州", "where": {"district": "西湖区"}, "date": "2025-01-02"}"#,
+            )]),
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.calls[0].grounding_checked, 3);
+        assert_eq!(c.calls[0].ungrounded, vec![r#"date = "2025-01-02""#]);
+    }
+
+    #[test]
+    fn grounding_decodes_json_in_tool_results_and_earlier_calls() {
+        // The tool result spells 西湖区 as \u escapes (as Python's json.dumps does) and the
+        // earlier call's subject holds quotes, escaped in its JSON text: the values are
+        // still in the conversation.
+        let (c, _) = score(
+            "escaped",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "get_weather",
+                r#"{"city": "西湖区", "where": {"district": "Re: \"Best\" café"}, "date": "line1\nline2"}"#,
+            )]),
+        );
+        assert_eq!(c.calls[0].grounding_checked, 3);
+        assert!(
+            c.calls[0].ungrounded.is_empty(),
+            "{:?}",
+            c.calls[0].ungrounded
+        );
+    }
+
+    #[test]
+    fn ambiguous_checks_follow_the_outcome_whose_tool_was_called() {
+        // Neither outcome holds; the call is to send_email with a wrong address, so the
+        // closest outcome is the send_email one: its argument is counted as mismatched
+        // and its tool is the expected one.
+        let (c, reasons) = score(
+            "two_outcomes",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "send_email",
+                r#"{"to": "eve@example.com", "subject": "s", "body": "b"}"#,
+            )]),
+        );
+        assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
+        assert_eq!(c.expected_tools, vec!["send_email"]);
+        assert_eq!((c.args_matched, c.args_expected), (0, 1));
+        // When an outcome holds, its calls are the ones counted.
+        let (c, reasons) = score(
+            "two_outcomes",
+            ToolChoice::Auto,
+            &calls(vec![call(
+                "send_email",
+                r#"{"to": "bob@example.com", "subject": "s", "body": "b"}"#,
+            )]),
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(c.expected_tools, vec!["send_email"]);
+        assert_eq!((c.args_matched, c.args_expected), (1, 1));
+    }
+
+    #[test]
+    fn deep_nesting_and_huge_numbers_do_not_break_scoring() {
+        let s = suite();
+        for depth in [1, 64, 120, 127, 128, 129, 300, 1000] {
+            let args = format!(
+                r#"{{"city": "北京", "where": {}, "places": {}}}"#,
+                nested(depth, true, "where"),
+                nested(depth, false, "")
+            );
+            let r = calls(vec![call("get_weather", &args)]);
+            for case in &s.cases {
+                let (c, _) = CaseScorer::new(&s, case).score(&ToolChoice::Auto, &r);
+                assert_eq!(c.calls.len(), 1);
+            }
+            let (c, reasons) = score_in(&s, "weather", ToolChoice::Auto, &r);
+            // serde_json stops at 128 levels: shallow enough parses, deeper is invalid JSON.
+            if depth <= 64 {
+                assert!(c.calls[0].json_ok, "{depth}");
+                // `places` items must be strings: `[]` passes, `[[]]` and deeper do not.
+                let want = if depth == 1 {
+                    vec![]
+                } else {
+                    vec!["schema_violation"]
+                };
+                assert_eq!(codes(&reasons), want, "{depth}");
+            }
+            if depth >= 300 {
+                assert_eq!(c.calls[0].invalid, Some(InvalidReason::InvalidJson));
+            }
+        }
+        for args in [
+            r#"{"city": 1e400}"#,
+            r#"{"city": -1e400}"#,
+            r#"{"city": 1.7976931348623157e308}"#,
+            r#"{"city": 123456789012345678901234567890}"#,
+            r#"{"city": "\ud800"}"#,
+        ] {
+            let (c, reasons) = score_in(
+                &s,
+                "weather",
+                ToolChoice::Auto,
+                &calls(vec![call("get_weather", args)]),
+            );
+            assert!(c.calls[0].invalid.is_some(), "{args}: {c:?}");
+            assert!(!reasons.is_empty());
+        }
+    }
+
+    // ---- property: scoring never panics, and checks one CallCheck per call ----
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            prop_oneof![
+                Just("北京"),
+                Just("上海"),
+                Just(" ＢＥＩＪＩＮＧ "),
+                Just("c")
+            ]
+            .prop_map(|s| Value::String(s.into())),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("city".to_string()),
+                            Just("unit".to_string()),
+                            Just("places".to_string()),
+                            Just("where".to_string()),
+                            Just("to".to_string()),
+                            any::<String>(),
+                        ],
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn nested(depth: usize, object: bool, key: &str) -> String {
+        if object {
+            format!(
+                "{}\"北京\"{}",
+                format!("{{\"{key}\": ").repeat(depth),
+                "}".repeat(depth)
+            )
+        } else {
+            format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+        }
+    }
+
+    fn arguments() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            prop::collection::vec(any::<u8>(), 0..64)
+                .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+            json_value().prop_map(|v| v.to_string()),
+            (
+                1usize..400,
+                any::<bool>(),
+                prop_oneof![Just("city"), Just("where")]
+            )
+                .prop_map(|(d, o, k)| nested(d, o, k)),
+            (1usize..400).prop_map(|d| format!(
+                "{{\"city\": \"北京\", \"places\": {}}}",
+                nested(d, false, "")
+            )),
+            prop_oneof![
+                Just("1e400".to_string()),
+                Just("-1e400".to_string()),
+                Just(format!("{{\"city\": {}}}", "9".repeat(500))),
+                Just(r#"{"city": 1.7976931348623157e308, "unit": -0.0}"#.to_string()),
+                Just(r#"{"city": "\ud800"}"#.to_string()),
+                Just(r#"{"city": "\u0000𝔘𝔫𝔦𝔠𝔬𝔡𝔢\u200b"}"#.to_string()),
+                Just(String::new()),
+                Just("null".to_string()),
+            ],
+        ]
+    }
+
+    fn tool_call() -> impl Strategy<Value = ToolCall> {
+        (
+            prop_oneof![
+                Just("get_weather".to_string()),
+                Just("send_email".to_string()),
+                any::<String>(),
+            ],
+            arguments(),
+            proptest::option::of(any::<String>()),
+        )
+            .prop_map(|(name, arguments, id)| ToolCall {
+                id,
+                name,
+                arguments,
+            })
+    }
+
+    fn mode() -> impl Strategy<Value = ToolChoice> {
+        prop_oneof![
+            Just(ToolChoice::Auto),
+            Just(ToolChoice::None),
+            Just(ToolChoice::Required),
+            Just(ToolChoice::Function("get_weather".into())),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn scoring_never_panics_and_checks_every_call(
+            tool_calls in prop::collection::vec(tool_call(), 0..5),
+            text in proptest::option::of(any::<String>()),
+            mode in mode(),
+        ) {
+            let s = suite();
+            let response = Response { text, tool_calls, ..Response::default() };
+            for case in &s.cases {
+                let (checks, reasons) = CaseScorer::new(&s, case).score(&mode, &response);
+                prop_assert_eq!(checks.calls.len(), response.tool_calls.len());
+                prop_assert_eq!(checks.called, !response.tool_calls.is_empty());
+                prop_assert!(checks.args_matched <= checks.args_expected);
+                for (k, c) in checks.calls.iter().zip(&response.tool_calls) {
+                    prop_assert_eq!(&k.tool, &c.name);
+                    prop_assert_eq!(k.invalid.is_some(), k.schema_ok != Some(true));
+                    if k.json_ok && k.known_tool {
+                        prop_assert_eq!(
+                            k.required_present as usize + k.missing_required.len(),
+                            k.required_total as usize
+                        );
+                    }
+                    prop_assert!(k.ungrounded.len() <= k.grounding_checked as usize);
+                }
+                let invalid = checks.calls.iter().filter(|c| c.invalid.is_some()).count();
+                let invalid_reasons = reasons
+                    .iter()
+                    .filter(|r| {
+                        matches!(
+                            r.code.as_str(),
+                            "invalid_json" | "unknown_tool" | "schema_violation"
+                        )
+                    })
+                    .count();
+                prop_assert_eq!(invalid, invalid_reasons);
+            }
+        }
+    }
 }

@@ -160,7 +160,7 @@ pub fn compile(
     let cassette = model
         .cassette
         .as_ref()
-        .map(|p| path.parent().unwrap_or_else(|| Path::new("")).join(p));
+        .map(|p| lexical_join(path.parent().unwrap_or_else(|| Path::new("")), p));
     Ok(Suite {
         name,
         description: model.description,
@@ -174,6 +174,25 @@ pub fn compile(
         cassette,
         variants,
     })
+}
+
+/// `base/rel` with `.` and `..` resolved lexically where possible (`suites/../fixtures/x`
+/// becomes `fixtures/x`), so messages show the path a user would type.
+fn lexical_join(base: &Path, rel: &str) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in base.join(rel).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Lower-case hex of `bytes`.
@@ -278,19 +297,23 @@ fn compile_tools(c: &mut Checker<'_>, model: &SuiteFile) -> (Vec<Tool>, Vec<Stri
         {
             Ok(v) => v,
             Err(e) => {
-                let at = e.schema_path().to_string();
+                // The error's instance path points into the user's schema (the schema is
+                // the instance its meta-schema validates), e.g. `/properties/city/type`.
+                let pointer = e.instance_path().to_string();
+                let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
+                let at = locate_path(c.text, params.at(), &segments);
+                let field = segments.iter().fold(pfield.clone(), |f, s| {
+                    if s.chars().all(|c| c.is_ascii_digit()) {
+                        format!("{f}[{s}]")
+                    } else {
+                        format!("{f}.{s}")
+                    }
+                });
                 c.report(
-                    params.at(),
-                    format!(
-                        "{pfield}{}",
-                        if at.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({at})")
-                        }
-                    ),
+                    at,
+                    field,
                     format!("the parameter schema of `{name}` does not compile: {e}"),
-                    Some("parameters must be valid JSON Schema (draft 2020-12)".into()),
+                    Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
                 );
                 broken.push(name.clone());
                 continue;
@@ -318,6 +341,57 @@ fn compile_tools(c: &mut Checker<'_>, model: &SuiteFile) -> (Vec<Tool>, Vec<Stri
     (tools, broken)
 }
 
+/// Best-effort location of a path of keys inside the YAML under `start`: each key is
+/// searched for (as `key:` or `"key":`) after the previous one. Falls back to `start`.
+fn locate_path(text: &str, start: (u32, u32), keys: &[&str]) -> (u32, u32) {
+    let Some(mut offset) = offset_of(text, start) else {
+        return start;
+    };
+    let mut found = None;
+    for key in keys
+        .iter()
+        .filter(|k| !k.chars().all(|c| c.is_ascii_digit()))
+    {
+        let hit = [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ]
+        .iter()
+        .filter_map(|pat| text[offset..].find(pat.as_str()))
+        .min();
+        match hit {
+            Some(i) => {
+                offset += i;
+                found = Some(offset);
+                offset += key.len();
+            }
+            None => return start,
+        }
+    }
+    let Some(at) = found else { return start };
+    let line = text[..at].matches('\n').count() as u32 + 1;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    (line, text[line_start..at].chars().count() as u32 + 1)
+}
+
+fn offset_of(text: &str, (line, column): (u32, u32)) -> Option<usize> {
+    if line == 0 {
+        return None;
+    }
+    let line_start = if line == 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line as usize - 2)?.0 + 1
+    };
+    let col: usize = text[line_start..]
+        .chars()
+        .take(column.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    Some(line_start + col)
+}
+
 fn mode(spec: &ToolChoiceSpec) -> ToolChoice {
     match spec {
         ToolChoiceSpec::None => ToolChoice::None,
@@ -329,24 +403,23 @@ fn mode(spec: &ToolChoiceSpec) -> ToolChoice {
 
 fn check_modes(
     c: &mut Checker<'_>,
-    specs: &[ToolChoiceSpec],
+    specs: &[Spanned<ToolChoiceSpec>],
     tools: &dyn Fn(&str) -> bool,
-    at: (u32, u32),
     field: &str,
 ) -> Vec<ToolChoice> {
     let mut out = Vec::new();
     for s in specs {
-        if let ToolChoiceSpec::Function(f) = s
+        if let ToolChoiceSpec::Function(f) = &s.value
             && !tools(f)
         {
             c.report(
-                at,
+                s.at(),
                 field,
                 format!("tool_choice names unknown function `{f}`"),
                 Some("name one of the suite's tools".into()),
             );
         }
-        out.push(mode(s));
+        out.push(mode(&s.value));
     }
     out
 }
@@ -359,7 +432,7 @@ fn compile_matrix(
 ) -> MatrixDefaults {
     let m = &model.matrix;
     let known = |f: &str| tools.iter().any(|t| t.name == f);
-    let modes = check_modes(c, &m.tool_choice, &known, (0, 0), "matrix.tool_choice");
+    let modes = check_modes(c, &m.tool_choice, &known, "matrix.tool_choice");
     let mut chosen = Vec::new();
     for v in &m.variants {
         if !variants.contains(&v.value) {
@@ -400,10 +473,10 @@ fn compile_matrix(
             );
         }
     }
-    let repeats = m.repeats.unwrap_or(1);
+    let repeats = m.repeats.as_ref().map_or(1, |r| r.value);
     if repeats == 0 || repeats > MAX_REPEATS {
         c.report(
-            (0, 0),
+            m.repeats.as_ref().map_or((0, 0), Spanned::at),
             "matrix.repeats",
             format!("repeats must be between 1 and {MAX_REPEATS}, got {repeats}"),
             None,
@@ -486,7 +559,7 @@ fn compile_case(
     let modes = spec
         .modes
         .as_ref()
-        .map(|m| check_modes(c, m, &known, at, &format!("{field}.modes")));
+        .map(|m| check_modes(c, m, &known, &format!("{field}.modes")));
     let empty = ExpectSpec::default();
     let expect = compile_expect(
         c,
@@ -500,7 +573,7 @@ fn compile_case(
     let mut per_mode = Vec::new();
     for (j, o) in spec.per_mode.iter().enumerate() {
         let pf = format!("{field}.per_mode[{j}]");
-        let modes = check_modes(c, &o.modes, &known, at, &format!("{pf}.modes"));
+        let modes = check_modes(c, &o.modes, &known, &format!("{pf}.modes"));
         if modes.is_empty() {
             c.report(
                 at,
@@ -617,15 +690,21 @@ fn compile_messages(
     ok.then_some(out)
 }
 
+/// Text checks; the regex is matched against the normalised answer, case-insensitively
+/// when the suite folds case.
 fn compile_text_checks(
     c: &mut Checker<'_>,
     contains: &[String],
     regex: &Option<Spanned<String>>,
     field: &str,
+    norm: Normalizer,
 ) -> TextChecks {
-    let regex = regex
-        .as_ref()
-        .and_then(|r| match regex::Regex::new(&r.value) {
+    let regex = regex.as_ref().and_then(|r| {
+        match regex::RegexBuilder::new(&r.value)
+            .case_insensitive(norm.casefolds())
+            .size_limit(1 << 20)
+            .build()
+        {
             Ok(re) => Some(re),
             Err(e) => {
                 c.report(
@@ -640,7 +719,8 @@ fn compile_text_checks(
                 );
                 None
             }
-        });
+        }
+    });
     TextChecks {
         contains: contains.to_vec(),
         regex,
@@ -697,6 +777,7 @@ fn compile_expect(
                 &e.contains,
                 &e.regex,
                 field,
+                ctx.norm,
             )))
         }
         CaseKind::Ambiguous => {
@@ -748,7 +829,7 @@ fn compile_outcome(
         );
         return None;
     }
-    let text = compile_text_checks(c, &o.contains, &o.regex, field);
+    let text = compile_text_checks(c, &o.contains, &o.regex, field, ctx.norm);
     if let Some(calls) = &o.calls {
         if !text.is_empty() {
             c.report(
@@ -895,4 +976,29 @@ fn compile_thresholds(c: &mut Checker<'_>, model: &SuiteFile) -> Vec<Threshold> 
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cassette_paths_resolve_dot_dot_lexically() {
+        let j = |b: &str, r: &str| lexical_join(Path::new(b), r).display().to_string();
+        assert_eq!(j("suites", "../fixtures/w.jsonl"), "fixtures/w.jsonl");
+        assert_eq!(j("", "../w.jsonl"), "../w.jsonl");
+        assert_eq!(j("/a/b", "./c/../d.jsonl"), "/a/b/d.jsonl");
+        assert_eq!(j("a", "../../w.jsonl"), "../w.jsonl");
+    }
+
+    #[test]
+    fn a_schema_error_points_at_the_bad_key() {
+        let text = "tools:\n  - name: t\n    parameters:\n      type: object\n      properties:\n        city: { type: strin }\n";
+        assert_eq!(
+            locate_path(text, (4, 7), &["properties", "city", "type"]),
+            (6, 17)
+        );
+        // A key that is not found falls back to the schema's own location.
+        assert_eq!(locate_path(text, (4, 7), &["properties", "town"]), (4, 7));
+    }
 }

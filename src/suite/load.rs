@@ -153,7 +153,7 @@ fn hint_for(message: &str) -> Option<String> {
     } else if m.contains("invalid type") || m.contains("invalid value") {
         Some("check the value's type against docs/suite-format.md (quote text that looks like a number or boolean)".into())
     } else {
-        None
+        Some("fix the YAML here: check indentation, that `-` items sit under a key, and quoting (quote text containing `: ` or starting with `{`, `[`, `*`, `&`)".into())
     }
 }
 

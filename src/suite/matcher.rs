@@ -721,6 +721,7 @@ fn compile_primary(
                 ));
             };
             let re = regex::RegexBuilder::new(pattern)
+                .case_insensitive(ctx.norm.casefolds())
                 .size_limit(1 << 20)
                 .build()
                 .map_err(|e| {

@@ -122,7 +122,7 @@ pub struct CaseSpec {
     pub expect: Option<ExpectSpec>,
     /// Run this case only under these tool_choice modes.
     #[serde(default)]
-    pub modes: Option<Vec<ToolChoiceSpec>>,
+    pub modes: Option<Vec<Spanned<ToolChoiceSpec>>>,
     /// A different kind and expectation under particular tool_choice modes.
     #[serde(default)]
     pub per_mode: Vec<PerModeSpec>,
@@ -133,7 +133,7 @@ pub struct CaseSpec {
 #[serde(deny_unknown_fields)]
 pub struct PerModeSpec {
     /// The modes this override applies to.
-    pub modes: Vec<ToolChoiceSpec>,
+    pub modes: Vec<Spanned<ToolChoiceSpec>>,
     /// The kind under these modes.
     pub kind: CaseKind,
     /// The expectation under these modes.
@@ -306,10 +306,10 @@ pub struct MatrixSpec {
     pub variants: Vec<Spanned<String>>,
     /// tool_choice modes (default: `[auto]`).
     #[serde(default)]
-    pub tool_choice: Vec<ToolChoiceSpec>,
+    pub tool_choice: Vec<Spanned<ToolChoiceSpec>>,
     /// How many times each trial is repeated (default 1).
     #[serde(default)]
-    pub repeats: Option<u32>,
+    pub repeats: Option<Spanned<u32>>,
 }
 
 /// A metric bound that decides the exit code.

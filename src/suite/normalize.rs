@@ -37,6 +37,11 @@ impl Normalizer {
         *self == Normalizer::default()
     }
 
+    /// True when case is folded: regexes are then matched case-insensitively too.
+    pub fn casefolds(&self) -> bool {
+        self.casefold
+    }
+
     /// The rules this normaliser applies, for reports.
     pub fn rules(&self) -> Vec<NormalizeRule> {
         let mut rules = Vec::new();

@@ -65,6 +65,10 @@ impl<T: JsonSchema> JsonSchema for Spanned<T> {
         T::schema_name()
     }
 
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         T::json_schema(generator)
     }

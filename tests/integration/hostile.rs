@@ -1,0 +1,155 @@
+//! Hostile input: each is refused with exit 2, quickly, and never with a panic.
+
+use std::time::Duration;
+
+use crate::support::{BAD_INPUT, Output, Toolgauge, fixture_text};
+
+/// Far above what refusing takes (well under a second for a debug binary), yet tight
+/// enough to catch a parser that expands a bomb or walks a huge document.
+const QUICK: Duration = Duration::from_secs(5);
+
+/// Run `toolgauge run FILE` in `t` and check it is refused quickly without a panic.
+#[track_caller]
+fn refuse_quickly(t: &Toolgauge, args: &[&str]) -> Output {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", "out"]);
+    let o = t.run(&all).expect_code(BAD_INPUT);
+    assert!(
+        o.elapsed < QUICK,
+        "`toolgauge {}` took {:?}",
+        o.args,
+        o.elapsed
+    );
+    assert!(!t.path().join("out").exists(), "no run directory is made");
+    o
+}
+
+/// A suite whose first tool's `parameters` is `parameters` (text after `parameters: `).
+fn suite_with_parameters(parameters: &str) -> String {
+    format!(
+        "name: hostile\ntools:\n  - name: t\n    description: d\n    parameters: {parameters}\ncases:\n  - {{ id: a, kind: should_not_call, prompt: hi }}\n"
+    )
+}
+
+#[test]
+fn alias_expansion_bomb_in_parameters_is_refused_quickly() {
+    let t = Toolgauge::new();
+    // Nine levels of anchors, each repeating the previous one ten times: 10^9 nodes if
+    // expanded.
+    let mut yaml = String::from(
+        "name: bomb\ntools:\n  - name: t\n    description: d\n    parameters:\n      type: object\n",
+    );
+    yaml.push_str("      x0: &a0 [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+    for level in 1..9 {
+        let refs = vec![format!("*a{}", level - 1); 10].join(",");
+        yaml.push_str(&format!("      x{level}: &a{level} [{refs}]\n"));
+    }
+    yaml.push_str("cases:\n  - { id: a, kind: should_not_call, prompt: hi }\n");
+    t.write("bomb.yaml", yaml);
+    refuse_quickly(&t, &["bomb.yaml"]).stderr_has(&[
+        "error: bomb.yaml:",
+        "too large or too deeply nested",
+        "hint: ",
+        "anchors that expand into huge documents are refused",
+    ]);
+}
+
+#[test]
+fn nesting_5000_levels_deep_is_refused_quickly() {
+    let n = 5000;
+    let t = Toolgauge::new();
+    t.write(
+        "deep_lists.yaml",
+        suite_with_parameters(&format!("{}{}", "[".repeat(n), "]".repeat(n))),
+    );
+    t.write(
+        "deep_maps.yaml",
+        suite_with_parameters(&format!("{}1{}", "{a: ".repeat(n), "}".repeat(n))),
+    );
+    for file in ["deep_lists.yaml", "deep_maps.yaml"] {
+        refuse_quickly(&t, &[file]).stderr_has(&[
+            &format!("error: {file}:5:"),
+            "hint: the file is too large or too deeply nested",
+        ]);
+    }
+}
+
+#[test]
+fn invalid_utf8_is_refused_with_its_line_and_column() {
+    let t = Toolgauge::new();
+    t.write(
+        "latin1.yaml",
+        b"name: weather\ndescription: caf\xc3\xa9 \xff\xfe\ntools: []\n",
+    );
+    refuse_quickly(&t, &["latin1.yaml"]).stderr_has(&[
+        // `description: café ` is 18 characters; the bad byte is the 19th.
+        "error: latin1.yaml:2:19: the file is not valid UTF-8 (byte offset 33)",
+        "hint: save the suite as UTF-8",
+    ]);
+}
+
+#[test]
+fn file_over_16_mib_is_refused_before_parsing() {
+    let t = Toolgauge::new();
+    // A valid suite padded with comments: only its size is wrong.
+    let mut text = fixture_text("weather.yaml");
+    let pad = format!("# {}\n", "x".repeat(1021));
+    while text.len() <= 16 * 1024 * 1024 {
+        text.push_str(&pad);
+    }
+    t.write("huge.yaml", &text);
+    refuse_quickly(&t, &["huge.yaml"]).stderr_has(&[
+        &format!(
+            "error: huge.yaml: suite file is {} bytes, over the limit of 16777216 bytes",
+            text.len()
+        ),
+        "hint: split the suite into several files",
+    ]);
+}
+
+#[test]
+fn cassette_with_a_corrupt_middle_line_is_refused_with_its_line_number() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("weather.yaml");
+    let script = t.fixture("weather_script.yaml");
+    t.run(&[
+        "cassette",
+        "write",
+        &suite,
+        "--script",
+        &script,
+        "--out",
+        "good.jsonl",
+        "--target",
+        "openai:gpt-4o-mini",
+    ])
+    .expect_code(0);
+    let corrupt: Vec<String> = t
+        .read("good.jsonl")
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 2 {
+                l[..l.len() / 2].to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    t.write("corrupt.jsonl", corrupt.join("\n") + "\n");
+    refuse_quickly(
+        &t,
+        &[
+            &suite,
+            "--target",
+            "openai:gpt-4o-mini",
+            "--cassette",
+            "corrupt.jsonl",
+        ],
+    )
+    .stderr_has(&[
+        "error: cassette `corrupt.jsonl` line 3: invalid entry",
+        "hint: see docs/cassettes.md",
+    ]);
+}

@@ -1,0 +1,14 @@
+//! Command-line integration tests: one test binary that runs the debug `toolgauge`
+//! binary in scratch directories and checks exit codes, messages and run directories.
+//!
+//! Fixtures live in `tests/integration/fixtures/`; tests copy what they need into a
+//! temporary directory so messages name short relative paths.
+
+mod bad_input;
+mod cassettes;
+mod hostile;
+mod readme;
+mod run;
+mod schema;
+mod support;
+mod validate;

@@ -1,0 +1,372 @@
+//! `toolgauge run` against scripted targets: exit codes, stdout, and every file of the
+//! run directory.
+
+use std::sync::OnceLock;
+
+use sha2::{Digest, Sha256};
+
+use crate::support::{OK, Output, RUN_INCOMPLETE, THRESHOLD_FAILED, Toolgauge, fixture_text};
+
+/// Trials of `fixtures/weather.yaml` as declared: 4 cases × 2 variants × 2 modes × 1.
+const WEATHER_TRIALS: usize = 16;
+
+/// Run the weather fixture with `extra` arguments into run directory `out`.
+fn run_weather(t: &Toolgauge, out: &str, extra: &[&str]) -> Output {
+    let suite = t.fixture("weather.yaml");
+    let mut args = vec!["run", suite.as_str(), "--out", out];
+    args.extend_from_slice(extra);
+    t.run(&args)
+}
+
+/// The plain oracle run of the weather fixture, made once and read by several tests (each
+/// `run` of the debug binary costs about half a second, mostly building the tokenizer).
+fn oracle() -> &'static (Toolgauge, Output) {
+    static RUN: OnceLock<(Toolgauge, Output)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let t = Toolgauge::shared();
+        let o = run_weather(&t, "out", &[]);
+        (t, o)
+    })
+}
+
+#[test]
+fn oracle_passes_every_trial_and_exits_0() {
+    let (t, o) = oracle();
+    o.assert_code(OK);
+    o.stdout_has(&[
+        "weather: 16 trials, 16 passed, 0 failed, 0 errors",
+        "scripted:oracle",
+        "accuracy >= 0.8 (overall)",
+        "run written to out",
+    ]);
+    let dir = t.run_dir("out");
+    dir.assert_complete();
+    let trials = dir.trials();
+    assert_eq!(trials.len(), WEATHER_TRIALS);
+    assert!(
+        trials.iter().all(|x| x["verdict"] == "pass"),
+        "every oracle trial passes"
+    );
+}
+
+#[test]
+fn quiet_prints_exactly_one_line() {
+    let t = Toolgauge::new();
+    let o = run_weather(&t, "out", &["--quiet"]).expect_code(OK);
+    assert_eq!(o.stdout.lines().count(), 1, "stdout:\n{}", o.stdout);
+    o.stdout_has(&["weather: 16/16 passed (100%), 0 errors, thresholds ok -> out"]);
+    t.run_dir("out").assert_complete();
+}
+
+#[test]
+fn format_json_writes_summary_json_and_no_csv() {
+    let t = Toolgauge::new();
+    run_weather(&t, "out", &["--format", "json"]).expect_code(OK);
+    let dir = t.run_dir("out");
+    for f in ["run.json", "trials.jsonl", "summary.json"] {
+        assert!(dir.has(f), "--format json still writes {f}");
+    }
+    for f in ["trials.csv", "summary.csv"] {
+        assert!(!dir.has(f), "--format json must not write {f}");
+    }
+}
+
+#[test]
+fn trials_csv_starts_with_the_documented_columns_and_has_one_row_per_trial() {
+    let (t, o) = oracle();
+    o.assert_code(OK);
+    let (header, rows) = t.run_dir("out").csv("trials.csv");
+    // The columns the run directory promises first, in this order (`verdict` sits
+    // between `passed` and `reasons`, as docs/reports.md documents).
+    let documented = [
+        "case_id",
+        "kind",
+        "target",
+        "variant",
+        "tool_choice",
+        "repeat",
+        "passed",
+        "verdict",
+        "reasons",
+    ];
+    assert_eq!(
+        &header[..documented.len().min(header.len())],
+        &documented[..],
+        "trials.csv must start with these columns in this order; header is {header:?}"
+    );
+    assert_eq!(rows.len(), WEATHER_TRIALS, "one row per trial");
+    for row in &rows {
+        assert_eq!(
+            row.len(),
+            header.len(),
+            "every row has every column: {row:?}"
+        );
+        assert_eq!(row[2], "scripted:oracle");
+        assert_eq!(row[6], "true");
+    }
+    let first: Vec<&str> = rows[0][..6].iter().map(String::as_str).collect();
+    assert_eq!(
+        first,
+        [
+            "beijing-today",
+            "should_call",
+            "scripted:oracle",
+            "vague",
+            "auto",
+            "0"
+        ]
+    );
+}
+
+#[test]
+fn trials_jsonl_has_one_line_per_trial_with_verdict_and_checks() {
+    let (t, o) = oracle();
+    o.assert_code(OK);
+    let trials = t.run_dir("out").trials();
+    assert_eq!(trials.len(), WEATHER_TRIALS);
+    for x in &trials {
+        assert!(x["case_id"].is_string(), "{x}");
+        assert_eq!(x["verdict"], "pass", "{x}");
+        assert!(
+            x["checks"].is_object(),
+            "a scored trial records its checks: {x}"
+        );
+        assert!(x["checks"]["called"].is_boolean(), "{x}");
+        assert!(x["response"].is_object(), "{x}");
+    }
+    let two = trials
+        .iter()
+        .find(|x| x["case_id"] == "two-cities")
+        .expect("two-cities was run");
+    assert_eq!(two["checks"]["calls"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn summary_json_has_version_1_and_one_cell_per_matrix_cell() {
+    let (t, o) = oracle();
+    o.assert_code(OK);
+    let s = t.run_dir("out").json("summary.json");
+    assert_eq!(s["summary_version"], 1);
+    assert_eq!(s["suite"], "weather");
+    let cells = s["cells"].as_array().expect("cells is a list");
+    let names: Vec<String> = cells
+        .iter()
+        .map(|c| format!("{} {} {}", c["target"], c["variant"], c["tool_choice"]))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            r#""scripted:oracle" "vague" "auto""#,
+            r#""scripted:oracle" "vague" "required""#,
+            r#""scripted:oracle" "clear" "auto""#,
+            r#""scripted:oracle" "clear" "required""#,
+        ]
+    );
+    for c in cells {
+        assert!(c["metrics"].is_object(), "{c}");
+        assert!(c["tool_definition_tokens"].as_u64().unwrap_or(0) > 0, "{c}");
+    }
+    assert!(s["overall"].is_object());
+    assert_eq!(s["thresholds"][0]["metric"], "accuracy");
+    assert_eq!(s["thresholds"][0]["ok"], true);
+}
+
+#[test]
+fn run_json_records_the_suite_hash_and_matrix() {
+    let (t, o) = oracle();
+    o.assert_code(OK);
+    let meta = t.run_dir("out").json("run.json");
+    let bytes = std::fs::read(t.path().join("weather.yaml")).unwrap();
+    let hash: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        meta["suite"]["hash"],
+        hash.as_str(),
+        "SHA-256 of the suite file"
+    );
+    assert_eq!(meta["suite"]["name"], "weather");
+    assert_eq!(
+        meta["matrix"],
+        serde_json::json!({
+            "targets": ["scripted:oracle"],
+            "variants": ["vague", "clear"],
+            "tool_choice": ["auto", "required"],
+            "repeats": 1,
+        })
+    );
+    assert_eq!(meta["trials_planned"], WEATHER_TRIALS);
+    assert_eq!(meta["trials_written"], WEATHER_TRIALS);
+    assert!(meta["finished_at"].is_string());
+}
+
+#[test]
+fn failed_threshold_exits_1_and_names_the_metric_and_scope() {
+    let t = Toolgauge::new();
+    // Add a per-cell gate to the suite's overall accuracy gate.
+    let suite =
+        fixture_text("weather.yaml") + "  - { metric: trigger_recall, min: 0.9, variant: clear }\n";
+    t.write("gated.yaml", suite);
+    let o = t
+        .run(&[
+            "run",
+            "gated.yaml",
+            "--out",
+            "out",
+            "--target",
+            "scripted:no_call",
+        ])
+        .expect_code(THRESHOLD_FAILED);
+    o.stderr_has(&[
+        "threshold failed:",
+        "accuracy (overall)",
+        "trigger_recall (scripted:no_call × clear × auto)",
+        "trigger_recall (scripted:no_call × clear × required)",
+    ]);
+    assert!(
+        !o.stderr
+            .contains("trigger_recall (scripted:no_call × vague"),
+        "the gate is on variant clear only:\n{}",
+        o.stderr
+    );
+    let s = t.run_dir("out").json("summary.json");
+    let failed: Vec<&str> = s["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ok"] == false)
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["accuracy", "trigger_recall", "trigger_recall"]);
+}
+
+#[test]
+fn provider_errors_exit_3_and_keep_every_trial_in_the_journal() {
+    let t = Toolgauge::new();
+    let o = run_weather(&t, "out", &["--target", "scripted:error"]).expect_code(RUN_INCOMPLETE);
+    o.stderr_has(&[
+        "16 of 16 trials could not be completed",
+        "scripted provider error",
+    ]);
+    let dir = t.run_dir("out");
+    dir.assert_complete();
+    let trials = dir.trials();
+    assert_eq!(trials.len(), WEATHER_TRIALS, "no trial is lost");
+    for x in &trials {
+        assert_eq!(x["verdict"], "error", "{x}");
+        assert!(
+            x["reasons"][0]["message"].is_string(),
+            "an errored trial says why: {x}"
+        );
+    }
+    let meta = dir.json("run.json");
+    assert_eq!(meta["trials_written"], WEATHER_TRIALS);
+    let (_, rows) = dir.csv("trials.csv");
+    assert_eq!(rows.len(), WEATHER_TRIALS);
+}
+
+/// Run the weather fixture with `overrides` and check the trial count everywhere.
+fn assert_trials(overrides: &[&str], code: i32, expected: usize, matrix: serde_json::Value) {
+    let t = Toolgauge::new();
+    run_weather(&t, "out", overrides).expect_code(code);
+    let dir = t.run_dir("out");
+    assert_eq!(
+        dir.trials().len(),
+        expected,
+        "trials.jsonl with {overrides:?}"
+    );
+    assert_eq!(
+        dir.csv("trials.csv").1.len(),
+        expected,
+        "trials.csv with {overrides:?}"
+    );
+    let meta = dir.json("run.json");
+    assert_eq!(meta["trials_planned"], expected);
+    assert_eq!(meta["matrix"], matrix, "run.json matrix with {overrides:?}");
+}
+
+#[test]
+fn target_override_runs_every_cell_for_each_target() {
+    assert_trials(
+        &[
+            "--target",
+            "scripted:oracle",
+            "-t",
+            "scripted:duplicate",
+            "--quiet",
+        ],
+        // duplicate fails every should_call trial, so the accuracy gate fails.
+        THRESHOLD_FAILED,
+        2 * WEATHER_TRIALS,
+        serde_json::json!({
+            "targets": ["scripted:oracle", "scripted:duplicate"],
+            "variants": ["vague", "clear"],
+            "tool_choice": ["auto", "required"],
+            "repeats": 1,
+        }),
+    );
+}
+
+#[test]
+fn variant_override_runs_only_the_named_variant() {
+    assert_trials(
+        &["--variant", "clear", "--quiet"],
+        OK,
+        WEATHER_TRIALS / 2,
+        serde_json::json!({
+            "targets": ["scripted:oracle"],
+            "variants": ["clear"],
+            "tool_choice": ["auto", "required"],
+            "repeats": 1,
+        }),
+    );
+}
+
+#[test]
+fn tool_choice_override_replaces_the_suite_modes() {
+    assert_trials(
+        &["--tool-choice", "none,auto,function:get_weather", "--quiet"],
+        OK,
+        3 * WEATHER_TRIALS / 2,
+        serde_json::json!({
+            "targets": ["scripted:oracle"],
+            "variants": ["vague", "clear"],
+            "tool_choice": ["none", "auto", "function:get_weather"],
+            "repeats": 1,
+        }),
+    );
+}
+
+#[test]
+fn repeats_override_multiplies_the_trials() {
+    assert_trials(
+        &["--repeats", "3", "--quiet"],
+        OK,
+        3 * WEATHER_TRIALS,
+        serde_json::json!({
+            "targets": ["scripted:oracle"],
+            "variants": ["vague", "clear"],
+            "tool_choice": ["auto", "required"],
+            "repeats": 3,
+        }),
+    );
+}
+
+#[test]
+fn stdout_has_no_ansi_escapes_when_not_a_terminal() {
+    // The oracle's 100% accuracy would be printed green on a terminal.
+    let (_, o) = oracle();
+    o.assert_code(OK);
+    assert!(
+        o.stdout.contains("overall"),
+        "the table is printed:\n{}",
+        o.stdout
+    );
+    assert!(
+        !o.stdout.contains('\u{1b}'),
+        "stdout is a pipe, so no ANSI escapes:\n{:?}",
+        o.stdout
+    );
+    assert!(!o.stderr.contains('\u{1b}'), "{:?}", o.stderr);
+}

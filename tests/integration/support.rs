@@ -1,0 +1,342 @@
+//! Test support: [`Toolgauge`] runs the binary in a scratch directory and returns its
+//! exit code and output; [`RunDir`] reads the files of a run directory.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Exit codes, as documented in `src/exit.rs`.
+pub const OK: i32 = 0;
+/// A threshold failed.
+pub const THRESHOLD_FAILED: i32 = 1;
+/// Bad input.
+pub const BAD_INPUT: i32 = 2;
+/// The run could not complete.
+pub const RUN_INCOMPLETE: i32 = 3;
+
+/// How long any single invocation may take before the test fails (a debug binary on a
+/// busy 2-core CI machine; real runs here take well under a second).
+const COMMAND_LIMIT: Duration = Duration::from_secs(60);
+
+/// The repository root (the current directory of the README's commands).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fixtures directory of this test binary.
+pub fn fixtures_dir() -> PathBuf {
+    repo_root().join("tests/integration/fixtures")
+}
+
+/// The text of fixture `name` (a path under `fixtures/`).
+pub fn fixture_text(name: &str) -> String {
+    let path = fixtures_dir().join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("failed to read fixture {}: {e}", path.display()))
+}
+
+/// The `toolgauge` binary run in its own temporary directory.
+pub struct Toolgauge {
+    dir: tempfile::TempDir,
+}
+
+impl Toolgauge {
+    /// A fresh scratch directory.
+    pub fn new() -> Toolgauge {
+        Toolgauge {
+            dir: tempfile::tempdir().expect("failed to create a temporary directory"),
+        }
+    }
+
+    /// A scratch directory under Cargo's `CARGO_TARGET_TMPDIR`, for a run shared by
+    /// several tests through a `static` (statics are never dropped, so it is left for
+    /// `cargo clean` rather than deleted while another test still reads it).
+    pub fn shared() -> Toolgauge {
+        Toolgauge {
+            dir: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+                .expect("failed to create a directory in CARGO_TARGET_TMPDIR"),
+        }
+    }
+
+    /// The scratch directory (the binary's current directory).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Copy fixture `name` (a path under `fixtures/`) into the scratch directory under its
+    /// file name, and return that file name (what the tests pass on the command line).
+    pub fn fixture(&self, name: &str) -> String {
+        let file = Path::new(name)
+            .file_name()
+            .expect("fixture names a file")
+            .to_string_lossy()
+            .into_owned();
+        let from = fixtures_dir().join(name);
+        std::fs::copy(&from, self.path().join(&file))
+            .unwrap_or_else(|e| panic!("failed to copy fixture {}: {e}", from.display()));
+        file
+    }
+
+    /// Write `contents` to `name` in the scratch directory.
+    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) {
+        std::fs::write(self.path().join(name), contents)
+            .unwrap_or_else(|e| panic!("failed to write {name}: {e}"));
+    }
+
+    /// The text of `name` in the scratch directory.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path().join(name))
+            .unwrap_or_else(|e| panic!("failed to read {name}: {e}"))
+    }
+
+    /// The run directory `name` inside the scratch directory.
+    pub fn run_dir(&self, name: &str) -> RunDir {
+        RunDir::new(self.path().join(name))
+    }
+
+    /// Run `toolgauge ARGS` in the scratch directory.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_in(self.path(), args)
+    }
+
+    /// Run `toolgauge ARGS` with `cwd` as the current directory.
+    pub fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgauge"));
+        cmd.args(args)
+            .current_dir(cwd)
+            // Colour must be decided by "is stdout a terminal" alone (it is a pipe here).
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("FORCE_COLOR")
+            .env("RUST_BACKTRACE", "0");
+        execute(cmd, args)
+    }
+}
+
+/// What one invocation produced.
+#[derive(Debug)]
+pub struct Output {
+    /// The command line, for messages.
+    pub args: String,
+    /// The exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Fail unless the exit code is `code` and the binary did not panic; returns `self`.
+    #[track_caller]
+    pub fn expect_code(self, code: i32) -> Output {
+        self.assert_code(code);
+        self
+    }
+
+    /// Fail unless the exit code is `code` and the binary did not panic, showing the output.
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "`toolgauge {}` exited with {:?}, expected {code}\n--- stdout\n{}\n--- stderr\n{}",
+            self.args,
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        assert!(
+            !self.stderr.contains("panicked"),
+            "`toolgauge {}` panicked:\n{}",
+            self.args,
+            self.stderr
+        );
+    }
+
+    /// Fail unless stderr contains every one of `needles`.
+    #[track_caller]
+    pub fn stderr_has(&self, needles: &[&str]) -> &Output {
+        for n in needles {
+            assert!(
+                self.stderr.contains(n),
+                "stderr of `toolgauge {}` lacks {n:?}:\n{}",
+                self.args,
+                self.stderr
+            );
+        }
+        self
+    }
+
+    /// Fail unless stdout contains every one of `needles`.
+    #[track_caller]
+    pub fn stdout_has(&self, needles: &[&str]) -> &Output {
+        for n in needles {
+            assert!(
+                self.stdout.contains(n),
+                "stdout of `toolgauge {}` lacks {n:?}:\n{}",
+                self.args,
+                self.stdout
+            );
+        }
+        self
+    }
+}
+
+/// Run `cmd`, reading both pipes on threads so neither can fill and block; kill it if it
+/// outlives [`COMMAND_LIMIT`].
+fn execute(mut cmd: Command, args: &[&str]) -> Output {
+    let shown = args.join(" ");
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("failed to start toolgauge: {e}"));
+    let (tx, rx) = mpsc::channel::<()>();
+    let reader = |mut pipe: Box<dyn Read + Send>, tx: mpsc::Sender<()>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            let _ = tx.send(());
+            buf
+        })
+    };
+    let out = reader(
+        Box::new(child.stdout.take().expect("stdout is piped")),
+        tx.clone(),
+    );
+    let err = reader(Box::new(child.stderr.take().expect("stderr is piped")), tx);
+    for _ in 0..2 {
+        let left = COMMAND_LIMIT.saturating_sub(start.elapsed());
+        if rx.recv_timeout(left).is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`toolgauge {shown}` did not finish within {COMMAND_LIMIT:?}");
+        }
+    }
+    let status = child.wait().expect("failed to wait for toolgauge");
+    let elapsed = start.elapsed();
+    let text = |h: std::thread::JoinHandle<Vec<u8>>| {
+        String::from_utf8_lossy(&h.join().expect("pipe reader panicked")).into_owned()
+    };
+    Output {
+        args: shown,
+        code: status.code(),
+        stdout: text(out),
+        stderr: text(err),
+        elapsed,
+    }
+}
+
+/// The files of a run directory.
+pub struct RunDir {
+    /// The directory.
+    pub path: PathBuf,
+}
+
+/// The five files of a complete run directory.
+pub const RUN_FILES: &[&str] = &[
+    "run.json",
+    "trials.jsonl",
+    "summary.json",
+    "trials.csv",
+    "summary.csv",
+];
+
+impl RunDir {
+    /// The run directory at `path`.
+    pub fn new(path: PathBuf) -> RunDir {
+        RunDir { path }
+    }
+
+    /// True when the directory holds `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.path.join(name).is_file()
+    }
+
+    /// Fail unless all five run files are present.
+    #[track_caller]
+    pub fn assert_complete(&self) {
+        for f in RUN_FILES {
+            assert!(self.has(f), "{} lacks {f}", self.path.display());
+        }
+    }
+
+    fn text(&self, name: &str) -> String {
+        let p = self.path.join(name);
+        std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("failed to read {}: {e}", p.display()))
+    }
+
+    /// A JSON file, parsed.
+    pub fn json(&self, name: &str) -> Value {
+        serde_json::from_str(&self.text(name)).unwrap_or_else(|e| panic!("{name} is not JSON: {e}"))
+    }
+
+    /// `trials.jsonl`, one value per line (every line must parse).
+    pub fn trials(&self) -> Vec<Value> {
+        self.text("trials.jsonl")
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("trials.jsonl line {} is not JSON: {e}", i + 1))
+            })
+            .collect()
+    }
+
+    /// A CSV file: its header and rows.
+    pub fn csv(&self, name: &str) -> (Vec<String>, Vec<Vec<String>>) {
+        let text = self.text(name);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let header = r
+            .headers()
+            .unwrap_or_else(|e| panic!("{name}: bad header: {e}"))
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let rows = r
+            .records()
+            .map(|rec| {
+                rec.unwrap_or_else(|e| panic!("{name}: bad row: {e}"))
+                    .iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
+        (header, rows)
+    }
+}
+
+/// The verdict of each trial keyed by case, variant, tool_choice and repeat (not target),
+/// with its reasons and checks: what must agree between two runs of the same responses.
+pub fn verdicts(trials: &[Value]) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = trials
+        .iter()
+        .map(|t| {
+            let key = format!(
+                "{} × {} × {} #{}",
+                t["case_id"].as_str().unwrap_or_default(),
+                t["variant"].as_str().unwrap_or_default(),
+                t["tool_choice"].as_str().unwrap_or_default(),
+                t["repeat"]
+            );
+            let facts = serde_json::json!({
+                "verdict": t["verdict"],
+                "reasons": t["reasons"],
+                "checks": t["checks"],
+            });
+            (key, facts)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
