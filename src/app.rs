@@ -12,7 +12,7 @@ use crate::cli::{CassetteCommand, CassetteWriteArgs, Cli, Command, RunArgs, Vali
 use crate::exit;
 use crate::provider::cassette::{
     Cassette, CassetteEntry, CassetteHeader, CassetteSource, CassetteWriter, ReplayProvider,
-    request_hash,
+    RequestHasher,
 };
 use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, Target, ToolChoice};
@@ -20,7 +20,7 @@ use crate::report::terminal::{self, TerminalOptions};
 use crate::report::{self, MatrixRef, RunMeta, RunReport, SuiteRef, Summary, VariantTokens};
 use crate::runner::{self, Plan, RunOptions};
 use crate::score::prices::PriceTable;
-use crate::score::{TrialRecord, Verdict, tokens};
+use crate::score::{TrialRecord, Verdict};
 use crate::suite::{self, Suite};
 
 /// An error that ends a command, with its exit code.
@@ -367,14 +367,17 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
     };
     std::fs::create_dir_all(&dir).map_err(|e| io("create the run directory", e))?;
 
-    let variant_tokens: Vec<VariantTokens> = r
-        .variants
-        .iter()
-        .map(|v| VariantTokens {
-            variant: v.clone(),
-            tool_definition_tokens: tokens::tool_definition_tokens(&plan.tools_for(v)),
-        })
-        .collect();
+    // Loading the tokenizer takes a noticeable fraction of a second: count the variants'
+    // tool-definition tokens on another thread while the trials run.
+    let variant_tokens = |plan: &Plan| -> Vec<VariantTokens> {
+        r.variants
+            .iter()
+            .map(|v| VariantTokens {
+                variant: v.clone(),
+                tool_definition_tokens: plan.tool_tokens(v),
+            })
+            .collect()
+    };
     let mut meta = RunMeta {
         run_format: report::RUN_FORMAT,
         toolgauge_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -399,10 +402,8 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
             .iter()
             .map(|v| (v.clone(), plan.tools_for(v).as_ref().clone()))
             .collect::<IndexMap<_, _>>(),
-        tool_definition_tokens: variant_tokens
-            .iter()
-            .map(|v| (v.variant.clone(), v.tool_definition_tokens))
-            .collect(),
+        // Filled in when the run ends (counted while the trials run).
+        tool_definition_tokens: IndexMap::new(),
         trials_planned: trials.len() as u64,
         trials_written: 0,
         started_at: jiff::Timestamp::now().to_string(),
@@ -419,20 +420,29 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
         .enable_all()
         .build()
         .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?;
-    runtime.block_on(runner::execute(
-        &plan,
-        trials,
-        &providers,
-        options,
-        |i, record| {
-            if journal_error.is_none()
-                && let Err(e) = journal.append(&record)
-            {
-                journal_error = Some(e);
-            }
-            records[i] = Some(record);
-        },
-    ));
+    let variant_tokens = std::thread::scope(|scope| {
+        let counting = scope.spawn(|| variant_tokens(&plan));
+        runtime.block_on(runner::execute(
+            &plan,
+            trials,
+            &providers,
+            options,
+            |i, record| {
+                if journal_error.is_none()
+                    && let Err(e) = journal.append(&record)
+                {
+                    journal_error = Some(e);
+                }
+                records[i] = Some(record);
+            },
+        ));
+        // The counting thread only tokenizes; should it ever panic, count again here.
+        counting.join().unwrap_or_else(|_| variant_tokens(&plan))
+    });
+    meta.tool_definition_tokens = variant_tokens
+        .iter()
+        .map(|v| (v.variant.clone(), v.tool_definition_tokens))
+        .collect();
     if let Some(e) = journal_error {
         return Err(io("write the journal in", e));
     }
@@ -553,27 +563,42 @@ fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?;
-    let mut entries = Vec::new();
+    // Entries stream to a temporary file beside the cassette, which replaces the old one
+    // only when every trial had a response: memory stays flat for large suites, and a
+    // failed write never leaves a half cassette behind.
+    let tmp = out.with_extension("jsonl.partial");
+    let write_err = |e: std::io::Error| {
+        AppError::Incomplete(format!("failed to write `{}`: {e}", tmp.display()))
+    };
+    let mut w = CassetteWriter::create(&tmp, &header).map_err(write_err)?;
+    let hasher = RequestHasher::default();
+    let mut written = 0usize;
     let mut missing = Vec::new();
     for t in plan.trials() {
         let (request, key) = plan.request(t);
         let target = &plan.cells[t.cell].target;
         match runtime.block_on(scripted.complete(&request, &key)) {
-            Ok(response) => entries.push(CassetteEntry {
-                key: request_hash(target, &request),
-                repeat: key.repeat,
-                case_id: key.case_id.clone(),
-                target: key.target.clone(),
-                variant: key.variant.clone(),
-                tool_choice: key.tool_choice.to_string(),
-                request: Some(request),
-                response,
-                raw: None,
-            }),
+            Ok(response) => {
+                let entry = CassetteEntry {
+                    key: hasher.hash(target, &request),
+                    repeat: key.repeat,
+                    case_id: key.case_id.clone(),
+                    target: key.target.clone(),
+                    variant: key.variant.clone(),
+                    tool_choice: key.tool_choice.to_string(),
+                    request: Some(request),
+                    response,
+                    raw: None,
+                };
+                w.append(&entry).map_err(write_err)?;
+                written += 1;
+            }
             Err(e) => missing.push(e.to_string()),
         }
     }
+    drop(w);
     if !missing.is_empty() {
+        let _ = std::fs::remove_file(&tmp);
         return Err(AppError::bad(
             format!(
                 "{} trial(s) have no scripted response; first: {}",
@@ -585,13 +610,8 @@ fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
             ),
         ));
     }
-    let mut w = CassetteWriter::create(&out, &header)
+    std::fs::rename(&tmp, &out)
         .map_err(|e| AppError::Incomplete(format!("failed to write `{}`: {e}", out.display())))?;
-    for e in &entries {
-        w.append(e).map_err(|e| {
-            AppError::Incomplete(format!("failed to write `{}`: {e}", out.display()))
-        })?;
-    }
-    println!("wrote {} entries to {}", entries.len(), out.display());
+    println!("wrote {written} entries to {}", out.display());
     Ok(())
 }

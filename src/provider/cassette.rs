@@ -12,13 +12,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Provider, ProviderError, Request, Response, Target, TrialKey};
+use super::{Provider, ProviderError, Request, Response, Target, ToolDefinition, TrialKey};
 use crate::suite::compile::hex;
 
 /// The format version written in headers.
@@ -84,6 +85,18 @@ pub struct CassetteEntry {
     /// The provider's raw response body, when recorded live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Value>,
+}
+
+/// The fields replay needs from an entry; the rest (the stored request, the raw body)
+/// is skipped without being built.
+#[derive(Deserialize)]
+struct ReplayEntry {
+    key: String,
+    #[serde(default)]
+    repeat: u32,
+    #[serde(default)]
+    case_id: String,
+    response: Response,
 }
 
 /// Why a cassette could not be read.
@@ -184,7 +197,7 @@ impl Cassette {
                 header = Some(h);
                 continue;
             }
-            match serde_json::from_str::<CassetteEntry>(text) {
+            match serde_json::from_str::<ReplayEntry>(text) {
                 Ok(e) => {
                     let slot: &mut Vec<(String, Response)> =
                         entries.entry((e.key, e.repeat)).or_default();
@@ -236,21 +249,26 @@ impl Cassette {
 
 /// Replays a cassette for one target.
 pub struct ReplayProvider {
-    cassette: std::sync::Arc<Cassette>,
+    cassette: Arc<Cassette>,
     target: Target,
+    hasher: RequestHasher,
 }
 
 impl ReplayProvider {
     /// Replay `cassette` for `target`.
-    pub fn new(cassette: std::sync::Arc<Cassette>, target: Target) -> Self {
-        ReplayProvider { cassette, target }
+    pub fn new(cassette: Arc<Cassette>, target: Target) -> Self {
+        ReplayProvider {
+            cassette,
+            target,
+            hasher: RequestHasher::default(),
+        }
     }
 }
 
 #[async_trait]
 impl Provider for ReplayProvider {
     async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
-        let hash = request_hash(&self.target, request);
+        let hash = self.hasher.hash(&self.target, request);
         self.cassette
             .get(&hash, key.repeat, &key.case_id)
             .cloned()
@@ -269,16 +287,65 @@ impl Provider for ReplayProvider {
     }
 }
 
-/// The cassette key of `request` sent to `target`: SHA-256 over canonical JSON.
+/// The cassette key of `request` sent to `target`: the SHA-256 of the canonical JSON of
+/// `{"provider", "model", "request"}` (object keys sorted at every level, compact).
 pub fn request_hash(target: &Target, request: &Request) -> String {
-    let value = serde_json::json!({
-        "provider": target.provider,
-        "model": target.model,
-        "request": request,
-    });
-    let mut canon = String::with_capacity(1024);
-    write_canonical(&value, &mut canon);
-    hex(&Sha256::digest(canon.as_bytes()))
+    RequestHasher::default().hash(target, request)
+}
+
+/// Computes [`request_hash`] for many requests, caching the canonical text of each set of
+/// tool definitions: every trial of a variant sends the same (shared) set, and writing
+/// its schemas canonically is most of the work of a hash.
+#[derive(Default)]
+pub struct RequestHasher {
+    tools: Mutex<HashMap<usize, CachedTools>>,
+}
+
+/// A set of tool definitions (held so its address stays unique) and its canonical text.
+type CachedTools = (Arc<Vec<ToolDefinition>>, Arc<str>);
+
+impl RequestHasher {
+    /// The cassette key of `request` sent to `target` (the same value as [`request_hash`]).
+    pub fn hash(&self, target: &Target, request: &Request) -> String {
+        let tools = self.tools_text(&request.tools);
+        let mut messages = String::with_capacity(256);
+        write_canonical(
+            &serde_json::to_value(&request.messages).unwrap_or(Value::Null),
+            &mut messages,
+        );
+        // Keys in sorted order: model < provider < request; messages < tool_choice < tools.
+        let mut h = Sha256::new();
+        h.update(b"{\"model\":");
+        h.update(Value::from(target.model.as_str()).to_string());
+        h.update(b",\"provider\":");
+        h.update(Value::from(target.provider.as_str()).to_string());
+        h.update(b",\"request\":{\"messages\":");
+        h.update(messages);
+        h.update(b",\"tool_choice\":");
+        h.update(Value::from(request.tool_choice.to_string()).to_string());
+        h.update(b",\"tools\":");
+        h.update(tools.as_bytes());
+        h.update(b"}}");
+        hex(&h.finalize())
+    }
+
+    fn tools_text(&self, tools: &Arc<Vec<ToolDefinition>>) -> Arc<str> {
+        // Keyed by the allocation's address; the cache holds a clone of the Arc, so the
+        // address can not be reused by another set while the entry exists.
+        let key = Arc::as_ptr(tools) as usize;
+        let mut cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, text)) = cache.get(&key) {
+            return text.clone();
+        }
+        let mut text = String::new();
+        write_canonical(
+            &serde_json::to_value(tools.as_ref()).unwrap_or(Value::Null),
+            &mut text,
+        );
+        let text: Arc<str> = text.into();
+        cache.insert(key, (tools.clone(), text.clone()));
+        text
+    }
 }
 
 /// Serialise `v` with object keys sorted at every level, so the text (and hash) does not
@@ -354,11 +421,11 @@ mod tests {
             messages: vec![Message::User {
                 content: "北京今天多少度？".into(),
             }],
-            tools: vec![ToolDefinition {
+            tools: std::sync::Arc::new(vec![ToolDefinition {
                 name: "get_weather".into(),
                 description: desc.into(),
                 parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-            }],
+            }]),
             tool_choice: ToolChoice::Auto,
         }
     }
@@ -374,6 +441,43 @@ mod tests {
         write_canonical(&b, &mut sb);
         assert_eq!(sa, sb);
         assert_eq!(sa, r#"{"a":{"x":null,"y":[1,{"p":1,"q":2}]},"b":1}"#);
+    }
+
+    /// The definition of the key, written plainly: the streaming hasher must agree.
+    fn reference_hash(target: &Target, request: &Request) -> String {
+        let value = json!({"provider": target.provider, "model": target.model, "request": request});
+        let mut canon = String::new();
+        write_canonical(&value, &mut canon);
+        hex(&Sha256::digest(canon.as_bytes()))
+    }
+
+    #[test]
+    fn the_streaming_hasher_equals_the_definition() {
+        let t = Target::parse("openai:gpt-4o-mini").unwrap();
+        let hasher = RequestHasher::default();
+        let mut r = request("Weather.");
+        r.messages.push(Message::Assistant {
+            content: None,
+            tool_calls: vec![crate::provider::ToolCall {
+                id: Some("call_1".into()),
+                name: "get_weather".into(),
+                arguments: "{\"city\":\"北京\"}".into(),
+            }],
+        });
+        r.messages.push(Message::Tool {
+            tool_call_id: "call_1".into(),
+            content: "{\"t\": 32}".into(),
+        });
+        for choice in [
+            ToolChoice::None,
+            ToolChoice::Required,
+            ToolChoice::Function("get_weather".into()),
+        ] {
+            r.tool_choice = choice;
+            assert_eq!(hasher.hash(&t, &r), reference_hash(&t, &r));
+            // Twice: the second time the tools' text comes from the cache.
+            assert_eq!(hasher.hash(&t, &r), reference_hash(&t, &r));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -142,8 +143,9 @@ impl<'de> Deserialize<'de> for ToolChoice {
 pub struct Request {
     /// The conversation so far.
     pub messages: Vec<Message>,
-    /// The tools offered, with the variant's descriptions.
-    pub tools: Vec<ToolDefinition>,
+    /// The tools offered, with the variant's descriptions. Shared: every trial of a
+    /// variant sends the same definitions, and providers may cache work per definition set.
+    pub tools: Arc<Vec<ToolDefinition>>,
     /// The tool_choice mode.
     pub tool_choice: ToolChoice,
 }

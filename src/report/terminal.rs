@@ -54,20 +54,22 @@ fn row(label: Vec<String>, m: &Metrics, color: bool) -> Vec<Cell> {
             Color::Red
         });
     }
-    let invalid = format!(
-        "{}{}",
-        pct(m.invalid_call_rate.value),
-        if m.invalid_call_rate.num > 0 {
-            format!(
-                " (json {}, tool {}, schema {})",
-                m.invalid_by_reason.invalid_json,
-                m.invalid_by_reason.unknown_tool,
-                m.invalid_by_reason.schema_violation
-            )
-        } else {
-            String::new()
-        }
-    );
+    // Only the reasons that occurred, e.g. "7% (schema 1)".
+    let b = &m.invalid_by_reason;
+    let parts: Vec<String> = [
+        ("json", b.invalid_json),
+        ("tool", b.unknown_tool),
+        ("schema", b.schema_violation),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{k} {n}"))
+    .collect();
+    let invalid = if parts.is_empty() {
+        pct(m.invalid_call_rate.value)
+    } else {
+        format!("{} ({})", pct(m.invalid_call_rate.value), parts.join(", "))
+    };
     let tokens = format!(
         "{}/{}{}",
         m.tokens.input,

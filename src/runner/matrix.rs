@@ -1,6 +1,6 @@
 //! Expanding a suite and its matrix into the ordered list of trials.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::provider::{Request, Target, ToolChoice, ToolDefinition, TrialKey};
 use crate::suite::Suite;
@@ -38,6 +38,8 @@ pub struct Plan {
     pub repeats: u32,
     /// Tool definitions per variant (shared by every trial of the variant).
     pub tools: Vec<(String, Arc<Vec<ToolDefinition>>)>,
+    /// Token size of each variant's tool definitions, counted on first use.
+    tool_tokens: Vec<OnceLock<u64>>,
 }
 
 impl Plan {
@@ -61,7 +63,7 @@ impl Plan {
                 }
             }
         }
-        let tools = variants
+        let tools: Vec<(String, Arc<Vec<ToolDefinition>>)> = variants
             .iter()
             .map(|v| {
                 (
@@ -74,7 +76,17 @@ impl Plan {
             suite,
             cells,
             repeats,
+            tool_tokens: tools.iter().map(|_| OnceLock::new()).collect(),
             tools,
+        }
+    }
+
+    /// The o200k_base token size of `variant`'s tool definitions (counted once).
+    pub fn tool_tokens(&self, variant: &str) -> u64 {
+        match self.tools.iter().position(|(v, _)| v == variant) {
+            Some(i) => *self.tool_tokens[i]
+                .get_or_init(|| crate::score::tokens::tool_definition_tokens(&self.tools[i].1)),
+            None => 0,
         }
     }
 
@@ -114,7 +126,7 @@ impl Plan {
         let case = &self.suite.cases[t.case];
         let request = Request {
             messages: case.messages.clone(),
-            tools: self.tools_for(&cell.variant).as_ref().clone(),
+            tools: self.tools_for(&cell.variant),
             tool_choice: cell.tool_choice.clone(),
         };
         let key = TrialKey {

@@ -76,7 +76,9 @@ pub async fn execute(
             match result {
                 Ok(mut response) => {
                     if response.usage.is_none() {
-                        response.usage = Some(tokens::estimate_usage(&request, &response));
+                        let tool_tokens = plan.tool_tokens(&cell.variant);
+                        response.usage =
+                            Some(tokens::estimate_usage(&request, &response, tool_tokens));
                     }
                     let (checks, reasons) = scorer.score(&cell.tool_choice, &response);
                     record.verdict = if reasons.is_empty() {

@@ -21,6 +21,14 @@ pub fn best_assignment(
     if left == 0 || right == 0 {
         return vec![None; left];
     }
+    if left == 1 {
+        // One expected item (the common case): the best right item, no matrix needed.
+        let best = (0..right)
+            .map(|j| (weight(0, j), j))
+            .filter(|(w, _)| *w > 0)
+            .max_by_key(|(w, j)| (*w, std::cmp::Reverse(*j)));
+        return vec![best.map(|(_, j)| j)];
+    }
     let matrix = Matrix::from_fn(n, n, |(i, j)| {
         if i < left && j < right {
             weight(i, j).max(0)

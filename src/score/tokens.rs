@@ -34,9 +34,11 @@ pub fn text_tokens(text: &str) -> u64 {
     count(text)
 }
 
-/// Estimated usage of an exchange that reported none (marked `estimated`).
-pub fn estimate_usage(request: &Request, response: &Response) -> Usage {
-    let mut input = tool_definition_tokens(&request.tools);
+/// Estimated usage of an exchange that reported none (marked `estimated`);
+/// `tool_tokens` is the size of the request's tool definitions (counted once per variant
+/// by the caller, see [`tool_definition_tokens`]).
+pub fn estimate_usage(request: &Request, response: &Response, tool_tokens: u64) -> Usage {
+    let mut input = tool_tokens;
     for m in &request.messages {
         // About four tokens of chat framing per message.
         input += 4 + m.text().map_or(0, count);

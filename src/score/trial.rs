@@ -468,11 +468,11 @@ impl<'a> CaseScorer<'a> {
             let ok = exp
                 .args
                 .iter()
-                .filter(|(n, m)| m.check(obj.get(n), n).is_ok())
+                .filter(|(n, m)| m.matches(obj.get(n)))
                 .count() as u32;
             matched_args[i][j] = ok;
             let extra_ok = exp.extra == ExtraArgs::Allow
-                || check_fields(&exp.args, exp.extra, obj, "").is_ok();
+                || obj.keys().all(|k| exp.args.iter().any(|(n, _)| n == k));
             if ok as usize == exp.args.len() && extra_ok {
                 full
             } else {

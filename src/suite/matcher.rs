@@ -223,8 +223,66 @@ impl Matcher {
         self.optional || matches!(self.kind, MatcherKind::Absent)
     }
 
-    /// Check `actual` (`None` when the argument was omitted).
+    /// Check `actual` (`None` when the argument was omitted), explaining a mismatch.
     pub fn check(&self, actual: Option<&Value>, path: &str) -> Result<(), Mismatch> {
+        if self.matches(actual) {
+            return Ok(());
+        }
+        let explained = self.explain(actual, path);
+        debug_assert!(
+            explained.is_err(),
+            "`matches` and `explain` disagree at `{path}`"
+        );
+        explained
+    }
+
+    /// Whether `actual` matches, without building an explanation (the scoring hot path:
+    /// pairing calls tries every expected call against every actual one).
+    pub fn matches(&self, actual: Option<&Value>) -> bool {
+        let Some(actual) = actual else {
+            return self.accepts_absent();
+        };
+        match &self.kind {
+            MatcherKind::Literal(want) => literal_eq(want, actual, &self.norm),
+            MatcherKind::OneOf(options) => options.iter().any(|m| m.matches(Some(actual))),
+            MatcherKind::Regex(re) => actual
+                .as_str()
+                .is_some_and(|s| re.is_match(&self.norm.apply(s))),
+            MatcherKind::Range { min, max } => actual
+                .as_f64()
+                .is_some_and(|x| min.is_none_or(|m| x >= m) && max.is_none_or(|m| x <= m)),
+            MatcherKind::Approx { value, tolerance } => actual
+                .as_f64()
+                .is_some_and(|x| (x - value).abs() <= *tolerance),
+            MatcherKind::Type(t) => t.holds(actual),
+            MatcherKind::Any => true,
+            MatcherKind::Absent => false,
+            MatcherKind::Contains(needle) => actual.as_str().is_some_and(|s| {
+                self.norm
+                    .apply(s)
+                    .contains(self.norm.apply(needle).as_ref())
+            }),
+            MatcherKind::Object { fields, extra } => actual
+                .as_object()
+                .is_some_and(|obj| fields_match(fields, *extra, obj)),
+            MatcherKind::Array { items, ordered } => actual.as_array().is_some_and(|list| {
+                if items.len() != list.len() {
+                    false
+                } else if *ordered {
+                    items.iter().zip(list).all(|(m, v)| m.matches(Some(v)))
+                } else {
+                    assign::max_matching(items.len(), list.len(), |i, j| {
+                        items[i].matches(Some(&list[j]))
+                    })
+                    .iter()
+                    .all(Option::is_some)
+                }
+            }),
+        }
+    }
+
+    /// The mismatch of a value that does not match, with the innermost path that failed.
+    fn explain(&self, actual: Option<&Value>, path: &str) -> Result<(), Mismatch> {
         let Some(actual) = actual else {
             if self.accepts_absent() {
                 return Ok(());
@@ -390,6 +448,16 @@ impl CompileContext<'_> {
             norm: self.norm,
         }
     }
+}
+
+/// Whether named fields of an object match, without explanations.
+pub fn fields_match(
+    fields: &[(String, Matcher)],
+    extra: ExtraArgs,
+    obj: &Map<String, Value>,
+) -> bool {
+    fields.iter().all(|(name, m)| m.matches(obj.get(name)))
+        && (extra == ExtraArgs::Allow || obj.keys().all(|k| fields.iter().any(|(n, _)| n == k)))
 }
 
 /// Check named fields of an object (also used for a call's top-level arguments).
