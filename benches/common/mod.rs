@@ -771,24 +771,6 @@ fn call(i: usize, name: &str, arguments: String) -> ToolCall {
     }
 }
 
-/// Arguments with every declared property of the wrong type.
-fn wrong_types(schema: &Value) -> Value {
-    let mut out = Map::new();
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (name, p) in props {
-            let v = match p.get("type").and_then(Value::as_str) {
-                Some("string") => Value::from(12345),
-                Some("number") | Some("integer") => Value::from("not a number"),
-                Some("boolean") => Value::from("yes"),
-                Some("array") => Value::from("not a list"),
-                _ => Value::from(false),
-            };
-            out.insert(name.clone(), v);
-        }
-    }
-    Value::Object(out)
-}
-
 /// The response of `kind` to `case` under `mode`.
 pub fn response(
     suite: &Suite,
@@ -869,12 +851,13 @@ pub fn response(
             }
         }
         ResponseKind::SchemaViolation => {
-            let schema = suite
-                .tools
-                .iter()
-                .find(|t| t.name == expected_tool)
-                .map(|t| wrong_types(&t.parameters))
-                .unwrap_or_else(|| json!([]));
+            let schema = toolgauge::provider::scripted::wrong_types(
+                suite
+                    .tools
+                    .iter()
+                    .find(|t| t.name == expected_tool)
+                    .map(|t| &t.parameters),
+            );
             Response {
                 tool_calls: vec![call(0, expected_tool, schema.to_string())],
                 ..Response::default()

@@ -289,8 +289,9 @@ fn first_calls(e: &Expectation) -> Option<&CallsExpectation> {
 }
 
 /// Arguments that violate `schema`: every property with a value of the wrong type (or
-/// a non-object when the schema names no properties).
-fn wrong_types(schema: Option<&Value>) -> Value {
+/// a non-object when the schema names no properties). Public for benches and tests that
+/// need schema violations.
+pub fn wrong_types(schema: Option<&Value>) -> Value {
     let Some(props) = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object)

@@ -89,13 +89,6 @@ pub enum ToolChoice {
     Function(String),
 }
 
-impl ToolChoice {
-    /// True for the modes that force a call.
-    pub fn forces_call(&self) -> bool {
-        matches!(self, ToolChoice::Required | ToolChoice::Function(_))
-    }
-}
-
 impl fmt::Display for ToolChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -133,10 +133,6 @@ fn err(e: impl std::fmt::Display) -> ReportError {
 }
 
 impl Exporter for CsvExporter {
-    fn format(&self) -> &'static str {
-        "csv"
-    }
-
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         let mut trials = csv::Writer::from_writer(Vec::new());
         trials.write_record(TRIAL_COLUMNS).map_err(err)?;

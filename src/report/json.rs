@@ -6,10 +6,6 @@ use super::{Exporter, ReportError, RunReport};
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
-    fn format(&self) -> &'static str {
-        "json"
-    }
-
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         let bytes =
             serde_json::to_vec_pretty(&report.summary).map_err(|e| ReportError::Render {

@@ -105,8 +105,6 @@ pub enum ReportError {
 
 /// One report format.
 pub trait Exporter {
-    /// The format's name on the command line (`json`, `csv`).
-    fn format(&self) -> &'static str;
     /// Files this exporter writes, with their bytes.
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError>;
 }

@@ -29,11 +29,6 @@ pub fn tool_definition_tokens(tools: &[ToolDefinition]) -> u64 {
     count(&serde_json::Value::Array(json).to_string())
 }
 
-/// Tokens of a text.
-pub fn text_tokens(text: &str) -> u64 {
-    count(text)
-}
-
 /// Estimated usage of an exchange that reported none (marked `estimated`);
 /// `tool_tokens` is the size of the request's tool definitions (counted once per variant
 /// by the caller, see [`tool_definition_tokens`]).
@@ -69,7 +64,7 @@ mod tests {
 
     #[test]
     fn counts_are_real_tokens() {
-        assert_eq!(text_tokens("hello world"), 2);
+        assert_eq!(count("hello world"), 2);
         let vague = ToolDefinition {
             name: "get_weather".into(),
             description: "Weather.".into(),

@@ -82,13 +82,3 @@ fn render(diags: &[Diagnostic]) -> String {
     ));
     out
 }
-
-impl SuiteError {
-    /// The diagnostics, if the file was read.
-    pub fn diagnostics(&self) -> &[Diagnostic] {
-        match self {
-            SuiteError::Read { .. } => &[],
-            SuiteError::Invalid(d) => d,
-        }
-    }
-}

@@ -298,43 +298,22 @@ impl Matcher {
             expected: self.describe(),
             actual: show(actual),
         };
-        let ok = match &self.kind {
-            MatcherKind::Literal(want) => literal_eq(want, actual, &self.norm),
-            MatcherKind::OneOf(options) => {
-                options.iter().any(|m| m.check(Some(actual), path).is_ok())
-            }
-            MatcherKind::Regex(re) => actual
-                .as_str()
-                .is_some_and(|s| re.is_match(&self.norm.apply(s))),
-            MatcherKind::Range { min, max } => actual
-                .as_f64()
-                .is_some_and(|x| min.is_none_or(|m| x >= m) && max.is_none_or(|m| x <= m)),
-            MatcherKind::Approx { value, tolerance } => actual
-                .as_f64()
-                .is_some_and(|x| (x - value).abs() <= *tolerance),
-            MatcherKind::Type(t) => t.holds(actual),
-            MatcherKind::Any => true,
-            MatcherKind::Absent => false,
-            MatcherKind::Contains(needle) => actual.as_str().is_some_and(|s| {
-                self.norm
-                    .apply(s)
-                    .contains(self.norm.apply(needle).as_ref())
-            }),
-            MatcherKind::Object { fields, extra } => {
-                let Some(obj) = actual.as_object() else {
-                    return Err(fail());
-                };
-                return check_fields(fields, *extra, obj, path);
-            }
-            MatcherKind::Array { items, ordered } => {
-                let Some(list) = actual.as_array() else {
-                    return Err(fail());
-                };
-                return check_array(items, *ordered, list, path)
-                    .map_err(|m| m.unwrap_or_else(fail));
-            }
-        };
-        if ok { Ok(()) } else { Err(fail()) }
+        // Objects and lists explain the innermost failing field or element; every other
+        // matcher is explained by what it expected and what came.
+        match &self.kind {
+            MatcherKind::Object { fields, extra } => match actual.as_object() {
+                Some(obj) => check_fields(fields, *extra, obj, path),
+                None => Err(fail()),
+            },
+            MatcherKind::Array { items, ordered } => match actual.as_array() {
+                Some(list) => {
+                    check_array(items, *ordered, list, path).map_err(|m| m.unwrap_or_else(fail))
+                }
+                None => Err(fail()),
+            },
+            _ if self.matches(Some(actual)) => Ok(()),
+            _ => Err(fail()),
+        }
     }
 
     /// A short human description of what this matcher accepts.
@@ -499,7 +478,7 @@ fn check_array(
         return Ok(());
     }
     let matched = assign::max_matching(items.len(), list.len(), |i, j| {
-        items[i].check(Some(&list[j]), path).is_ok()
+        items[i].matches(Some(&list[j]))
     });
     if matched.iter().all(Option::is_some) {
         Ok(())

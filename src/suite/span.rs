@@ -20,15 +20,6 @@ pub struct Spanned<T> {
 }
 
 impl<T> Spanned<T> {
-    /// A value with no known location (for values built in code).
-    pub fn unlocated(value: T) -> Self {
-        Spanned {
-            value,
-            line: 0,
-            column: 0,
-        }
-    }
-
     /// The location as `(line, column)`.
     pub fn at(&self) -> (u32, u32) {
         (self.line, self.column)
