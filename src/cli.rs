@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run suites against their targets (replaying cassettes) and write a run directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check suite files and report every problem with its line.
     Validate(ValidateArgs),
     /// Print the JSON Schema of the suite format.
@@ -31,8 +31,12 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Suite files; each gets its own run directory.
-    #[arg(required = true, value_name = "SUITE")]
+    #[arg(required_unless_present = "resume", value_name = "SUITE")]
     pub suites: Vec<PathBuf>,
+    /// Finish an interrupted run in DIR: trials already in its journal are not repeated
+    /// (errored ones are retried); the suite, matrix and settings come from its run.json.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["suites", "out"])]
+    pub resume: Option<PathBuf>,
     /// Targets (PROVIDER:MODEL), replacing the suite's; repeat for several.
     #[arg(short, long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
@@ -68,6 +72,52 @@ pub struct RunArgs {
     /// Trials in flight at once.
     #[arg(short = 'j', long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Call live models even where a cassette could replay.
+    #[arg(long, conflicts_with = "record")]
+    pub live: bool,
+    /// Call live models and append every exchange to the cassette as it finishes.
+    #[arg(long)]
+    pub record: bool,
+    /// Seconds allowed for one HTTP attempt.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// HTTP attempts per request (retries on 429, 5xx, timeouts and broken connections).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_attempts: u32,
+    /// Fail the run (exit 3) when more than this fraction of trials end in errors.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub max_error_rate: f64,
+    /// Sampling temperature for live targets.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Output token limit per request for live targets.
+    #[arg(long, value_name = "N")]
+    pub max_output_tokens: Option<u32>,
+    /// Client-side limit of requests per minute, per live target.
+    #[arg(long, value_name = "N")]
+    pub rpm: Option<std::num::NonZeroU32>,
+    /// Client-side limit of tokens per minute, per live target.
+    #[arg(long, value_name = "N")]
+    pub tpm: Option<std::num::NonZeroU32>,
+    /// Stop starting trials once the run has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Stop starting trials once the run has used this many tokens (input + output).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Sampling seed for live targets (where the API has one).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Allow several calls in one turn (OpenAI `parallel_tool_calls`; Anthropic
+    /// `disable_parallel_tool_use` when false).
+    #[arg(long, value_name = "BOOL")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Extra request fields as a JSON object, passed through to every live request.
+    #[arg(long, value_name = "JSON")]
+    pub extra: Option<String>,
+    /// Read the API key from this environment variable instead of the provider's default.
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
     /// Print only a one-line summary per suite.
     #[arg(short, long)]
     pub quiet: bool,

@@ -313,10 +313,17 @@ impl RequestHasher {
             &serde_json::to_value(&request.messages).unwrap_or(Value::Null),
             &mut messages,
         );
-        // Keys in sorted order: model < provider < request; messages < tool_choice < tools.
+        // Keys in sorted order: model < params < provider < request; messages <
+        // tool_choice < tools. `params` is present only when the target sets any.
         let mut h = Sha256::new();
         h.update(b"{\"model\":");
         h.update(Value::from(target.model.as_str()).to_string());
+        if let Some(params) = &target.params {
+            let mut text = String::new();
+            write_canonical(params, &mut text);
+            h.update(b",\"params\":");
+            h.update(text);
+        }
         h.update(b",\"provider\":");
         h.update(Value::from(target.provider.as_str()).to_string());
         h.update(b",\"request\":{\"messages\":");
@@ -398,6 +405,13 @@ impl CassetteWriter {
         Ok(w)
     }
 
+    /// Append to an open file positioned at its end (its header already written).
+    pub fn from_file(file: File) -> CassetteWriter {
+        CassetteWriter {
+            out: BufWriter::new(file),
+        }
+    }
+
     /// Append one entry.
     pub fn append(&mut self, entry: &CassetteEntry) -> std::io::Result<()> {
         self.line(entry)
@@ -445,7 +459,11 @@ mod tests {
 
     /// The definition of the key, written plainly: the streaming hasher must agree.
     fn reference_hash(target: &Target, request: &Request) -> String {
-        let value = json!({"provider": target.provider, "model": target.model, "request": request});
+        let mut value =
+            json!({"provider": target.provider, "model": target.model, "request": request});
+        if let Some(p) = &target.params {
+            value["params"] = p.clone();
+        }
         let mut canon = String::new();
         write_canonical(&value, &mut canon);
         hex(&Sha256::digest(canon.as_bytes()))
@@ -478,6 +496,11 @@ mod tests {
             // Twice: the second time the tools' text comes from the cache.
             assert_eq!(hasher.hash(&t, &r), reference_hash(&t, &r));
         }
+        // Sampling parameters are part of the key when set.
+        let mut hot = t.clone();
+        hot.params = Some(json!({"temperature": 1.0, "seed": 7}));
+        assert_eq!(hasher.hash(&hot, &r), reference_hash(&hot, &r));
+        assert_ne!(hasher.hash(&hot, &r), hasher.hash(&t, &r));
     }
 
     #[test]

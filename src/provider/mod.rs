@@ -1,10 +1,19 @@
 //! Providers: anything that answers a [`Request`] with a [`Response`].
 //!
-//! This issue ships two: cassette replay ([`cassette`]) and a deterministic scripted
-//! model ([`scripted`]) for tests and demos. Live providers plug in behind the same
-//! [`Provider`] trait.
+//! Live APIs ([`openai`] and every OpenAI-compatible server, [`anthropic`],
+//! [`gemini`]) over the shared [`http`] layer; cassette replay and recording
+//! ([`cassette`], [`record`]); a deterministic scripted model ([`scripted`]); rate limits
+//! ([`limit`]). [`registry`] picks the live provider for a target.
 
+pub mod anthropic;
 pub mod cassette;
+pub mod config;
+pub mod gemini;
+pub mod http;
+pub mod limit;
+pub mod openai;
+pub mod record;
+pub mod registry;
 pub mod scripted;
 pub mod types;
 
@@ -49,6 +58,11 @@ pub struct Target {
     pub provider: String,
     /// Model name, e.g. `gpt-4o-mini`.
     pub model: String,
+    /// API base URL given after `@` (`openai-compatible:qwen2.5@http://localhost:8000/v1`).
+    pub base_url: Option<String>,
+    /// Sampling parameters sent with every request (temperature, max tokens, seed,
+    /// extra fields), as canonical JSON; part of the cassette key when present.
+    pub params: Option<serde_json::Value>,
 }
 
 /// A target string that does not parse.
@@ -80,6 +94,14 @@ impl Target {
                 "the provider name must be letters, digits, `-` or `_`",
             ));
         }
+        // Only a URL splits off: model names themselves may hold `@` (`claude-x@20240620`).
+        let (model, base_url) = match model.find("@http://").or_else(|| model.find("@https://")) {
+            Some(i) => (
+                &model[..i],
+                Some(model[i + 1..].trim_end_matches('/').to_string()),
+            ),
+            None => (model, None),
+        };
         if model.trim().is_empty() {
             return Err(fail("the model name is empty"));
         }
@@ -87,6 +109,8 @@ impl Target {
             spec: spec.to_string(),
             provider: provider.to_string(),
             model: model.to_string(),
+            base_url,
+            params: None,
         })
     }
 }
@@ -127,6 +151,31 @@ pub enum ProviderError {
     /// A deliberate failure of the scripted `error` behaviour.
     #[error("scripted provider error for {0}")]
     Scripted(Box<TrialKey>),
+    /// A live request failed (after retries where they made sense).
+    #[error("{provider} request failed: {source}")]
+    Http {
+        /// Provider name.
+        provider: String,
+        /// The failure (secrets already scrubbed).
+        source: http::HttpError,
+    },
+    /// The provider answered, but not in its documented format.
+    #[error("{provider} response not understood: {message}")]
+    Decode {
+        /// Provider name.
+        provider: String,
+        /// What was missing or wrong (secrets scrubbed).
+        message: String,
+    },
+    /// The request can not be expressed for this provider (e.g. a tool_choice mode it
+    /// lacks); see docs/providers.md.
+    #[error("{provider} can not send this request: {message}")]
+    Unsupported {
+        /// Provider name.
+        provider: String,
+        /// What is not supported.
+        message: String,
+    },
 }
 
 /// Something that answers requests: a live API, a cassette, a script.
@@ -145,9 +194,13 @@ mod tests {
 
     #[test]
     fn targets_parse_provider_and_model() {
-        let t = Target::parse("openai-compatible:qwen2.5@http://localhost:8000/v1").unwrap();
+        let t = Target::parse("openai-compatible:qwen2.5@http://localhost:8000/v1/").unwrap();
         assert_eq!(t.provider, "openai-compatible");
-        assert_eq!(t.model, "qwen2.5@http://localhost:8000/v1");
+        assert_eq!(t.model, "qwen2.5");
+        assert_eq!(t.base_url.as_deref(), Some("http://localhost:8000/v1"));
+        let t = Target::parse("anthropic:claude-3-5-sonnet@20240620").unwrap();
+        assert_eq!(t.model, "claude-3-5-sonnet@20240620");
+        assert_eq!(t.base_url, None);
         assert!(Target::parse("gpt-4o").is_err());
         assert!(Target::parse(":x").is_err());
         assert!(Target::parse("openai:").is_err());

@@ -358,6 +358,7 @@ fn script_response(entry: &ScriptEntry) -> Response {
                 .into(),
             )
         }),
+        ..Response::default()
     }
 }
 

@@ -173,6 +173,17 @@ pub struct Response {
     /// The provider's stop reason, if given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The provider's raw response body (live calls only; stored in cassettes, not in
+    /// trial records), so a parser fix can re-score a recorded run.
+    #[serde(skip)]
+    pub raw: Option<Value>,
+    /// HTTP attempts the response took (1 when the first succeeded; 0 when replayed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

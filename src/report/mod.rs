@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod progress;
 pub mod summary;
 pub mod terminal;
 
@@ -45,6 +46,35 @@ pub struct MatrixRef {
     pub repeats: u32,
 }
 
+/// How a run's non-scripted targets were answered, kept so `--resume` continues the
+/// same way. Holds the name of the key variable, never a key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// `replay`, `live` or `record`.
+    pub source: String,
+    /// The cassette replayed or recorded into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<String>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Sampling seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `parallel_tool_calls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Extra request fields.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The environment variable the key was read from, if not the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
 /// `run.json`: what ran, when, and with which tools.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -70,6 +100,15 @@ pub struct RunMeta {
     pub started_at: String,
     /// End (RFC 3339), when finished.
     pub finished_at: Option<String>,
+    /// `running`, `complete`, or `stopped` (see `stop_reason`).
+    #[serde(default)]
+    pub status: String,
+    /// Why the run stopped early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// How targets were answered (for `--resume`).
+    #[serde(default)]
+    pub settings: RunSettings,
 }
 
 /// Everything an exporter may show.

@@ -70,6 +70,9 @@ pub struct Summary {
     pub thresholds: Vec<ThresholdResult>,
     /// Failed and errored trials, briefly.
     pub failures: Vec<FailureLine>,
+    /// Why the run stopped before every planned trial ran, with the counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl Summary {
@@ -154,6 +157,7 @@ impl Summary {
             variants: variants.to_vec(),
             thresholds,
             failures,
+            stopped: None,
         }
     }
 

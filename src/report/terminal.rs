@@ -130,6 +130,9 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
     for (target, source) in &report.meta.sources {
         let _ = writeln!(out, "  {target}: {source}");
     }
+    if let Some(why) = &s.stopped {
+        let _ = writeln!(out, "  stopped early: {why}");
+    }
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
     table.set_content_arrangement(ContentArrangement::Dynamic);

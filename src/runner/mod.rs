@@ -5,7 +5,8 @@ pub mod journal;
 pub mod matrix;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 
@@ -15,6 +16,57 @@ use crate::provider::Provider;
 use crate::score::prices::PriceTable;
 use crate::score::trial::Reason;
 use crate::score::{CaseScorer, TrialRecord, Verdict, tokens};
+
+/// Why a run stopped before every trial ran.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Ctrl-C (SIGINT).
+    Interrupted,
+    /// A `--max-cost` or `--max-tokens` budget was exceeded; the text says which.
+    Budget(String),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Interrupted => f.write_str("interrupted (Ctrl-C)"),
+            StopReason::Budget(what) => write!(f, "budget exceeded: {what}"),
+        }
+    }
+}
+
+/// Lets a run be stopped from outside (a signal, a budget): no new trial starts, the
+/// ones in flight finish (or time out) and are written.
+#[derive(Debug, Default)]
+pub struct RunControl {
+    stopped: AtomicBool,
+    reason: Mutex<Option<StopReason>>,
+}
+
+impl RunControl {
+    /// Stop starting trials; the first reason given is kept.
+    pub fn stop(&self, reason: StopReason) {
+        let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some(reason);
+        }
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// True once stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Why it stopped, if it did.
+    pub fn reason(&self) -> Option<StopReason> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
 
 /// How a run executes.
 pub struct RunOptions {
@@ -27,11 +79,15 @@ pub struct RunOptions {
 /// Run `trials` of `plan`, calling `on_trial` with each trial's index in `trials` and its
 /// record as it finishes (in completion order). Every trial produces exactly one record:
 /// scored, or an error with its reason.
+///
+/// When `control` is stopped, no further trial starts; those already started finish and
+/// are reported.
 pub async fn execute(
     plan: &Plan,
     trials: Vec<PlannedTrial>,
     providers: &HashMap<String, Arc<dyn Provider>>,
     options: &RunOptions,
+    control: &RunControl,
     mut on_trial: impl FnMut(usize, TrialRecord),
 ) {
     let suite = &plan.suite;
@@ -99,7 +155,13 @@ pub async fn execute(
             (index, record)
         }
     };
-    let mut stream = futures::stream::iter(trials.into_iter().enumerate())
+    // The source is pulled only when a slot frees up, so checking the stop flag here
+    // stops new trials without touching the ones in flight.
+    let pending = trials
+        .into_iter()
+        .enumerate()
+        .take_while(|_| !control.is_stopped());
+    let mut stream = futures::stream::iter(pending)
         .map(run_one)
         .buffer_unordered(options.concurrency.max(1));
     while let Some((index, record)) = stream.next().await {

@@ -308,9 +308,18 @@ fn unknown_scripted_behaviour_is_refused_with_the_behaviours() {
 }
 
 #[test]
-fn target_without_a_cassette_is_refused_with_a_hint() {
+fn live_target_without_a_key_is_refused_naming_the_variable() {
+    // No cassette: the target runs live, and no key is in the environment.
     refuse_flags(&["--target", "openai:gpt-4o-mini"]).stderr_has(&[
-        "target `openai:gpt-4o-mini` needs a cassette",
-        "hint: set `cassette:` in the suite or pass --cassette FILE",
+        "target `openai:gpt-4o-mini` needs an API key in the environment variable OPENAI_API_KEY",
+        "hint: export the key, or pass --api-key-env NAME",
+    ]);
+}
+
+#[test]
+fn unknown_live_provider_is_refused_with_the_providers() {
+    refuse_flags(&["--target", "mystery:model"]).stderr_has(&[
+        "unknown provider `mystery`",
+        "hint: providers are: scripted, openai, openai-compatible, ollama, anthropic, gemini",
     ]);
 }

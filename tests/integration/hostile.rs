@@ -149,7 +149,7 @@ fn cassette_with_a_corrupt_middle_line_is_refused_with_its_line_number() {
         ],
     )
     .stderr_has(&[
-        "error: cassette `corrupt.jsonl` line 3: invalid entry",
+        "cassette `corrupt.jsonl` line 3: invalid entry",
         "hint: see docs/cassettes.md",
     ]);
 }

@@ -110,6 +110,11 @@ impl Toolgauge {
             .current_dir(cwd)
             // Colour must be decided by "is stdout a terminal" alone (it is a pipe here).
             .env_remove("NO_COLOR")
+            // Live targets must not find a developer's real keys.
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GOOGLE_API_KEY")
             .env_remove("CLICOLOR_FORCE")
             .env_remove("FORCE_COLOR")
             .env("RUST_BACKTRACE", "0");

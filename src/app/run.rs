@@ -1,0 +1,588 @@
+//! `toolgauge run`: run suites (or resume an interrupted run) into run directories.
+//!
+//! A run is prepared (suite, matrix, providers, run directory, `run.json`), executed
+//! with every finished trial appended to `trials.jsonl` at once, and reported. Ctrl-C
+//! and the `--max-cost` / `--max-tokens` budgets stop new trials, let those in flight
+//! finish, and still write everything; `--resume DIR` runs the trials the journal lacks.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use super::settings::{Source, live_settings, providers_for, resolve, source_for};
+use super::{AppError, load_suite};
+use crate::cli::RunArgs;
+use crate::exit;
+use crate::provider::Provider;
+use crate::provider::registry::LiveSettings;
+use crate::report::progress::{Progress, ProgressMode};
+use crate::report::terminal::{self, TerminalOptions};
+use crate::report::{
+    self, MatrixRef, RunMeta, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
+};
+use crate::runner::journal::Journal;
+use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
+use crate::score::prices::PriceTable;
+use crate::score::{TrialRecord, Verdict};
+use crate::suite::Suite;
+
+/// Run every suite of `args` (or resume one run); the most serious exit code wins.
+pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
+    for f in &args.format {
+        if f != "terminal" && !report::FILE_FORMATS.contains(&f.as_str()) {
+            return Err(AppError::bad(
+                format!("unknown format `{f}`"),
+                Some("formats are: terminal, json, csv"),
+            ));
+        }
+    }
+    if args.out.is_some() && args.suites.len() > 1 {
+        return Err(AppError::bad(
+            "--out names one run directory, but several suites were given",
+            Some("drop --out to get one directory per suite under --reports-dir"),
+        ));
+    }
+    for (flag, v) in [("--max-cost", args.max_cost)] {
+        if let Some(v) = v
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(AppError::bad(
+                format!("{flag} must be a non-negative number, got {v}"),
+                None,
+            ));
+        }
+    }
+    let prices = match &args.prices {
+        Some(p) => PriceTable::with_file(p).map_err(|e| {
+            AppError::bad(
+                e.to_string(),
+                Some("write a map: MODEL: {input_per_mtok: 0.15, output_per_mtok: 0.6}"),
+            )
+        })?,
+        None => PriceTable::default(),
+    };
+    let options = RunOptions {
+        concurrency: args.concurrency,
+        prices,
+    };
+    if let Some(dir) = &args.resume {
+        return resume(dir, args, &options);
+    }
+    let mut code = exit::OK;
+    for path in &args.suites {
+        let c = run_suite(path, args, &options).unwrap_or_else(|e| {
+            e.print();
+            e.code()
+        });
+        code = worst(code, c);
+    }
+    Ok(code)
+}
+
+/// The more serious of two exit codes (2 and 3 outrank 1, which outranks 0).
+fn worst(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        exit::OK => 0,
+        exit::THRESHOLD_FAILED => 1,
+        _ => 2 + c,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+fn run_dir_name(suite: &str) -> String {
+    let safe: String = suite
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    format!("{safe}-{stamp}")
+}
+
+fn fresh_dir(base: &Path, name: &str) -> PathBuf {
+    let first = base.join(name);
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|i| base.join(format!("{name}-{i}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
+/// Everything a run needs once it is set up.
+struct Prepared {
+    suite: Arc<Suite>,
+    plan: Plan,
+    providers: HashMap<String, Arc<dyn Provider>>,
+    dir: PathBuf,
+    meta: RunMeta,
+}
+
+fn incomplete(dir: &Path, what: &str, e: impl std::fmt::Display) -> AppError {
+    AppError::Incomplete(format!("failed to {what} in `{}`: {e}", dir.display()))
+}
+
+/// Set up providers and the plan for `suite` with the resolved matrix and settings.
+#[allow(clippy::too_many_arguments)]
+fn prepare(
+    path: &Path,
+    suite: Arc<Suite>,
+    mut r: super::settings::Resolved,
+    live: &LiveSettings,
+    source: Source,
+    cassette: Option<PathBuf>,
+    args: &RunArgs,
+    dir: PathBuf,
+) -> Result<Prepared, AppError> {
+    // Name the suite in setting errors: with several suites the flag alone is ambiguous.
+    let in_suite = |e: AppError| match e {
+        AppError::BadInput { message, hint } => AppError::BadInput {
+            message: format!("{}: {message}", path.display()),
+            hint,
+        },
+        other => other,
+    };
+    // Sampling parameters belong to every non-scripted target (and so to its cassette
+    // keys), whether it replays, records or runs live.
+    for t in &mut r.targets {
+        if t.provider != "scripted" {
+            t.params = live.params();
+        }
+    }
+    let providers = providers_for(
+        &suite,
+        &r.targets,
+        cassette.as_deref(),
+        source,
+        live,
+        (args.rpm, args.tpm),
+    )
+    .map_err(in_suite)?;
+    let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
+    let meta = RunMeta {
+        run_format: report::RUN_FORMAT,
+        toolgauge_version: env!("CARGO_PKG_VERSION").to_string(),
+        suite: SuiteRef {
+            name: suite.name.clone(),
+            path: path.display().to_string(),
+            hash: suite.hash.clone(),
+        },
+        matrix: MatrixRef {
+            targets: r.targets.iter().map(|t| t.spec.clone()).collect(),
+            variants: r.variants.clone(),
+            tool_choice: r.modes.iter().map(ToString::to_string).collect(),
+            repeats: r.repeats,
+        },
+        sources: r
+            .targets
+            .iter()
+            .map(|t| (t.spec.clone(), providers[&t.spec].source()))
+            .collect(),
+        tools: r
+            .variants
+            .iter()
+            .map(|v| (v.clone(), plan.tools_for(v).as_ref().clone()))
+            .collect::<IndexMap<_, _>>(),
+        // Filled in at the end (counted while the trials run).
+        tool_definition_tokens: IndexMap::new(),
+        trials_planned: 0,
+        trials_written: 0,
+        started_at: jiff::Timestamp::now().to_string(),
+        finished_at: None,
+        status: "running".into(),
+        stop_reason: None,
+        settings: RunSettings {
+            source: source.as_str().into(),
+            cassette: cassette.map(|c| c.display().to_string()),
+            temperature: live.temperature,
+            max_tokens: live.max_tokens,
+            seed: live.seed,
+            parallel_tool_calls: live.parallel_tool_calls,
+            extra: live.extra.clone(),
+            api_key_env: live.api_key_env.clone(),
+        },
+    };
+    Ok(Prepared {
+        suite,
+        plan,
+        providers,
+        dir,
+        meta,
+    })
+}
+
+fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
+    let suite = Arc::new(load_suite(path)?);
+    let r = resolve(
+        &suite,
+        &args.targets,
+        &args.variants,
+        &args.tool_choice,
+        args.repeats,
+    )
+    .map_err(|e| match e {
+        AppError::BadInput { message, hint } => AppError::BadInput {
+            message: format!("{}: {message}", path.display()),
+            hint,
+        },
+        other => other,
+    })?;
+    let live = live_settings(args)?;
+    let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
+    let source = source_for(args.live, args.record, cassette.as_deref());
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => fresh_dir(&args.reports_dir, &run_dir_name(&suite.name)),
+    };
+    let prepared = prepare(path, suite, r, &live, source, cassette, args, dir)?;
+    std::fs::create_dir_all(&prepared.dir)
+        .map_err(|e| incomplete(&prepared.dir, "create the run directory", e))?;
+    let journal = Journal::create(&prepared.dir.join("trials.jsonl"))
+        .map_err(|e| incomplete(&prepared.dir, "create the journal", e))?;
+    execute(prepared, journal, Vec::new(), args, options)
+}
+
+/// Continue the run in `dir`: same suite (unchanged), matrix and settings; run only the
+/// trials its journal lacks or that ended in errors.
+fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
+    let meta_path = dir.join("run.json");
+    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
+        AppError::bad(
+            format!("failed to read `{}`: {e}", meta_path.display()),
+            Some("--resume takes a run directory written by `toolgauge run`"),
+        )
+    })?;
+    let old: RunMeta = serde_json::from_str(&text).map_err(|e| {
+        AppError::bad(
+            format!("`{}` is not a run.json: {e}", meta_path.display()),
+            None,
+        )
+    })?;
+    let path = PathBuf::from(&old.suite.path);
+    let suite = Arc::new(load_suite(&path)?);
+    if suite.hash != old.suite.hash {
+        return Err(AppError::bad(
+            format!(
+                "suite `{}` changed since the run in `{}` began",
+                path.display(),
+                dir.display()
+            ),
+            Some("resuming would mix results of two different suites; start a new run"),
+        ));
+    }
+    let r = resolve(
+        &suite,
+        &old.matrix.targets,
+        &old.matrix.variants,
+        &old.matrix.tool_choice,
+        Some(old.matrix.repeats),
+    )?;
+    let s = &old.settings;
+    let source = Source::parse(&s.source).unwrap_or(Source::Replay);
+    let live = LiveSettings {
+        temperature: s.temperature,
+        max_tokens: s.max_tokens,
+        seed: s.seed,
+        parallel_tool_calls: s.parallel_tool_calls,
+        extra: s.extra.clone(),
+        api_key_env: s.api_key_env.clone(),
+        ..live_settings(args)?
+    };
+    let cassette = s.cassette.as_ref().map(PathBuf::from);
+    let mut prepared = prepare(
+        &path,
+        suite,
+        r,
+        &live,
+        source,
+        cassette,
+        args,
+        dir.to_path_buf(),
+    )?;
+    prepared.meta.started_at = old.started_at.clone();
+
+    // Keep every scored trial; errored ones run again. The journal is rewritten with
+    // what is kept (a torn last line from the interruption is dropped), then appended.
+    let journal_path = dir.join("trials.jsonl");
+    let kept: Vec<TrialRecord> = std::fs::read_to_string(&journal_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<TrialRecord>(l).ok())
+        .filter(|t| t.verdict != Verdict::Error)
+        .collect();
+    let mut journal =
+        Journal::create(&journal_path).map_err(|e| incomplete(dir, "rewrite the journal", e))?;
+    for t in &kept {
+        journal
+            .append(t)
+            .map_err(|e| incomplete(dir, "rewrite the journal", e))?;
+    }
+    execute(prepared, journal, kept, args, options)
+}
+
+/// The identity of a trial within a run.
+fn trial_id(t: &TrialRecord) -> (String, String, String, String, u32) {
+    (
+        t.case_id.clone(),
+        t.target.clone(),
+        t.variant.clone(),
+        t.tool_choice.to_string(),
+        t.repeat,
+    )
+}
+
+fn execute(
+    p: Prepared,
+    mut journal: Journal,
+    done: Vec<TrialRecord>,
+    args: &RunArgs,
+    options: &RunOptions,
+) -> Result<u8, AppError> {
+    let Prepared {
+        suite,
+        plan,
+        providers,
+        dir,
+        mut meta,
+    } = p;
+    let trials = plan.trials();
+    meta.trials_planned = trials.len() as u64;
+    report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
+
+    // Slots in plan order; trials already done fill theirs.
+    let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];
+    let index: HashMap<(String, String, String, String, u32), usize> = trials
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (_, key) = plan.request(*t);
+            (
+                (
+                    key.case_id,
+                    key.target,
+                    key.variant,
+                    key.tool_choice.to_string(),
+                    key.repeat,
+                ),
+                i,
+            )
+        })
+        .collect();
+    for t in &done {
+        if let Some(i) = index.get(&trial_id(t)) {
+            slots[*i] = Some(t.clone());
+        }
+    }
+    let todo: Vec<usize> = (0..trials.len()).filter(|i| slots[*i].is_none()).collect();
+    let todo_trials: Vec<_> = todo.iter().map(|i| trials[*i]).collect();
+
+    let mode = if args.quiet {
+        ProgressMode::Off
+    } else if std::io::stderr().is_terminal() {
+        ProgressMode::Bar
+    } else {
+        ProgressMode::Lines
+    };
+    let mut progress = Progress::new(mode, &suite.name, trials.len() as u64, &done);
+    let control = Arc::new(RunControl::default());
+    let mut journal_error: Option<std::io::Error> = None;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?;
+    let variant_tokens = |plan: &Plan| -> Vec<VariantTokens> {
+        meta.matrix
+            .variants
+            .iter()
+            .map(|v| VariantTokens {
+                variant: v.clone(),
+                tool_definition_tokens: plan.tool_tokens(v),
+            })
+            .collect()
+    };
+    let variant_tokens = std::thread::scope(|scope| {
+        // The tokenizer takes a noticeable fraction of a second to load: count the
+        // variants' tool-definition tokens on another thread while the trials run.
+        let counting = scope.spawn(|| variant_tokens(&plan));
+        runtime.block_on(async {
+            let signal_control = control.clone();
+            let listener = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("\ninterrupted: finishing the trials in flight; no new ones start");
+                    signal_control.stop(StopReason::Interrupted);
+                }
+            });
+            runner::execute(
+                &plan,
+                todo_trials,
+                &providers,
+                options,
+                &control,
+                |i, record| {
+                    if journal_error.is_none()
+                        && let Err(e) = journal.append(&record)
+                    {
+                        journal_error = Some(e);
+                    }
+                    progress.trial(&record);
+                    if let Some(max) = args.max_cost
+                        && progress.cost() > max
+                    {
+                        control.stop(StopReason::Budget(format!(
+                            "--max-cost ${max} reached (${:.4})",
+                            progress.cost()
+                        )));
+                    }
+                    if let Some(max) = args.max_tokens
+                        && progress.tokens() > max
+                    {
+                        control.stop(StopReason::Budget(format!(
+                            "--max-tokens {max} reached ({})",
+                            progress.tokens()
+                        )));
+                    }
+                    slots[todo[i]] = Some(record);
+                },
+            )
+            .await;
+            listener.abort();
+        });
+        // The counting thread only tokenizes; should it ever panic, count again here.
+        counting.join().unwrap_or_else(|_| variant_tokens(&plan))
+    });
+    progress.finish();
+    if let Some(e) = journal_error {
+        return Err(incomplete(&dir, "write the journal", e));
+    }
+    let records: Vec<TrialRecord> = slots.into_iter().flatten().collect();
+    let stopped = control.reason().map(|why| {
+        format!(
+            "{why} after {} of {} trials; resume with `toolgauge run --resume {}`",
+            records.len(),
+            trials.len(),
+            dir.display()
+        )
+    });
+    meta.tool_definition_tokens = variant_tokens
+        .iter()
+        .map(|v| (v.variant.clone(), v.tool_definition_tokens))
+        .collect();
+    meta.trials_written = records.len() as u64;
+    meta.finished_at = Some(jiff::Timestamp::now().to_string());
+    meta.status = if stopped.is_some() {
+        "stopped"
+    } else {
+        "complete"
+    }
+    .into();
+    meta.stop_reason = control.reason().map(|r| r.to_string());
+    report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
+
+    let cells: Vec<(String, String, String)> = plan
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.target.spec.clone(),
+                c.variant.clone(),
+                c.tool_choice.to_string(),
+            )
+        })
+        .collect();
+    let mut summary = Summary::build(
+        &suite.name,
+        &cells,
+        &variant_tokens,
+        &records,
+        &suite.thresholds,
+    );
+    summary.stopped = stopped.clone();
+    let report = RunReport {
+        meta,
+        trials: records,
+        summary,
+    };
+    report::write_files(&dir, &report, &args.format)
+        .map_err(|e| AppError::Incomplete(e.to_string()))?;
+    print_report(&report, &dir, args);
+    Ok(exit_code(&report, stopped.as_deref(), args.max_error_rate))
+}
+
+fn print_report(report: &RunReport, dir: &Path, args: &RunArgs) {
+    let color =
+        !args.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+    if args.quiet {
+        println!("{}", terminal::one_line(report, dir));
+    } else if args.format.iter().any(|f| f == "terminal") {
+        print!(
+            "{}",
+            terminal::render(
+                report,
+                TerminalOptions {
+                    color,
+                    max_failures: 20,
+                    width: 200,
+                }
+            )
+        );
+        println!("\nrun written to {}", dir.display());
+    }
+}
+
+/// 3 when the run stopped early or errors exceed the allowed rate; 1 when a threshold
+/// failed; else 0. The reason is the last line on stderr.
+fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
+    if let Some(why) = stopped {
+        eprintln!("error: the run stopped early: {why}");
+        return exit::RUN_INCOMPLETE;
+    }
+    let errors = report
+        .trials
+        .iter()
+        .filter(|t| t.verdict == Verdict::Error)
+        .count();
+    let error_rate = errors as f64 / report.trials.len().max(1) as f64;
+    if errors > 0 && error_rate > max_error_rate {
+        let first = report
+            .trials
+            .iter()
+            .find(|t| t.verdict == Verdict::Error)
+            .and_then(|t| t.reasons.first())
+            .map(|r| r.message.clone())
+            .unwrap_or_default();
+        eprintln!(
+            "error: {errors} of {} trials could not be completed (over --max-error-rate {max_error_rate}); first: {first}",
+            report.trials.len()
+        );
+        return exit::RUN_INCOMPLETE;
+    }
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} of {} trials ended in errors (within --max-error-rate {max_error_rate}); see trials.csv",
+            report.trials.len()
+        );
+    }
+    if !report.summary.thresholds_ok() {
+        let failed: Vec<String> = report
+            .summary
+            .thresholds
+            .iter()
+            .filter(|t| !t.ok)
+            .map(|t| format!("{} ({})", t.metric, t.scope))
+            .collect();
+        eprintln!("threshold failed: {}", failed.join(", "));
+        return exit::THRESHOLD_FAILED;
+    }
+    exit::OK
+}

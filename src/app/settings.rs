@@ -1,0 +1,303 @@
+//! Settings: the suite's matrix with command-line overrides, where each target's
+//! answers come from (replay, live, record), and the providers that give them.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::AppError;
+use crate::cli::RunArgs;
+use crate::provider::cassette::{Cassette, ReplayProvider};
+use crate::provider::http::HttpSettings;
+use crate::provider::limit::RateLimited;
+use crate::provider::record::{Recorder, RecordingProvider};
+use crate::provider::registry::{self, LiveSettings, RegistryError};
+use crate::provider::scripted::ScriptedProvider;
+use crate::provider::{Provider, Target, ToolChoice};
+use crate::suite::{self, Suite};
+
+/// The matrix after command-line overrides, checked against the suite.
+pub(crate) struct Resolved {
+    pub targets: Vec<Target>,
+    pub variants: Vec<String>,
+    pub modes: Vec<ToolChoice>,
+    pub repeats: u32,
+}
+
+pub(crate) fn resolve(
+    suite: &Suite,
+    targets: &[String],
+    variants: &[String],
+    modes: &[String],
+    repeats: Option<u32>,
+) -> Result<Resolved, AppError> {
+    let target_specs = if targets.is_empty() {
+        &suite.matrix.targets
+    } else {
+        targets
+    };
+    if target_specs.is_empty() {
+        return Err(AppError::bad(
+            format!(
+                "suite `{}` names no target and no --target was given",
+                suite.path.display()
+            ),
+            Some(
+                "add `matrix: {targets: [openai:gpt-4o-mini]}` to the suite, or pass --target scripted:oracle to try it offline",
+            ),
+        ));
+    }
+    let targets = target_specs
+        .iter()
+        .map(|t| {
+            Target::parse(t).map_err(|e| {
+                AppError::bad(
+                    e.to_string(),
+                    Some("write PROVIDER:MODEL, e.g. openai:gpt-4o-mini or scripted:oracle"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let variants = if variants.is_empty() {
+        suite.matrix.variants.clone()
+    } else {
+        variants.to_vec()
+    };
+    for v in &variants {
+        for t in &suite.tools {
+            if t.description(v).is_none() {
+                return Err(AppError::bad(
+                    format!("tool `{}` has no description variant `{v}`", t.name),
+                    Some(&format!(
+                        "the suite's variants are: {}",
+                        suite.variants.join(", ")
+                    )),
+                ));
+            }
+        }
+    }
+    let modes = if modes.is_empty() {
+        suite.matrix.tool_choice.clone()
+    } else {
+        modes
+            .iter()
+            .map(|m| {
+                m.parse::<ToolChoice>().map_err(|e| {
+                    AppError::bad(e, Some("modes are none, auto, required and function:NAME"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    for m in &modes {
+        if let ToolChoice::Function(f) = m
+            && !suite.tools.iter().any(|t| &t.name == f)
+        {
+            return Err(AppError::bad(
+                format!("--tool-choice names unknown function `{f}`"),
+                Some("name one of the suite's tools"),
+            ));
+        }
+    }
+    let repeats = repeats.unwrap_or(suite.matrix.repeats);
+    if repeats == 0 || repeats > suite::compile::MAX_REPEATS {
+        return Err(AppError::bad(
+            format!(
+                "--repeats must be between 1 and {}, got {repeats}",
+                suite::compile::MAX_REPEATS
+            ),
+            None,
+        ));
+    }
+    Ok(Resolved {
+        targets,
+        variants,
+        modes,
+        repeats,
+    })
+}
+
+/// Where non-scripted targets get their answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// From the cassette (strict: a missing entry is an error).
+    Replay,
+    /// From the live API.
+    Live,
+    /// From the live API, each exchange appended to the cassette.
+    Record,
+}
+
+impl Source {
+    /// The name stored in run.json.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Source::Replay => "replay",
+            Source::Live => "live",
+            Source::Record => "record",
+        }
+    }
+
+    /// The source named in a run.json.
+    pub(crate) fn parse(s: &str) -> Option<Source> {
+        match s {
+            "replay" => Some(Source::Replay),
+            "live" => Some(Source::Live),
+            "record" => Some(Source::Record),
+            _ => None,
+        }
+    }
+}
+
+/// Replay when a cassette is given, unless `--live` or `--record`; live without one.
+pub(crate) fn source_for(args_live: bool, args_record: bool, cassette: Option<&Path>) -> Source {
+    if args_record {
+        Source::Record
+    } else if args_live || cassette.is_none() {
+        Source::Live
+    } else {
+        Source::Replay
+    }
+}
+
+pub(crate) fn live_settings(args: &RunArgs) -> Result<LiveSettings, AppError> {
+    let extra = match &args.extra {
+        None => serde_json::Map::new(),
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => {
+                return Err(AppError::bad(
+                    format!("--extra must be a JSON object, got `{text}`"),
+                    Some("e.g. --extra '{\"top_p\": 0.9}'"),
+                ));
+            }
+        },
+    };
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(AppError::bad(
+            format!(
+                "--timeout must be a positive number of seconds, got {}",
+                args.timeout
+            ),
+            None,
+        ));
+    }
+    if !(0.0..=1.0).contains(&args.max_error_rate) {
+        return Err(AppError::bad(
+            format!(
+                "--max-error-rate must be between 0 and 1, got {}",
+                args.max_error_rate
+            ),
+            None,
+        ));
+    }
+    Ok(LiveSettings {
+        http: HttpSettings {
+            timeout: Duration::from_secs_f64(args.timeout),
+            max_attempts: args.max_attempts.max(1),
+            ..HttpSettings::default()
+        },
+        temperature: args.temperature,
+        max_tokens: args.max_output_tokens,
+        seed: args.seed,
+        parallel_tool_calls: args.parallel_tool_calls,
+        extra,
+        api_key_env: args.api_key_env.clone(),
+    })
+}
+
+pub(crate) fn providers_for(
+    suite: &Arc<Suite>,
+    targets: &[Target],
+    cassette_flag: Option<&Path>,
+    source: Source,
+    live: &LiveSettings,
+    limits: (Option<NonZeroU32>, Option<NonZeroU32>),
+) -> Result<HashMap<String, Arc<dyn Provider>>, AppError> {
+    let mut out: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+    let cassette_path = cassette_flag
+        .map(Path::to_path_buf)
+        .or_else(|| suite.cassette.clone());
+    let mut cassette: Option<Arc<Cassette>> = None;
+    let mut recorder: Option<Arc<Recorder>> = None;
+    for t in targets {
+        let p: Arc<dyn Provider> = if t.provider == "scripted" {
+            Arc::new(ScriptedProvider::new(&t.model, suite.clone()).map_err(|e| {
+                AppError::bad(
+                    e.to_string(),
+                    Some(&format!(
+                        "scripted models are: {}, or a script file (.yaml)",
+                        crate::provider::scripted::BEHAVIOURS
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                )
+            })?)
+        } else if source == Source::Replay {
+            let c = match &cassette {
+                Some(c) => c.clone(),
+                None => {
+                    // `source_for` only replays when a cassette path exists.
+                    let path = cassette_path.clone().unwrap_or_default();
+                    let c = Arc::new(Cassette::open(&path).map_err(|e| {
+                        AppError::bad(e.to_string(), Some("see docs/cassettes.md for the format; --live calls the model instead"))
+                    })?);
+                    if c.torn_tail {
+                        eprintln!(
+                            "warning: cassette `{}` ends with a torn line (an interrupted recording); it was ignored",
+                            path.display()
+                        );
+                    }
+                    cassette = Some(c.clone());
+                    c
+                }
+            };
+            Arc::new(ReplayProvider::new(c, t.clone()))
+        } else {
+            let live_provider = registry::live_provider(t, live).map_err(|e| {
+                let hint = match &e {
+                    RegistryError::UnknownProvider(_) => format!(
+                        "providers are: scripted, {}",
+                        registry::LIVE_PROVIDERS.join(", ")
+                    ),
+                    RegistryError::MissingKey { .. } => "export the key, or pass --api-key-env NAME; shipped suites replay without a key (drop --live/--record)".to_string(),
+                    _ => "see docs/providers.md".to_string(),
+                };
+                AppError::bad(e.to_string(), Some(&hint))
+            })?;
+            let live_provider: Arc<dyn Provider> = match limits {
+                (None, None) => live_provider,
+                (rpm, tpm) => Arc::new(RateLimited::new(live_provider, rpm, tpm)),
+            };
+            if source == Source::Record {
+                let rec = match &recorder {
+                    Some(r) => r.clone(),
+                    None => {
+                        let path = cassette_path.clone().ok_or_else(|| {
+                            AppError::bad(
+                                "--record needs a cassette to write",
+                                Some("set `cassette:` in the suite or pass --cassette FILE"),
+                            )
+                        })?;
+                        let r = Arc::new(Recorder::open(&path, targets).map_err(|e| {
+                            AppError::bad(
+                                e.to_string(),
+                                Some("record into a new file with --cassette FILE"),
+                            )
+                        })?);
+                        recorder = Some(r.clone());
+                        r
+                    }
+                };
+                Arc::new(RecordingProvider::new(live_provider, t.clone(), rec))
+            } else {
+                live_provider
+            }
+        };
+        out.insert(t.spec.clone(), p);
+    }
+    Ok(out)
+}

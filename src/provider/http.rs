@@ -1,0 +1,382 @@
+//! The HTTP layer shared by live providers: JSON POSTs with a per-request timeout,
+//! bounded retries with exponential backoff and jitter on 429, 5xx and connection
+//! failures, `Retry-After` honoured (seconds, milliseconds or an HTTP date), and secrets
+//! scrubbed from every error text.
+//!
+//! Retries are a short loop written here rather than a retry crate: the delay of each
+//! attempt depends on the previous response's headers (`Retry-After`), and the loop
+//! must count attempts and keep the last failure for the trial's error message.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::Rng;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+/// How requests are sent and retried.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Time allowed for one attempt (connect, send, whole body).
+    pub timeout: Duration,
+    /// Attempts per request, the first included (at least 1).
+    pub max_attempts: u32,
+    /// Delay before the first retry; doubles each attempt.
+    pub base_delay: Duration,
+    /// Longest delay between attempts, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            timeout: Duration::from_secs(60),
+            max_attempts: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A successful exchange.
+#[derive(Debug, Clone)]
+pub struct HttpReply {
+    /// The parsed JSON body.
+    pub body: Value,
+    /// Wall time of the successful attempt.
+    pub latency: Duration,
+    /// Attempts made, the successful one included.
+    pub attempts: u32,
+}
+
+/// Why a request failed (after retries, where retrying made sense). Messages never hold
+/// a secret: every text taken from a response is scrubbed first.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HttpError {
+    /// The server answered with an error status.
+    #[error("HTTP {status} after {attempts} attempt(s): {message}")]
+    Status {
+        /// The status code.
+        status: u16,
+        /// The start of the error body.
+        message: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// An attempt took longer than the timeout.
+    #[error("timed out after {timeout_s:.1} s on each of {attempts} attempt(s)")]
+    Timeout {
+        /// The per-attempt timeout in seconds.
+        timeout_s: f64,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The connection failed or broke (refused, reset, truncated body).
+    #[error("connection failed after {attempts} attempt(s): {message}")]
+    Connection {
+        /// What failed.
+        message: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The body is not the JSON the provider documents.
+    #[error("malformed response body: {message}; body starts: {snippet}")]
+    InvalidBody {
+        /// The parse error.
+        message: String,
+        /// The start of the body.
+        snippet: String,
+    },
+    /// The client could not be built or the request not formed.
+    #[error("invalid request: {0}")]
+    Setup(String),
+}
+
+/// A header to send; sensitive values (keys) are marked so they never appear in debug
+/// output of the HTTP stack.
+pub struct Header {
+    /// Name, lower case.
+    pub name: &'static str,
+    /// Value.
+    pub value: String,
+    /// True for credentials.
+    pub sensitive: bool,
+}
+
+/// A JSON-over-HTTP client with retries.
+#[derive(Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    settings: HttpSettings,
+}
+
+/// Install the ring crypto provider for rustls once per process (reqwest is built
+/// without a default provider; see CRATES.md).
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Replace every secret (of 8 characters or more) in `text` by `[REDACTED]`.
+pub fn redact(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 8) {
+        if out.contains(*s) {
+            out = out.replace(*s, "[REDACTED]");
+        }
+    }
+    out
+}
+
+fn snippet(text: &str) -> String {
+    let t: String = text.chars().take(300).collect();
+    if t.len() < text.len() {
+        format!("{t}…")
+    } else {
+        t
+    }
+}
+
+/// The delay a response asks for: `retry-after-ms`, or `Retry-After` in seconds or as an
+/// HTTP date.
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let v = headers.get("retry-after")?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The `retryDelay` of a Google RPC error body (`{"error": {"details": [{"@type":
+/// "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "27s"}]}}`).
+pub fn retry_delay_in_body(body: &[u8]) -> Option<Duration> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v.get("error")?
+        .get("details")?
+        .as_array()?
+        .iter()
+        .find_map(|d| d.get("retryDelay")?.as_str())
+        .and_then(|s| s.trim().strip_suffix('s')?.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status) && status != 501
+}
+
+impl Http {
+    /// A client with `settings`.
+    pub fn new(settings: HttpSettings) -> Result<Http, HttpError> {
+        install_crypto();
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| HttpError::Setup(e.to_string()))?;
+        Ok(Http { client, settings })
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    /// The backoff before retry number `retry` (1-based): base × 2^(retry-1), with full
+    /// jitter in its upper half, capped at `max_delay`.
+    fn backoff(&self, retry: u32) -> Duration {
+        let exp = self
+            .settings
+            .base_delay
+            .saturating_mul(1u32 << (retry - 1).min(16));
+        let capped = exp.min(self.settings.max_delay);
+        let jitter = rand::rng().random_range(0.5..=1.0);
+        capped.mul_f64(jitter)
+    }
+
+    /// POST `body` as JSON to `url` and parse the JSON answer, retrying what is worth
+    /// retrying. `secrets` are scrubbed from every error text.
+    pub async fn post_json(
+        &self,
+        url: &str,
+        headers: &[Header],
+        body: &Value,
+        secrets: &[&str],
+    ) -> Result<HttpReply, HttpError> {
+        let mut map = HeaderMap::new();
+        for h in headers {
+            let name = HeaderName::from_static(h.name);
+            let mut value = HeaderValue::from_str(&h.value).map_err(|_| {
+                HttpError::Setup(format!("header `{}` has an invalid value", h.name))
+            })?;
+            value.set_sensitive(h.sensitive);
+            map.insert(name, value);
+        }
+        let payload = serde_json::to_vec(body).map_err(|e| HttpError::Setup(e.to_string()))?;
+        let max = self.settings.max_attempts.max(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let sent = self
+                .client
+                .post(url)
+                .headers(map.clone())
+                .header("content-type", "application/json")
+                .body(payload.clone())
+                .send()
+                .await;
+            let (error, wait) = match sent {
+                Ok(resp) => {
+                    let status = resp.status().as_u16();
+                    let asked = retry_after(resp.headers(), SystemTime::now());
+                    match resp.bytes().await {
+                        Ok(bytes) if (200..300).contains(&status) => {
+                            let latency = started.elapsed();
+                            return match serde_json::from_slice::<Value>(&bytes) {
+                                Ok(body) => Ok(HttpReply {
+                                    body,
+                                    latency,
+                                    attempts: attempt,
+                                }),
+                                Err(e) => Err(HttpError::InvalidBody {
+                                    message: e.to_string(),
+                                    snippet: redact(
+                                        &snippet(&String::from_utf8_lossy(&bytes)),
+                                        secrets,
+                                    ),
+                                }),
+                            };
+                        }
+                        Ok(bytes) => {
+                            // Google puts the wait in the body (RetryInfo) instead of a header.
+                            let asked = asked.or_else(|| retry_delay_in_body(&bytes));
+                            let text = redact(&snippet(&String::from_utf8_lossy(&bytes)), secrets);
+                            let e = HttpError::Status {
+                                status,
+                                message: text,
+                                attempts: attempt,
+                            };
+                            if !retryable_status(status) {
+                                return Err(e);
+                            }
+                            (e, asked)
+                        }
+                        Err(e) => (self.transport_error(&e, attempt, secrets), asked),
+                    }
+                }
+                Err(e) => (self.transport_error(&e, attempt, secrets), None),
+            };
+            if attempt >= max {
+                return Err(error);
+            }
+            let delay = wait
+                .map(|w| w.max(self.backoff(attempt)))
+                .unwrap_or_else(|| self.backoff(attempt))
+                .min(self.settings.max_delay);
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    fn transport_error(&self, e: &reqwest::Error, attempts: u32, secrets: &[&str]) -> HttpError {
+        if e.is_timeout() {
+            HttpError::Timeout {
+                timeout_s: self.settings.timeout.as_secs_f64(),
+                attempts,
+            }
+        } else {
+            // Walk the source chain: reqwest's top-level text is often just
+            // "error sending request".
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                message.push_str(": ");
+                message.push_str(&s.to_string());
+                source = s.source();
+            }
+            HttpError::Connection {
+                message: redact(&message, secrets),
+                attempts,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_seconds_milliseconds_and_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        h.insert("retry-after", HeaderValue::from_str(&later).unwrap());
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(30)));
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        h.insert("retry-after", HeaderValue::from_str(&earlier).unwrap());
+        assert_eq!(retry_after(&h, now), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h, now), None);
+    }
+
+    #[test]
+    fn google_retry_info_in_the_body() {
+        let body = br#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure"},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "27s"}]}}"#;
+        assert_eq!(retry_delay_in_body(body), Some(Duration::from_secs(27)));
+        assert_eq!(retry_delay_in_body(b"{\"error\": {}}"), None);
+        assert_eq!(retry_delay_in_body(b"not json"), None);
+    }
+
+    #[test]
+    fn only_transient_statuses_are_retried() {
+        for s in [408, 429, 500, 502, 503, 504, 529] {
+            assert!(retryable_status(s), "{s}");
+        }
+        for s in [400, 401, 403, 404, 422, 501] {
+            assert!(!retryable_status(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_scrubbed() {
+        let key = "sk-test-0123456789abcdef";
+        assert_eq!(
+            redact(&format!("Incorrect API key provided: {key}."), &[key]),
+            "Incorrect API key provided: [REDACTED]."
+        );
+        // Short strings are not treated as secrets (they would scrub ordinary words).
+        assert_eq!(redact("a b c", &["b"]), "a b c");
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let http = Http::new(HttpSettings {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(500),
+            ..HttpSettings::default()
+        })
+        .unwrap();
+        for _ in 0..50 {
+            let d1 = http.backoff(1);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100));
+            let d3 = http.backoff(3);
+            assert!(d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400));
+            assert!(http.backoff(10) <= Duration::from_millis(500));
+        }
+    }
+}

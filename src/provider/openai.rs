@@ -1,0 +1,1292 @@
+//! The OpenAI Chat Completions provider: `POST {base_url}/chat/completions`.
+//!
+//! One wire format serves OpenAI itself and every OpenAI-compatible server (vLLM,
+//! Ollama's `/v1`, LM Studio, OpenRouter, DeepSeek, DashScope compatible mode): only
+//! `base_url` and the key differ.
+//!
+//! The request is built from the neutral [`Request`] ([`OpenAiProvider::build_body`]);
+//! the answer is read leniently ([`parse_response`]): vendor extras are ignored, the
+//! first choice is used, and tool call `arguments` are kept exactly as sent, invalid
+//! JSON included, because that is measured later. Quirks handled:
+//!
+//! - `arguments` given as a JSON object instead of a string (Ollama native style) is
+//!   serialised; `null` or missing `arguments` becomes `{}`.
+//! - a missing or empty call `id` becomes `None`.
+//! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
+//!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
+//!   for missing `content`.
+//! - the deprecated `function_call` field is read when there are no `tool_calls`.
+//! - a missing `usage` gives no usage (not zero); `input_tokens`/`output_tokens` are
+//!   accepted in place of `prompt_tokens`/`completion_tokens`.
+//! - a body without `choices` is a decode error that quotes an `error` object if the
+//!   server put one in a 200 answer, and names Responses API and Ollama native bodies.
+//! - `tools`, `tool_choice` and `parallel_tool_calls` are omitted when no tools are
+//!   offered (OpenAI rejects `parallel_tool_calls` without `tools`).
+//! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
+//!   and newer models accept only the latter).
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use super::config::ProviderConfig;
+use super::http::{Header, Http, redact};
+use super::{
+    Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, ToolDefinition,
+    TrialKey, Usage,
+};
+
+/// A live OpenAI Chat Completions (or compatible) endpoint.
+pub struct OpenAiProvider {
+    config: ProviderConfig,
+    http: Http,
+    url: String,
+}
+
+/// The endpoint for `base_url`: `{base_url}/chat/completions`, or `base_url` itself when
+/// it already names that endpoint.
+fn chat_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base.ends_with("/chat/completions") {
+        base.to_string()
+    } else {
+        format!("{base}/chat/completions")
+    }
+}
+
+impl OpenAiProvider {
+    /// A provider sending to `config.base_url` with `http`.
+    pub fn new(config: ProviderConfig, http: Http) -> Self {
+        let url = chat_url(&config.base_url);
+        OpenAiProvider { config, http, url }
+    }
+
+    /// The settings this provider sends with.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// The URL requests are posted to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn unsupported(&self, message: String) -> ProviderError {
+        ProviderError::Unsupported {
+            provider: self.config.provider.clone(),
+            message,
+        }
+    }
+
+    /// The Chat Completions request body for `request`: model, messages, tools and
+    /// tool_choice (both omitted without tools), the sampling fields that are set, then
+    /// `extra` merged over everything. Fails when tool_choice forces a function that is
+    /// not offered, or the temperature is not a finite number.
+    pub fn build_body(&self, request: &Request) -> Result<Value, ProviderError> {
+        let mut body = Map::new();
+        body.insert("model".into(), Value::from(self.config.model.clone()));
+        body.insert(
+            "messages".into(),
+            Value::Array(request.messages.iter().map(message_json).collect()),
+        );
+        if !request.tools.is_empty() {
+            if let ToolChoice::Function(name) = &request.tool_choice
+                && !request.tools.iter().any(|t| &t.name == name)
+            {
+                return Err(self.unsupported(format!(
+                    "tool_choice forces function `{name}`, which is not among the tools offered"
+                )));
+            }
+            body.insert(
+                "tools".into(),
+                Value::Array(request.tools.iter().map(tool_json).collect()),
+            );
+            body.insert("tool_choice".into(), tool_choice_json(&request.tool_choice));
+            if let Some(parallel) = self.config.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
+            }
+        }
+        if let Some(t) = self.config.temperature {
+            let n = serde_json::Number::from_f64(t)
+                .ok_or_else(|| self.unsupported(format!("temperature {t} is not a number")))?;
+            body.insert("temperature".into(), Value::Number(n));
+        }
+        if let Some(max) = self.config.max_tokens
+            && !self.config.extra.contains_key("max_completion_tokens")
+        {
+            body.insert("max_tokens".into(), Value::from(max));
+        }
+        if let Some(seed) = self.config.seed {
+            body.insert("seed".into(), Value::from(seed));
+        }
+        let mut body = Value::Object(body);
+        self.config.merge_extra(&mut body);
+        Ok(body)
+    }
+}
+
+fn message_json(message: &Message) -> Value {
+    match message {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut m = Map::new();
+            m.insert("role".into(), Value::from("assistant"));
+            // OpenAI wants `content` unless there are tool calls; null then.
+            let content = match content {
+                Some(text) => Value::from(text.clone()),
+                None if tool_calls.is_empty() => Value::from(""),
+                None => Value::Null,
+            };
+            m.insert("content".into(), content);
+            if !tool_calls.is_empty() {
+                m.insert(
+                    "tool_calls".into(),
+                    Value::Array(tool_calls.iter().map(call_json).collect()),
+                );
+            }
+            Value::Object(m)
+        }
+        Message::Tool {
+            tool_call_id,
+            content,
+        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+    }
+}
+
+fn call_json(call: &ToolCall) -> Value {
+    let mut c = Map::new();
+    if let Some(id) = &call.id {
+        c.insert("id".into(), Value::from(id.clone()));
+    }
+    c.insert("type".into(), Value::from("function"));
+    c.insert(
+        "function".into(),
+        json!({"name": call.name, "arguments": call.arguments}),
+    );
+    Value::Object(c)
+}
+
+fn tool_json(tool: &ToolDefinition) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), Value::from(tool.name.clone()));
+    f.insert("description".into(), Value::from(tool.description.clone()));
+    if !tool.parameters.is_null() {
+        f.insert("parameters".into(), tool.parameters.clone());
+    }
+    json!({"type": "function", "function": f})
+}
+
+fn tool_choice_json(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Auto => Value::from("auto"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::Function(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// The JSON type of `v`, for error messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The message of an `error` object some servers return with status 200.
+fn embedded_error(obj: &Map<String, Value>) -> Option<String> {
+    match obj.get("error")? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Object(e) => Some(match e.get("message") {
+            Some(Value::String(m)) => m.clone(),
+            _ => Value::Object(e.clone()).to_string(),
+        }),
+        other => Some(other.to_string()),
+    }
+}
+
+fn missing_choices(obj: &Map<String, Value>) -> String {
+    if let Some(e) = embedded_error(obj) {
+        format!("no `choices`; the body holds an error: {e}")
+    } else if obj.contains_key("output") {
+        "no `choices`; this looks like a Responses API body (`output`), not Chat Completions"
+            .to_string()
+    } else if obj.contains_key("message") && obj.contains_key("done") {
+        "no `choices`; this looks like Ollama's native /api/chat body: use a base_url ending in /v1"
+            .to_string()
+    } else {
+        "no `choices` in the response".to_string()
+    }
+}
+
+/// The message's text: a string, or the text parts of an array; empty or
+/// whitespace-only text counts as none; a refusal stands in for missing content.
+fn message_text(message: &Map<String, Value>) -> Option<String> {
+    let text = match message.get("content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => o.get("text").and_then(Value::as_str),
+                    _ => None,
+                })
+                .collect::<String>(),
+        ),
+        _ => None,
+    }
+    .filter(|t| !t.trim().is_empty());
+    text.or_else(|| {
+        message
+            .get("refusal")
+            .and_then(Value::as_str)
+            .filter(|r| !r.trim().is_empty())
+            .map(str::to_string)
+    })
+}
+
+/// One call from a `tool_calls` entry (`{id, type, function: {name, arguments}}`) or a
+/// legacy `function_call` (`{name, arguments}`).
+fn parse_call(entry: &Value, at: &str) -> Result<ToolCall, String> {
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| format!("`{at}` is {} instead of an object", kind(entry)))?;
+    let function = match obj.get("function") {
+        Some(Value::Object(f)) => f,
+        Some(other) => {
+            return Err(format!(
+                "`{at}.function` is {} instead of an object",
+                kind(other)
+            ));
+        }
+        None => obj,
+    };
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("`{at}` has no function name"))?
+        .to_string();
+    let arguments = match function.get("arguments") {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(other) => other.to_string(),
+    };
+    let id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string);
+    Ok(ToolCall {
+        id,
+        name,
+        arguments,
+    })
+}
+
+fn token_count(usage: &Map<String, Value>, names: [&str; 2]) -> Option<u64> {
+    names.iter().find_map(|n| {
+        let v = usage.get(*n)?;
+        v.as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+    })
+}
+
+fn parse_usage(usage: Option<&Value>) -> Option<Usage> {
+    let usage = usage?.as_object()?;
+    let input = token_count(usage, ["prompt_tokens", "input_tokens"]);
+    let output = token_count(usage, ["completion_tokens", "output_tokens"]);
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    Some(Usage {
+        input_tokens: input.unwrap_or(0),
+        output_tokens: output.unwrap_or(0),
+        estimated: false,
+    })
+}
+
+/// Read a Chat Completions response body: the first choice's text and tool calls (in
+/// order, `arguments` kept as sent), its `finish_reason`, and `usage`. Latency,
+/// attempts and `raw` are left for the caller. The error names what is missing.
+pub fn parse_response(body: &Value) -> Result<Response, String> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| format!("the body is {} instead of an object", kind(body)))?;
+    let choices = match obj.get("choices") {
+        Some(Value::Array(choices)) => choices,
+        None | Some(Value::Null) => return Err(missing_choices(obj)),
+        Some(other) => return Err(format!("`choices` is {} instead of an array", kind(other))),
+    };
+    let Some(choice) = choices.first() else {
+        return Err(match embedded_error(obj) {
+            Some(e) => format!("`choices` is empty; the body holds an error: {e}"),
+            None => "`choices` is empty (no completion returned)".to_string(),
+        });
+    };
+    let choice = choice
+        .as_object()
+        .ok_or_else(|| format!("`choices[0]` is {} instead of an object", kind(choice)))?;
+    let message = match choice.get("message") {
+        Some(Value::Object(m)) => m,
+        None | Some(Value::Null) => return Err("`choices[0]` has no `message`".to_string()),
+        Some(other) => {
+            return Err(format!(
+                "`choices[0].message` is {} instead of an object",
+                kind(other)
+            ));
+        }
+    };
+    let mut tool_calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(calls)) => calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse_call(c, &format!("choices[0].message.tool_calls[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "`choices[0].message.tool_calls` is {} instead of an array",
+                kind(other)
+            ));
+        }
+    };
+    if tool_calls.is_empty()
+        && let Some(legacy) = message.get("function_call").filter(|f| f.is_object())
+    {
+        tool_calls.push(parse_call(legacy, "choices[0].message.function_call")?);
+    }
+    Ok(Response {
+        text: message_text(message),
+        tool_calls,
+        usage: parse_usage(obj.get("usage")),
+        latency_ms: 0.0,
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        raw: None,
+        attempts: 0,
+    })
+}
+
+/// The start of `body` as text, for decode errors.
+fn body_snippet(body: &Value) -> String {
+    let text = body.to_string();
+    let cut: String = text.chars().take(300).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// `body` with every secret replaced (a no-op unless a secret occurs in it).
+fn scrub_body(body: Value, secrets: &[&str]) -> Value {
+    let text = body.to_string();
+    if !secrets.iter().any(|s| s.len() >= 8 && text.contains(*s)) {
+        return body;
+    }
+    let clean = redact(&text, secrets);
+    serde_json::from_str(&clean).unwrap_or(Value::String(clean))
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    async fn complete(
+        &self,
+        request: &Request,
+        _key: &TrialKey,
+    ) -> Result<Response, ProviderError> {
+        let body = self.build_body(request)?;
+        let secrets = self.config.secrets();
+        let headers: Vec<Header> = self
+            .config
+            .key()
+            .filter(|k| !k.is_empty())
+            .map(|k| Header {
+                name: "authorization",
+                value: format!("Bearer {k}"),
+                sensitive: true,
+            })
+            .into_iter()
+            .collect();
+        let reply = self
+            .http
+            .post_json(&self.url, &headers, &body, &secrets)
+            .await
+            .map_err(|source| ProviderError::Http {
+                provider: self.config.provider.clone(),
+                source,
+            })?;
+        let mut response = parse_response(&reply.body).map_err(|m| ProviderError::Decode {
+            provider: self.config.provider.clone(),
+            message: redact(
+                &format!("{m}; body starts: {}", body_snippet(&reply.body)),
+                &secrets,
+            ),
+        })?;
+        response.latency_ms = reply.latency.as_secs_f64() * 1000.0;
+        response.attempts = reply.attempts;
+        response.raw = Some(scrub_body(reply.body, &secrets));
+        Ok(response)
+    }
+
+    fn source(&self) -> String {
+        redact(
+            &format!(
+                "live {}:{} at {}",
+                self.config.provider, self.config.model, self.config.base_url
+            ),
+            &self.config.secrets(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use secrecy::SecretString;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
+
+    use super::*;
+    use crate::provider::http::{HttpError, HttpSettings};
+
+    const KEY: &str = "sk-test-SECRETSECRET1234";
+
+    const TEXT_USAGE_DETAILS: &str =
+        include_str!("testdata/openai/chat_text_answer_usage_details.json");
+    const TEXT_RECORDED: &str = include_str!("testdata/openai/chat_text_answer_recorded.json");
+    const SINGLE_APIREF: &str = include_str!("testdata/openai/chat_single_tool_call_apiref.json");
+    const SINGLE_RECORDED: &str =
+        include_str!("testdata/openai/chat_single_tool_call_recorded.json");
+    const PARALLEL: &str = include_str!("testdata/openai/chat_parallel_tool_calls.json");
+    const FINISH_LENGTH: &str = include_str!("testdata/openai/chat_finish_length.json");
+    const RESPONSES_API: &str = include_str!("testdata/openai/responses_function_call.json");
+    const OLLAMA_NATIVE: &str = include_str!("testdata/openai/ollama_api_chat_tool_call.json");
+
+    fn json_of(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn weather_tools() -> Arc<Vec<ToolDefinition>> {
+        Arc::new(vec![
+            ToolDefinition {
+                name: "get_weather".into(),
+                description: "Current weather for a city.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "city": {"type": "string", "description": "City name"},
+                        "units": {"type": "string", "enum": ["c", "f"]}
+                    },
+                    "required": ["city"],
+                    "additionalProperties": false
+                }),
+            },
+            ToolDefinition {
+                name: "get_time".into(),
+                description: "Local time in a timezone.".into(),
+                parameters: json!({"type": "object", "properties": {"tz": {"type": "string"}}}),
+            },
+        ])
+    }
+
+    fn request(choice: ToolChoice) -> Request {
+        Request {
+            messages: vec![
+                Message::System {
+                    content: "You are helpful.".into(),
+                },
+                Message::User {
+                    content: "Weather in Paris?".into(),
+                },
+            ],
+            tools: weather_tools(),
+            tool_choice: choice,
+        }
+    }
+
+    fn multi_turn() -> Request {
+        Request {
+            messages: vec![
+                Message::System {
+                    content: "Be brief.".into(),
+                },
+                Message::User {
+                    content: "Weather in Paris and the time in Tokyo?".into(),
+                },
+                Message::Assistant {
+                    content: None,
+                    tool_calls: vec![
+                        ToolCall {
+                            id: Some("call_1".into()),
+                            name: "get_weather".into(),
+                            arguments: r#"{"city":"Paris"}"#.into(),
+                        },
+                        ToolCall {
+                            id: Some("call_2".into()),
+                            name: "get_time".into(),
+                            arguments: r#"{"tz": "Asia/Tokyo"}"#.into(),
+                        },
+                    ],
+                },
+                Message::Tool {
+                    tool_call_id: "call_1".into(),
+                    content: r#"{"temp": 18}"#.into(),
+                },
+                Message::Tool {
+                    tool_call_id: "call_2".into(),
+                    content: "09:30".into(),
+                },
+                Message::Assistant {
+                    content: Some("18 °C; 09:30.".into()),
+                    tool_calls: vec![],
+                },
+                Message::User {
+                    content: "Thanks".into(),
+                },
+            ],
+            tools: weather_tools(),
+            tool_choice: ToolChoice::Auto,
+        }
+    }
+
+    fn trial() -> TrialKey {
+        TrialKey {
+            case_id: "weather".into(),
+            target: "openai:gpt-4o-mini".into(),
+            variant: "base".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+        }
+    }
+
+    fn offline(config: ProviderConfig) -> OpenAiProvider {
+        OpenAiProvider::new(config, Http::new(HttpSettings::default()).unwrap())
+    }
+
+    fn config(base_url: &str) -> ProviderConfig {
+        let mut c = ProviderConfig::new("openai", "gpt-4o-mini", base_url);
+        c.api_key = Some(SecretString::from(KEY.to_string()));
+        c
+    }
+
+    // ---- build_body ----
+
+    #[test]
+    fn build_body_maps_every_tool_choice_mode() {
+        let p = offline(config("http://x/v1"));
+        let cases = [
+            (ToolChoice::None, json!("none")),
+            (ToolChoice::Auto, json!("auto")),
+            (ToolChoice::Required, json!("required")),
+            (
+                ToolChoice::Function("get_weather".into()),
+                json!({"type": "function", "function": {"name": "get_weather"}}),
+            ),
+        ];
+        for (choice, wire) in cases {
+            let body = p.build_body(&request(choice.clone())).unwrap();
+            assert_eq!(body["tool_choice"], wire, "{choice}");
+            assert_eq!(body["tools"].as_array().unwrap().len(), 2);
+        }
+    }
+
+    #[test]
+    fn build_body_rejects_forcing_a_function_not_offered() {
+        let p = offline(config("http://x/v1"));
+        let err = p
+            .build_body(&request(ToolChoice::Function("book_flight".into())))
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Unsupported { .. }));
+        assert!(err.to_string().contains("`book_flight`"), "{err}");
+    }
+
+    #[test]
+    fn build_body_omits_tool_fields_without_tools() {
+        let mut c = config("http://x/v1");
+        c.parallel_tool_calls = Some(false);
+        let p = offline(c);
+        let mut r = request(ToolChoice::Required);
+        r.tools = Arc::new(vec![]);
+        let body = p.build_body(&r).unwrap();
+        let obj = body.as_object().unwrap();
+        for absent in [
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "temperature",
+            "max_tokens",
+            "seed",
+        ] {
+            assert!(!obj.contains_key(absent), "{absent} in {body}");
+        }
+        assert_eq!(body["model"], "gpt-4o-mini");
+    }
+
+    #[test]
+    fn build_body_maps_a_multi_turn_conversation() {
+        let p = offline(config("http://x/v1"));
+        let body = p.build_body(&multi_turn()).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Weather in Paris and the time in Tokyo?"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
+                    {"id": "call_2", "type": "function",
+                     "function": {"name": "get_time", "arguments": "{\"tz\": \"Asia/Tokyo\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp\": 18}"},
+                {"role": "tool", "tool_call_id": "call_2", "content": "09:30"},
+                {"role": "assistant", "content": "18 °C; 09:30."},
+                {"role": "user", "content": "Thanks"}
+            ])
+        );
+    }
+
+    #[test]
+    fn build_body_sends_an_assistant_turn_without_content_or_calls_as_empty_text() {
+        let p = offline(config("http://x/v1"));
+        let mut r = request(ToolChoice::Auto);
+        r.messages.push(Message::Assistant {
+            content: None,
+            tool_calls: vec![],
+        });
+        let body = p.build_body(&r).unwrap();
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "assistant", "content": ""})
+        );
+    }
+
+    #[test]
+    fn build_body_sends_tool_definitions_with_their_parameters() {
+        let p = offline(config("http://x/v1"));
+        let body = p.build_body(&request(ToolChoice::Auto)).unwrap();
+        let tools = weather_tools();
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "function": {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "parameters": tools[0].parameters
+            }})
+        );
+        // Key order of the schema is kept as written (preserve_order).
+        let sent = serde_json::to_string(&body["tools"][0]["function"]["parameters"]).unwrap();
+        assert_eq!(sent, serde_json::to_string(&tools[0].parameters).unwrap());
+        assert_eq!(body["tools"][1]["function"]["name"], "get_time");
+    }
+
+    #[test]
+    fn build_body_sets_sampling_fields_and_extra_wins() {
+        let mut c = config("http://x/v1");
+        c.temperature = Some(0.0);
+        c.max_tokens = Some(256);
+        c.seed = Some(7);
+        c.parallel_tool_calls = Some(false);
+        c.extra.insert("temperature".into(), json!(0.3));
+        c.extra.insert("top_p".into(), json!(0.9));
+        let body = offline(c).build_body(&request(ToolChoice::Auto)).unwrap();
+        assert_eq!(body["temperature"], 0.3);
+        assert_eq!(body["top_p"], 0.9);
+        assert_eq!(body["max_tokens"], 256);
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["parallel_tool_calls"], false);
+
+        let mut c = config("http://x/v1");
+        c.max_tokens = Some(256);
+        c.extra.insert("max_completion_tokens".into(), json!(512));
+        let body = offline(c).build_body(&request(ToolChoice::Auto)).unwrap();
+        assert!(body.get("max_tokens").is_none(), "{body}");
+        assert_eq!(body["max_completion_tokens"], 512);
+
+        let mut c = config("http://x/v1");
+        c.temperature = Some(f64::NAN);
+        let err = offline(c)
+            .build_body(&request(ToolChoice::Auto))
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Unsupported { .. }));
+    }
+
+    #[test]
+    fn url_and_source_come_from_base_url() {
+        let p = offline(config("https://api.openai.com/v1/"));
+        assert_eq!(p.url(), "https://api.openai.com/v1/chat/completions");
+        assert_eq!(
+            p.source(),
+            "live openai:gpt-4o-mini at https://api.openai.com/v1"
+        );
+        let p = offline(config("http://localhost:8000/v1/chat/completions"));
+        assert_eq!(p.url(), "http://localhost:8000/v1/chat/completions");
+    }
+
+    // ---- parse_response on the wire examples ----
+
+    #[test]
+    fn parses_a_text_answer_with_usage_details() {
+        let r = parse_response(&json_of(TEXT_USAGE_DETAILS)).unwrap();
+        assert_eq!(
+            r.text.as_deref(),
+            Some("Hello! How can I assist you today?")
+        );
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input_tokens: 19,
+                output_tokens: 10,
+                estimated: false
+            })
+        );
+    }
+
+    #[test]
+    fn parses_a_recorded_text_answer() {
+        let r = parse_response(&json_of(TEXT_RECORDED)).unwrap();
+        assert!(
+            r.text
+                .as_deref()
+                .unwrap()
+                .starts_with("I'm unable to provide real-time weather")
+        );
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(r.usage.unwrap().input_tokens, 14);
+        assert_eq!(r.usage.unwrap().output_tokens, 37);
+    }
+
+    #[test]
+    fn parses_a_single_call_keeping_pretty_printed_arguments() {
+        let r = parse_response(&json_of(SINGLE_APIREF)).unwrap();
+        assert_eq!(r.text, None);
+        assert_eq!(
+            r.tool_calls,
+            vec![ToolCall {
+                id: Some("call_abc123".into()),
+                name: "get_current_weather".into(),
+                arguments: "{\n\"location\": \"Boston, MA\"\n}".into(),
+            }]
+        );
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.usage.unwrap().input_tokens, 82);
+        assert_eq!(r.usage.unwrap().output_tokens, 17);
+    }
+
+    #[test]
+    fn parses_a_recorded_single_call() {
+        let r = parse_response(&json_of(SINGLE_RECORDED)).unwrap();
+        assert_eq!(r.text, None);
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(
+            r.tool_calls[0].id.as_deref(),
+            Some("call_Y6qJ7ofLgOrBnMD5WbVAeiRV")
+        );
+        assert_eq!(r.tool_calls[0].name, "GetWeatherArgs");
+        assert_eq!(
+            r.tool_calls[0].arguments,
+            r#"{"city":"Edinburgh","country":"UK","units":"c"}"#
+        );
+    }
+
+    #[test]
+    fn parses_parallel_calls_in_order() {
+        let r = parse_response(&json_of(PARALLEL)).unwrap();
+        let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["GetWeatherArgs", "get_stock_price"]);
+        assert_eq!(
+            r.tool_calls[1].id.as_deref(),
+            Some("call_h1DWI1POMJLb0KwIyQHWXD4p")
+        );
+        assert_eq!(
+            r.tool_calls[0].arguments,
+            r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#
+        );
+        assert_eq!(r.usage.unwrap().input_tokens, 149);
+    }
+
+    #[test]
+    fn parses_a_truncated_answer_with_finish_length() {
+        let r = parse_response(&json_of(FINISH_LENGTH)).unwrap();
+        assert_eq!(r.text.as_deref(), Some("{\""));
+        assert_eq!(r.finish_reason.as_deref(), Some("length"));
+        assert_eq!(r.usage.unwrap().output_tokens, 1);
+    }
+
+    #[test]
+    fn serialises_object_arguments_and_tolerates_missing_ids_and_empty_content() {
+        // Ollama's native message (object arguments, no id, content "") in a choice.
+        let native = json_of(OLLAMA_NATIVE);
+        let body = json!({
+            "choices": [{"index": 0, "message": native["message"], "finish_reason": "stop"}]
+        });
+        let r = parse_response(&body).unwrap();
+        assert_eq!(r.text, None);
+        assert_eq!(
+            r.tool_calls,
+            vec![ToolCall {
+                id: None,
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Tokyo"}"#.into(),
+            }]
+        );
+        assert_eq!(r.usage, None);
+        // The native body itself is named as such.
+        let err = parse_response(&native).unwrap_err();
+        assert!(err.contains("native /api/chat"), "{err}");
+    }
+
+    #[test]
+    fn keeps_malformed_arguments_raw_and_ignores_vendor_extras() {
+        let body = json!({
+            "id": "x", "object": "chat.completion", "x_vendor": {"a": 1},
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "stop_reason": null,
+                "message": {"role": "assistant", "content": "\n\n", "reasoning_content": "hmm",
+                    "tool_calls": [
+                        {"id": "", "type": "function", "index": 0,
+                         "function": {"name": "get_weather", "arguments": "{\"city\": \"Par"}},
+                        {"id": "c2", "function": {"name": "get_time", "arguments": null}},
+                        {"id": "c3", "function": {"name": "nope"}}
+                    ]}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "prompt_cache_hit_tokens": 0}
+        });
+        let r = parse_response(&body).unwrap();
+        assert_eq!(r.text, None);
+        assert_eq!(r.tool_calls[0].id, None);
+        assert_eq!(r.tool_calls[0].arguments, "{\"city\": \"Par");
+        assert_eq!(r.tool_calls[1].arguments, "{}");
+        assert_eq!(r.tool_calls[2].arguments, "{}");
+        assert_eq!(r.usage.unwrap().input_tokens, 5);
+    }
+
+    #[test]
+    fn reads_content_parts_refusals_and_legacy_function_calls() {
+        let parts = json!({"choices": [{"message": {"content": [
+            {"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]}}]});
+        assert_eq!(
+            parse_response(&parts).unwrap().text.as_deref(),
+            Some("Hello, world")
+        );
+        let refusal = json!({"choices": [{"message": {"content": null, "refusal": "I can't."}}]});
+        assert_eq!(
+            parse_response(&refusal).unwrap().text.as_deref(),
+            Some("I can't.")
+        );
+        let legacy = json!({"choices": [{"message": {"content": null,
+            "function_call": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}}}]});
+        let r = parse_response(&legacy).unwrap();
+        assert_eq!(r.tool_calls[0].name, "get_weather");
+        assert_eq!(r.tool_calls[0].arguments, r#"{"city":"Oslo"}"#);
+        assert_eq!(r.tool_calls[0].id, None);
+    }
+
+    #[test]
+    fn usage_is_none_when_missing_or_empty() {
+        for usage in [None, Some(Value::Null), Some(json!({}))] {
+            let mut body = json!({"choices": [{"message": {"content": "hi"}}]});
+            if let Some(u) = usage {
+                body["usage"] = u;
+            }
+            assert_eq!(parse_response(&body).unwrap().usage, None, "{body}");
+        }
+        let alt = json!({"choices": [{"message": {"content": "hi"}}],
+            "usage": {"input_tokens": 4, "output_tokens": 2}});
+        assert_eq!(
+            parse_response(&alt).unwrap().usage.unwrap().output_tokens,
+            2
+        );
+    }
+
+    #[test]
+    fn missing_parts_are_named() {
+        let cases = [
+            (json!({"choices": []}), "`choices` is empty"),
+            (json!({"id": "x"}), "no `choices`"),
+            (json!({"choices": [{"index": 0}]}), "has no `message`"),
+            (json!({"choices": [{"message": null}]}), "has no `message`"),
+            (json!({"choices": "x"}), "`choices` is a string"),
+            (json!([1]), "the body is an array"),
+            (
+                json!({"error": {"message": "Provider returned error", "code": 502}}),
+                "Provider returned error",
+            ),
+            (
+                json!({"choices": [{"message": {"tool_calls": [{"function": {"arguments": "{}"}}]}}]}),
+                "tool_calls[0]` has no function name",
+            ),
+            (json_of(RESPONSES_API), "Responses API"),
+        ];
+        for (body, want) in cases {
+            let err = parse_response(&body).unwrap_err();
+            assert!(err.contains(want), "{err} (wanted {want})");
+        }
+    }
+
+    // ---- the whole provider against a local fake server ----
+
+    fn settings(max_attempts: u32) -> HttpSettings {
+        HttpSettings {
+            timeout: Duration::from_millis(300),
+            max_attempts,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(3),
+        }
+    }
+
+    fn live(server: &MockServer, max_attempts: u32) -> OpenAiProvider {
+        OpenAiProvider::new(
+            config(&format!("{}/v1", server.uri())),
+            Http::new(settings(max_attempts)).unwrap(),
+        )
+    }
+
+    fn ok(body: &str) -> ResponseTemplate {
+        ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "application/json")
+    }
+
+    async fn serve_once(server: &MockServer, template: ResponseTemplate) {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(template)
+            .up_to_n_times(1)
+            .mount(server)
+            .await;
+    }
+
+    fn assert_no_key(err: &ProviderError) {
+        let text = format!("{err} {err:?}");
+        assert!(!text.contains(KEY), "key leaked: {text}");
+    }
+
+    /// Answers 401 with the Authorization header it received echoed in the message.
+    struct EchoKey(u16);
+
+    impl Respond for EchoKey {
+        fn respond(&self, req: &wiremock::Request) -> ResponseTemplate {
+            let auth = req
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            ResponseTemplate::new(self.0).set_body_json(json!({"error": {
+                "message": format!("Incorrect API key provided: {auth}"),
+                "type": "invalid_request_error", "code": "invalid_api_key"}}))
+        }
+    }
+
+    #[tokio::test]
+    async fn live_single_call_fills_latency_attempts_and_raw() {
+        let server = MockServer::start().await;
+        serve_once(&server, ok(SINGLE_RECORDED)).await;
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].name, "GetWeatherArgs");
+        assert_eq!(r.attempts, 1);
+        assert!(r.latency_ms > 0.0);
+        assert_eq!(r.raw, Some(json_of(SINGLE_RECORDED)));
+    }
+
+    #[tokio::test]
+    async fn live_parallel_calls() {
+        let server = MockServer::start().await;
+        serve_once(&server, ok(PARALLEL)).await;
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(r.tool_calls[1].name, "get_stock_price");
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[tokio::test]
+    async fn live_text_answer_with_usage() {
+        let server = MockServer::start().await;
+        serve_once(&server, ok(TEXT_USAGE_DETAILS)).await;
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::None), &trial())
+            .await
+            .unwrap();
+        assert_eq!(
+            r.text.as_deref(),
+            Some("Hello! How can I assist you today?")
+        );
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(r.usage.unwrap().input_tokens, 19);
+        assert_eq!(r.usage.unwrap().output_tokens, 10);
+    }
+
+    #[tokio::test]
+    async fn live_malformed_arguments_and_unknown_tools_pass_through() {
+        let server = MockServer::start().await;
+        let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_a", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{'city': Paris,}"}},
+                {"id": "call_b", "type": "function",
+                 "function": {"name": "launch_rocket", "arguments": "{}"}}]}}]});
+        serve_once(&server, ResponseTemplate::new(200).set_body_json(body)).await;
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls[0].arguments, "{'city': Paris,}");
+        assert_eq!(r.tool_calls[1].name, "launch_rocket");
+        assert_eq!(r.usage, None);
+    }
+
+    #[tokio::test]
+    async fn live_429_waits_for_retry_after_then_succeeds() {
+        let server = MockServer::start().await;
+        serve_once(
+            &server,
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "1")
+                .set_body_json(json!({"error": {"message": "Rate limit reached",
+                    "type": "requests", "code": "rate_limit_exceeded"}})),
+        )
+        .await;
+        serve_once(&server, ok(SINGLE_APIREF)).await;
+        let started = Instant::now();
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        assert!(started.elapsed() >= Duration::from_secs(1), "no wait");
+        assert_eq!(server.received_requests().await.unwrap().len(), 2);
+        assert_eq!(r.attempts, 2);
+        assert_eq!(r.tool_calls[0].name, "get_current_weather");
+    }
+
+    #[tokio::test]
+    async fn live_500_then_success() {
+        let server = MockServer::start().await;
+        serve_once(&server, ResponseTemplate::new(500).set_body_string("oops")).await;
+        serve_once(&server, ok(TEXT_RECORDED)).await;
+        let r = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        assert_eq!(server.received_requests().await.unwrap().len(), 2);
+        assert_eq!(r.attempts, 2);
+        assert!(r.text.is_some());
+    }
+
+    #[tokio::test]
+    async fn live_400_is_not_retried_and_quotes_the_body() {
+        let server = MockServer::start().await;
+        let message = "Invalid schema for function 'get_weather': 'object' is not valid";
+        serve_once(
+            &server,
+            ResponseTemplate::new(400).set_body_json(json!({"error": {"message": message,
+                "type": "invalid_request_error", "param": "tools[0].function.parameters",
+                "code": "invalid_function_parameters"}})),
+        )
+        .await;
+        let err = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap_err();
+        assert_eq!(server.received_requests().await.unwrap().len(), 1);
+        match &err {
+            ProviderError::Http {
+                provider,
+                source:
+                    HttpError::Status {
+                        status, attempts, ..
+                    },
+            } => {
+                assert_eq!(provider, "openai");
+                assert_eq!((*status, *attempts), (400, 1));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(err.to_string().contains(message), "{err}");
+    }
+
+    #[tokio::test]
+    async fn live_timeout_counts_each_attempt() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ok(TEXT_RECORDED).set_delay(Duration::from_millis(1500)))
+            .mount(&server)
+            .await;
+        let err = live(&server, 2)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ProviderError::Http {
+                    source: HttpError::Timeout { attempts: 2, .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(server.received_requests().await.unwrap().len(), 2);
+        assert!(err.to_string().contains("2 attempt(s)"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn live_non_json_body_is_an_invalid_body_error() {
+        let server = MockServer::start().await;
+        serve_once(
+            &server,
+            ResponseTemplate::new(200).set_body_string("<html>Bad gateway</html>"),
+        )
+        .await;
+        let err = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ProviderError::Http {
+                    source: HttpError::InvalidBody { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("<html>Bad gateway"), "{err}");
+        assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn live_empty_choices_is_a_decode_error() {
+        let server = MockServer::start().await;
+        serve_once(
+            &server,
+            ResponseTemplate::new(200).set_body_json(json!({"id": "x", "choices": []})),
+        )
+        .await;
+        let err = live(&server, 3)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Decode { .. }), "{err:?}");
+        assert!(err.to_string().contains("`choices` is empty"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn live_request_body_and_bearer_header() {
+        let server = MockServer::start().await;
+        serve_once(&server, ok(TEXT_RECORDED)).await;
+        let mut req = multi_turn();
+        req.tool_choice = ToolChoice::Function("get_time".into());
+        live(&server, 3).complete(&req, &trial()).await.unwrap();
+        let received = server.received_requests().await.unwrap();
+        assert_eq!(received.len(), 1);
+        let r = &received[0];
+        assert_eq!(r.url.path(), "/v1/chat/completions");
+        assert_eq!(
+            r.headers.get("authorization").unwrap().to_str().unwrap(),
+            format!("Bearer {KEY}")
+        );
+        assert_eq!(
+            r.headers.get("content-type").unwrap().to_str().unwrap(),
+            "application/json"
+        );
+        let body: Value = r.body_json().unwrap();
+        assert_eq!(body["model"], "gpt-4o-mini");
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "function", "function": {"name": "get_time"}})
+        );
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            weather_tools()[0].parameters
+        );
+        assert_eq!(body["messages"][2]["tool_calls"][1]["id"], "call_2");
+        assert_eq!(
+            body["messages"][3],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"temp\": 18}"})
+        );
+        assert_eq!(body["messages"].as_array().unwrap().len(), 7);
+    }
+
+    #[tokio::test]
+    async fn live_without_a_key_sends_no_authorization() {
+        let server = MockServer::start().await;
+        serve_once(&server, ok(TEXT_RECORDED)).await;
+        let mut c = config(&format!("{}/v1", server.uri()));
+        c.api_key = None;
+        OpenAiProvider::new(c, Http::new(settings(1)).unwrap())
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        let received = server.received_requests().await.unwrap();
+        assert!(received[0].headers.get("authorization").is_none());
+    }
+
+    #[tokio::test]
+    async fn live_errors_never_contain_the_key() {
+        // A 401 (not retried) and a 500 (retried to the end) echoing the header.
+        for status in [401, 500] {
+            let server = MockServer::start().await;
+            Mock::given(method("POST"))
+                .respond_with(EchoKey(status))
+                .mount(&server)
+                .await;
+            let err = live(&server, 2)
+                .complete(&request(ToolChoice::Auto), &trial())
+                .await
+                .unwrap_err();
+            assert_no_key(&err);
+            assert!(err.to_string().contains("[REDACTED]"), "{err}");
+        }
+        // A 200 without choices echoing the key: a decode error, scrubbed.
+        let server = MockServer::start().await;
+        serve_once(
+            &server,
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"error": {"message": format!("bad key {KEY}")}})),
+        )
+        .await;
+        let err = live(&server, 2)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Decode { .. }), "{err:?}");
+        assert_no_key(&err);
+        // A good answer that happens to echo the key: the stored raw body is scrubbed.
+        let server = MockServer::start().await;
+        serve_once(
+            &server,
+            ResponseTemplate::new(200).set_body_json(json!({"choices": [{"message":
+                {"content": "ok"}}], "echo": KEY})),
+        )
+        .await;
+        let r = live(&server, 2)
+            .complete(&request(ToolChoice::Auto), &trial())
+            .await
+            .unwrap();
+        let raw = r.raw.unwrap();
+        assert!(!raw.to_string().contains(KEY));
+        assert_eq!(raw["echo"], "[REDACTED]");
+    }
+}

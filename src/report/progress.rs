@@ -1,0 +1,154 @@
+//! Progress while trials run: a bar on a terminal (done/total, ETA, running accuracy,
+//! tokens, cost), plain lines when stderr is not a terminal (CI logs), nothing with
+//! `--quiet`. Plain lines start only after a couple of seconds, so fast replays print none.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::score::{TrialRecord, Verdict};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// An animated bar (stderr is a terminal).
+    Bar,
+    /// A line now and then.
+    Lines,
+    /// Nothing.
+    Off,
+}
+
+/// Running totals and their display.
+pub struct Progress {
+    mode: ProgressMode,
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: u64,
+    scored: u64,
+    passed: u64,
+    errors: u64,
+    tokens: u64,
+    cost: f64,
+    started: Instant,
+    last_line: Option<Instant>,
+}
+
+/// Plain lines: the first after this long, then at most one per interval.
+const FIRST_LINE_AFTER: Duration = Duration::from_secs(2);
+const LINE_INTERVAL: Duration = Duration::from_secs(5);
+
+impl Progress {
+    /// Progress over `total` trials of which `already` are done (a resumed run).
+    pub fn new(mode: ProgressMode, label: &str, total: u64, already: &[TrialRecord]) -> Progress {
+        let bar = (mode == ProgressMode::Bar).then(|| {
+            let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            b.set_style(
+                ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} eta {eta} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_prefix(label.to_string());
+            b
+        });
+        let mut p = Progress {
+            mode,
+            bar,
+            total,
+            done: 0,
+            scored: 0,
+            passed: 0,
+            errors: 0,
+            tokens: 0,
+            cost: 0.0,
+            started: Instant::now(),
+            last_line: None,
+        };
+        for t in already {
+            p.count(t);
+        }
+        if let Some(b) = &p.bar {
+            b.set_position(p.done);
+        }
+        p
+    }
+
+    fn count(&mut self, t: &TrialRecord) {
+        self.done += 1;
+        match t.verdict {
+            Verdict::Pass => {
+                self.scored += 1;
+                self.passed += 1;
+            }
+            Verdict::Fail => self.scored += 1,
+            Verdict::Error => self.errors += 1,
+        }
+        if let Some(u) = t.response.as_ref().and_then(|r| r.usage) {
+            self.tokens += u.input_tokens + u.output_tokens;
+        }
+        self.cost += t.cost_usd.unwrap_or(0.0);
+    }
+
+    /// Tokens used so far (input + output).
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    /// Cost so far in USD.
+    pub fn cost(&self) -> f64 {
+        self.cost
+    }
+
+    fn message(&self) -> String {
+        let acc = if self.scored > 0 {
+            format!(
+                "acc {:.0}%",
+                100.0 * self.passed as f64 / self.scored as f64
+            )
+        } else {
+            "acc -".to_string()
+        };
+        let errors = if self.errors > 0 {
+            format!(" · {} errors", self.errors)
+        } else {
+            String::new()
+        };
+        format!("{acc} · {} tok · ${:.4}{errors}", self.tokens, self.cost)
+    }
+
+    /// Count a finished trial and update the display.
+    pub fn trial(&mut self, t: &TrialRecord) {
+        self.count(t);
+        match self.mode {
+            ProgressMode::Bar => {
+                if let Some(b) = &self.bar {
+                    b.set_position(self.done);
+                    b.set_message(self.message());
+                }
+            }
+            ProgressMode::Lines => {
+                let now = Instant::now();
+                let due = match self.last_line {
+                    None => now.duration_since(self.started) >= FIRST_LINE_AFTER,
+                    Some(last) => now.duration_since(last) >= LINE_INTERVAL,
+                };
+                if due {
+                    self.last_line = Some(now);
+                    eprintln!(
+                        "progress: {}/{} trials, {}",
+                        self.done,
+                        self.total,
+                        self.message()
+                    );
+                }
+            }
+            ProgressMode::Off => {}
+        }
+    }
+
+    /// Remove the bar (the summary follows).
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
