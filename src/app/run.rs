@@ -238,7 +238,7 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
         },
         other => other,
     })?;
-    let live = live_settings(args)?;
+    let live = live_settings(args, &suite.sampling)?;
     let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
     let source = source_for(args.live, args.record, cassette.as_deref());
     let dir = match &args.out {
@@ -297,7 +297,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         parallel_tool_calls: s.parallel_tool_calls,
         extra: s.extra.clone(),
         api_key_env: s.api_key_env.clone(),
-        ..live_settings(args)?
+        ..live_settings(args, &Default::default())?
     };
     let cassette = s.cassette.as_ref().map(PathBuf::from);
     let mut prepared = prepare(
@@ -362,26 +362,26 @@ fn execute(
 
     // Slots in plan order; trials already done fill theirs.
     let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];
-    let index: HashMap<(String, String, String, String, u32), usize> = trials
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let (_, key) = plan.request(*t);
-            (
-                (
-                    key.case_id,
-                    key.target,
-                    key.variant,
-                    key.tool_choice.to_string(),
-                    key.repeat,
-                ),
-                i,
-            )
-        })
-        .collect();
-    for t in &done {
-        if let Some(i) = index.get(&trial_id(t)) {
-            slots[*i] = Some(t.clone());
+    if !done.is_empty() {
+        let index: HashMap<(String, String, String, String, u32), usize> = trials
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let cell = &plan.cells[t.cell];
+                let id = (
+                    suite.cases[t.case].id.clone(),
+                    cell.target.spec.clone(),
+                    cell.variant.clone(),
+                    cell.tool_choice.to_string(),
+                    t.repeat,
+                );
+                (id, i)
+            })
+            .collect();
+        for t in &done {
+            if let Some(i) = index.get(&trial_id(t)) {
+                slots[*i] = Some(t.clone());
+            }
         }
     }
     let todo: Vec<usize> = (0..trials.len()).filter(|i| slots[*i].is_none()).collect();
@@ -419,8 +419,15 @@ fn execute(
             let signal_control = control.clone();
             let listener = tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("\ninterrupted: finishing the trials in flight; no new ones start");
+                    eprintln!(
+                        "\ninterrupted: finishing the trials in flight; no new ones start (Ctrl-C again quits at once)"
+                    );
                     signal_control.stop(StopReason::Interrupted);
+                }
+                // A second Ctrl-C quits now: every finished trial is already in the journal.
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("quit: finished trials are in the journal; resume with --resume");
+                    std::process::exit(130);
                 }
             });
             runner::execute(

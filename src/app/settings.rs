@@ -16,6 +16,7 @@ use crate::provider::record::{Recorder, RecordingProvider};
 use crate::provider::registry::{self, LiveSettings, RegistryError};
 use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, Target, ToolChoice};
+use crate::suite::model::SamplingSpec;
 use crate::suite::{self, Suite};
 
 /// The matrix after command-line overrides, checked against the suite.
@@ -161,11 +162,17 @@ pub(crate) fn source_for(args_live: bool, args_record: bool, cassette: Option<&P
     }
 }
 
-pub(crate) fn live_settings(args: &RunArgs) -> Result<LiveSettings, AppError> {
-    let extra = match &args.extra {
-        None => serde_json::Map::new(),
+/// Live settings: each flag, else the suite's `sampling` value; `--extra` fields go on
+/// top of the suite's.
+pub(crate) fn live_settings(
+    args: &RunArgs,
+    sampling: &SamplingSpec,
+) -> Result<LiveSettings, AppError> {
+    let mut extra = sampling.extra.clone().unwrap_or_default();
+    match &args.extra {
+        None => {}
         Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Object(m)) => m,
+            Ok(serde_json::Value::Object(m)) => extra.extend(m),
             _ => {
                 return Err(AppError::bad(
                     format!("--extra must be a JSON object, got `{text}`"),
@@ -173,7 +180,7 @@ pub(crate) fn live_settings(args: &RunArgs) -> Result<LiveSettings, AppError> {
                 ));
             }
         },
-    };
+    }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         return Err(AppError::bad(
             format!(
@@ -198,10 +205,10 @@ pub(crate) fn live_settings(args: &RunArgs) -> Result<LiveSettings, AppError> {
             max_attempts: args.max_attempts.max(1),
             ..HttpSettings::default()
         },
-        temperature: args.temperature,
-        max_tokens: args.max_output_tokens,
-        seed: args.seed,
-        parallel_tool_calls: args.parallel_tool_calls,
+        temperature: args.temperature.or(sampling.temperature),
+        max_tokens: args.max_output_tokens.or(sampling.max_output_tokens),
+        seed: args.seed.or(sampling.seed),
+        parallel_tool_calls: args.parallel_tool_calls.or(sampling.parallel_tool_calls),
         extra,
         api_key_env: args.api_key_env.clone(),
     })
@@ -300,4 +307,62 @@ pub(crate) fn providers_for(
         out.insert(t.spec.clone(), p);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn run_args(flags: &[&str]) -> Box<RunArgs> {
+        let mut argv = vec!["toolgauge", "run", "s.yaml"];
+        argv.extend_from_slice(flags);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Run(a) => a,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_override_the_suite_sampling_and_extra_fields_merge() {
+        let suite = SamplingSpec {
+            temperature: Some(0.0),
+            max_output_tokens: Some(256),
+            seed: None,
+            parallel_tool_calls: None,
+            extra: Some(
+                serde_json::json!({"top_p": 1, "user": "suite"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        };
+        let live = live_settings(
+            &run_args(&["--temperature", "0.7", "--extra", r#"{"user": "cli"}"#]),
+            &suite,
+        )
+        .unwrap();
+        assert_eq!(live.temperature, Some(0.7));
+        assert_eq!(live.max_tokens, Some(256));
+        assert_eq!(live.extra["top_p"], 1);
+        assert_eq!(live.extra["user"], "cli");
+        let e = live_settings(&run_args(&["--extra", "[1]"]), &suite).unwrap_err();
+        assert!(
+            e.to_string().contains("--extra must be a JSON object"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_cassette_replays_unless_live_or_record() {
+        let c = Some(Path::new("c.jsonl"));
+        assert_eq!(source_for(false, false, c), Source::Replay);
+        assert_eq!(source_for(true, false, c), Source::Live);
+        assert_eq!(source_for(false, true, c), Source::Record);
+        assert_eq!(source_for(false, false, None), Source::Live);
+        for s in [Source::Replay, Source::Live, Source::Record] {
+            assert_eq!(Source::parse(s.as_str()), Some(s));
+        }
+    }
 }

@@ -363,6 +363,91 @@ mod tests {
         assert_eq!(redact("a b c", &["b"]), "a b c");
     }
 
+    /// A raw TCP server for faults an HTTP mock can not produce: each connection gets
+    /// the next scripted behaviour (`None`: drop the connection at once).
+    fn raw_server(script: Vec<Option<&'static str>>) -> (String, std::thread::JoinHandle<usize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/x", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            let mut served = 0;
+            for reply in script {
+                let (mut conn, _) = listener.accept().unwrap();
+                served += 1;
+                let mut buf = [0u8; 4096];
+                let _ = conn.read(&mut buf);
+                if let Some(r) = reply {
+                    let _ = conn.write_all(r.as_bytes());
+                }
+                // Dropping the connection closes it (a reset or a truncated body).
+            }
+            served
+        });
+        (url, handle)
+    }
+
+    fn fast() -> Http {
+        Http::new(HttpSettings {
+            timeout: Duration::from_secs(2),
+            max_attempts: 2,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(20),
+        })
+        .unwrap()
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 12\r\nconnection: close\r\n\r\n{\"ok\": true}";
+    const TRUNCATED: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\nconnection: close\r\n\r\n{\"choices\": [";
+
+    #[tokio::test]
+    async fn a_dropped_connection_is_retried_then_succeeds() {
+        let (url, server) = raw_server(vec![None, Some(OK)]);
+        let reply = fast()
+            .post_json(&url, &[], &Value::Null, &[])
+            .await
+            .unwrap();
+        assert_eq!(reply.body, serde_json::json!({"ok": true}));
+        assert_eq!(reply.attempts, 2);
+        assert_eq!(server.join().unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_truncated_body_is_retried_and_then_reported() {
+        let (url, server) = raw_server(vec![Some(TRUNCATED), Some(TRUNCATED)]);
+        let e = fast()
+            .post_json(&url, &[], &Value::Null, &[])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, HttpError::Connection { attempts: 2, .. }),
+            "{e:?}"
+        );
+        assert_eq!(server.join().unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_connection_error() {
+        // Bind then drop: nothing listens on the port any more.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = fast()
+            .post_json(
+                &format!("http://127.0.0.1:{port}/v1"),
+                &[],
+                &Value::Null,
+                &[],
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, HttpError::Connection { attempts: 2, .. }),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn backoff_doubles_with_jitter_and_is_capped() {
         let http = Http::new(HttpSettings {

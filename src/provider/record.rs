@@ -165,3 +165,81 @@ impl Provider for RecordingProvider {
         format!("{}, recording", self.inner.source())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::cassette::Cassette;
+    use crate::provider::{Message, ToolChoice};
+
+    fn key(case: &str) -> TrialKey {
+        TrialKey {
+            case_id: case.into(),
+            target: "openai:gpt-4o-mini".into(),
+            variant: "default".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+        }
+    }
+
+    fn request(prompt: &str) -> Request {
+        Request {
+            messages: vec![Message::User {
+                content: prompt.into(),
+            }],
+            tools: Arc::new(vec![]),
+            tool_choice: ToolChoice::Auto,
+        }
+    }
+
+    #[test]
+    fn recording_creates_a_live_cassette_and_appends_after_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let target = Target::parse("openai:gpt-4o-mini").unwrap();
+        let answer = |t: &str| Response {
+            text: Some(t.into()),
+            raw: Some(serde_json::json!({"id": "x"})),
+            ..Response::default()
+        };
+        let rec = Recorder::open(&path, std::slice::from_ref(&target)).unwrap();
+        rec.append(&target, &request("a"), &key("a"), &answer("first"))
+            .unwrap();
+        drop(rec);
+        // An interrupted append leaves half a line; the next recording cuts it off.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"key\":\"half"))
+            .unwrap();
+        let rec = Recorder::open(&path, std::slice::from_ref(&target)).unwrap();
+        rec.append(&target, &request("b"), &key("b"), &answer("second"))
+            .unwrap();
+        drop(rec);
+        let c = Cassette::open(&path).unwrap();
+        assert_eq!(c.header.source, CassetteSource::Live);
+        assert!(!c.torn_tail);
+        assert_eq!(c.len(), 2);
+        let hash = crate::provider::cassette::request_hash(&target, &request("b"));
+        assert_eq!(
+            c.get(&hash, 0, "b").and_then(|r| r.text.as_deref()),
+            Some("second")
+        );
+        // The raw body is stored at entry level, not inside the response.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"raw\":{\"id\":\"x\"}"));
+    }
+
+    #[test]
+    fn recording_into_a_hand_written_cassette_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hand.jsonl");
+        std::fs::write(
+            &path,
+            "{\"toolgauge_cassette\":1,\"source\":\"hand-written\"}\n",
+        )
+        .unwrap();
+        let e = Recorder::open(&path, &[]).err().unwrap();
+        assert!(matches!(e, RecordError::HandWritten(_)), "{e}");
+    }
+}

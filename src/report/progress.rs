@@ -152,3 +152,47 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Response, ToolChoice, Usage};
+    use crate::suite::CaseKind;
+
+    fn record(verdict: Verdict, tokens: (u64, u64), cost: Option<f64>) -> TrialRecord {
+        TrialRecord {
+            case_id: "a".into(),
+            kind: CaseKind::ShouldCall,
+            tags: vec![],
+            target: "t:m".into(),
+            variant: "v".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+            messages: vec![],
+            response: (verdict != Verdict::Error).then(|| Response {
+                usage: Some(Usage {
+                    input_tokens: tokens.0,
+                    output_tokens: tokens.1,
+                    estimated: false,
+                }),
+                ..Response::default()
+            }),
+            checks: None,
+            verdict,
+            reasons: vec![],
+            cost_usd: cost,
+        }
+    }
+
+    #[test]
+    fn totals_count_resumed_and_new_trials() {
+        let before = [record(Verdict::Pass, (100, 10), Some(0.001))];
+        let mut p = Progress::new(ProgressMode::Off, "s", 4, &before);
+        p.trial(&record(Verdict::Fail, (200, 20), Some(0.002)));
+        p.trial(&record(Verdict::Error, (0, 0), None));
+        assert_eq!(p.tokens(), 330);
+        assert!((p.cost() - 0.003).abs() < 1e-12);
+        // 1 pass of 2 scored; the error is counted apart.
+        assert_eq!(p.message(), "acc 50% · 330 tok · $0.0030 · 1 errors");
+    }
+}

@@ -173,6 +173,7 @@ pub fn compile(
         thresholds,
         cassette,
         variants,
+        sampling: model.sampling,
     })
 }
 

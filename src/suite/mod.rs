@@ -51,6 +51,8 @@ pub struct Suite {
     pub cassette: Option<PathBuf>,
     /// Every variant name the tools define, in order of first appearance.
     pub variants: Vec<String>,
+    /// Sampling parameters for live targets.
+    pub sampling: model::SamplingSpec,
 }
 
 /// A tool with its compiled argument schema.

@@ -44,6 +44,31 @@ pub struct SuiteFile {
     /// Minimum (or maximum) metric values that decide the exit code.
     #[serde(default)]
     pub thresholds: Vec<ThresholdSpec>,
+    /// Sampling parameters sent to live targets (command-line flags override each).
+    #[serde(default)]
+    pub sampling: SamplingSpec,
+}
+
+/// Sampling parameters for live targets; part of the cassette key when set.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSpec {
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Output token limit per request.
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
+    /// Sampling seed, where the API has one.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Allow several calls in one turn (OpenAI `parallel_tool_calls`).
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// Extra request fields passed through to every live request.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub extra: Option<serde_json::Map<String, Value>>,
 }
 
 /// A normalisation rule, applied before comparing strings.
