@@ -126,6 +126,16 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// The body as text with every secret replaced; borrows when there is none.
+fn scrubbed<'a>(bytes: &'a [u8], secrets: &[&str]) -> std::borrow::Cow<'a, str> {
+    let text = String::from_utf8_lossy(bytes);
+    if secrets.iter().any(|s| s.len() >= 8 && text.contains(*s)) {
+        std::borrow::Cow::Owned(redact(&text, secrets))
+    } else {
+        text
+    }
+}
+
 fn snippet(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
     if t.len() < text.len() {
@@ -240,7 +250,11 @@ impl Http {
                     match resp.bytes().await {
                         Ok(bytes) if (200..300).contains(&status) => {
                             let latency = started.elapsed();
-                            return match serde_json::from_slice::<Value>(&bytes) {
+                            // Scrub before parsing: a server that echoes the key (in an
+                            // answer's text, an argument, a vendor field) must not get it
+                            // into a trial, a cassette or a message.
+                            let text = scrubbed(&bytes, secrets);
+                            return match serde_json::from_str::<Value>(&text) {
                                 Ok(body) => Ok(HttpReply {
                                     body,
                                     latency,
@@ -248,17 +262,15 @@ impl Http {
                                 }),
                                 Err(e) => Err(HttpError::InvalidBody {
                                     message: e.to_string(),
-                                    snippet: redact(
-                                        &snippet(&String::from_utf8_lossy(&bytes)),
-                                        secrets,
-                                    ),
+                                    snippet: snippet(&text),
                                 }),
                             };
                         }
                         Ok(bytes) => {
                             // Google puts the wait in the body (RetryInfo) instead of a header.
                             let asked = asked.or_else(|| retry_delay_in_body(&bytes));
-                            let text = redact(&snippet(&String::from_utf8_lossy(&bytes)), secrets);
+                            // Scrub, then cut: a key crossing the cut would not be found.
+                            let text = snippet(&scrubbed(&bytes, secrets));
                             let e = HttpError::Status {
                                 status,
                                 message: text,

@@ -31,7 +31,10 @@ impl RateLimited {
     ) -> Self {
         RateLimited {
             inner,
-            requests: rpm.map(|n| RateLimiter::direct(Quota::per_minute(n))),
+            // Burst 1: `--rpm 120` means one request every 0.5 s from the start, not 120
+            // at once and then a pause.
+            requests: rpm
+                .map(|n| RateLimiter::direct(Quota::per_minute(n).allow_burst(NonZeroU32::MIN))),
             tokens: tpm.map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get())),
         }
     }
@@ -130,16 +133,9 @@ mod tests {
 
     #[tokio::test]
     async fn requests_per_minute_space_requests_out() {
-        // 600 rpm = one request every 100 ms after the first (burst of 600 allowed at
-        // once by GCRA, so use a quota whose burst is 1 to see the spacing).
+        // 600 rpm = one request every 100 ms after the first, with no initial burst.
         let inner = Arc::new(Counter(AtomicU32::new(0)));
-        let limited = RateLimited {
-            inner: inner.clone(),
-            requests: Some(RateLimiter::direct(
-                Quota::with_period(Duration::from_millis(100)).unwrap(),
-            )),
-            tokens: None,
-        };
+        let limited = RateLimited::new(inner.clone(), NonZeroU32::new(600), None);
         let started = Instant::now();
         for _ in 0..4 {
             limited.complete(&request(), &key()).await.unwrap();

@@ -7,6 +7,7 @@
 mod bad_input;
 mod cassettes;
 mod hostile;
+mod live;
 mod readme;
 mod run;
 mod schema;

@@ -3,8 +3,9 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -105,6 +106,24 @@ impl Toolgauge {
 
     /// Run `toolgauge ARGS` with `cwd` as the current directory.
     pub fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        execute(self.command_in(cwd, args), args)
+    }
+
+    /// Run `toolgauge ARGS` in the scratch directory with the variables `env` set (after
+    /// the provider key variables are removed, so a test sets its key explicitly).
+    pub fn run_env(&self, env: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied());
+        execute(cmd, args)
+    }
+
+    /// The command `toolgauge ARGS` in the scratch directory, with the clean environment
+    /// of [`Toolgauge::run`], for tests that start and signal the process themselves.
+    pub fn command(&self, args: &[&str]) -> Command {
+        self.command_in(self.path(), args)
+    }
+
+    fn command_in(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgauge"));
         cmd.args(args)
             .current_dir(cwd)
@@ -118,7 +137,7 @@ impl Toolgauge {
             .env_remove("CLICOLOR_FORCE")
             .env_remove("FORCE_COLOR")
             .env("RUST_BACKTRACE", "0");
-        execute(cmd, args)
+        cmd
     }
 }
 
@@ -196,48 +215,85 @@ impl Output {
 
 /// Run `cmd`, reading both pipes on threads so neither can fill and block; kill it if it
 /// outlives [`COMMAND_LIMIT`].
-fn execute(mut cmd: Command, args: &[&str]) -> Output {
-    let shown = args.join(" ");
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("failed to start toolgauge: {e}"));
-    let (tx, rx) = mpsc::channel::<()>();
-    let reader = |mut pipe: Box<dyn Read + Send>, tx: mpsc::Sender<()>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            let _ = tx.send(());
-            buf
-        })
-    };
-    let out = reader(
-        Box::new(child.stdout.take().expect("stdout is piped")),
-        tx.clone(),
-    );
-    let err = reader(Box::new(child.stderr.take().expect("stderr is piped")), tx);
-    for _ in 0..2 {
-        let left = COMMAND_LIMIT.saturating_sub(start.elapsed());
-        if rx.recv_timeout(left).is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`toolgauge {shown}` did not finish within {COMMAND_LIMIT:?}");
+fn execute(cmd: Command, args: &[&str]) -> Output {
+    Running::start(cmd, args).finish()
+}
+
+/// A started `toolgauge` process whose output is being collected.
+pub struct Running {
+    child: Child,
+    shown: String,
+    start: Instant,
+    done: mpsc::Receiver<()>,
+    out: JoinHandle<Vec<u8>>,
+    err: JoinHandle<Vec<u8>>,
+}
+
+impl Running {
+    /// Start `cmd` (stdin closed, stdout and stderr read on threads).
+    pub fn start(mut cmd: Command, args: &[&str]) -> Running {
+        let start = Instant::now();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("failed to start toolgauge: {e}"));
+        let (tx, done) = mpsc::channel::<()>();
+        let reader = |mut pipe: Box<dyn Read + Send>, tx: mpsc::Sender<()>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = pipe.read_to_end(&mut buf);
+                let _ = tx.send(());
+                buf
+            })
+        };
+        let out = reader(
+            Box::new(child.stdout.take().expect("stdout is piped")),
+            tx.clone(),
+        );
+        let err = reader(Box::new(child.stderr.take().expect("stderr is piped")), tx);
+        Running {
+            child,
+            shown: args.join(" "),
+            start,
+            done,
+            out,
+            err,
         }
     }
-    let status = child.wait().expect("failed to wait for toolgauge");
-    let elapsed = start.elapsed();
-    let text = |h: std::thread::JoinHandle<Vec<u8>>| {
-        String::from_utf8_lossy(&h.join().expect("pipe reader panicked")).into_owned()
-    };
-    Output {
-        args: shown,
-        code: status.code(),
-        stdout: text(out),
-        stderr: text(err),
-        elapsed,
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Wait for the process to exit (killing it past [`COMMAND_LIMIT`]) and collect its
+    /// output.
+    pub fn finish(mut self) -> Output {
+        for _ in 0..2 {
+            let left = COMMAND_LIMIT.saturating_sub(self.start.elapsed());
+            if self.done.recv_timeout(left).is_err() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "`toolgauge {}` did not finish within {COMMAND_LIMIT:?}",
+                    self.shown
+                );
+            }
+        }
+        let status = self.child.wait().expect("failed to wait for toolgauge");
+        let elapsed = self.start.elapsed();
+        let text = |h: JoinHandle<Vec<u8>>| {
+            String::from_utf8_lossy(&h.join().expect("pipe reader panicked")).into_owned()
+        };
+        Output {
+            args: self.shown,
+            code: status.code(),
+            stdout: text(self.out),
+            stderr: text(self.err),
+            elapsed,
+        }
     }
 }
 
