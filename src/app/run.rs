@@ -133,26 +133,40 @@ fn incomplete(dir: &Path, what: &str, e: impl std::fmt::Display) -> AppError {
     AppError::Incomplete(format!("failed to {what} in `{}`: {e}", dir.display()))
 }
 
-/// Set up providers and the plan for `suite` with the resolved matrix and settings.
-#[allow(clippy::too_many_arguments)]
-fn prepare(
-    path: &Path,
-    suite: Arc<Suite>,
-    mut r: super::settings::Resolved,
-    live: &LiveSettings,
-    source: Source,
-    cassette: Option<PathBuf>,
-    args: &RunArgs,
-    dir: PathBuf,
-) -> Result<Prepared, AppError> {
-    // Name the suite in setting errors: with several suites the flag alone is ambiguous.
-    let in_suite = |e: AppError| match e {
+/// Names the suite in a setting error: with several suites a flag alone is ambiguous.
+fn in_suite(path: &Path) -> impl Fn(AppError) -> AppError + '_ {
+    move |e| match e {
         AppError::BadInput { message, hint } => AppError::BadInput {
             message: format!("{}: {message}", path.display()),
             hint,
         },
         other => other,
-    };
+    }
+}
+
+/// Where a run's non-scripted targets get their answers, with what settings.
+struct Answers {
+    live: LiveSettings,
+    source: Source,
+    cassette: Option<PathBuf>,
+}
+
+/// Set up providers and the plan for `suite` with the resolved matrix and settings.
+fn prepare(
+    path: &Path,
+    suite: Arc<Suite>,
+    mut r: super::settings::Resolved,
+    answers: Answers,
+    args: &RunArgs,
+    dir: PathBuf,
+) -> Result<Prepared, AppError> {
+    let Answers {
+        live,
+        source,
+        cassette,
+    } = answers;
+    let live = &live;
+    let in_suite = in_suite(path);
     // Sampling parameters belong to every non-scripted target (and so to its cassette
     // keys), whether it replays, records or runs live.
     for t in &mut r.targets {
@@ -231,13 +245,7 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
         &args.tool_choice,
         args.repeats,
     )
-    .map_err(|e| match e {
-        AppError::BadInput { message, hint } => AppError::BadInput {
-            message: format!("{}: {message}", path.display()),
-            hint,
-        },
-        other => other,
-    })?;
+    .map_err(in_suite(path))?;
     let live = live_settings(args, &suite.sampling)?;
     let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
     let source = source_for(args.live, args.record, cassette.as_deref());
@@ -245,7 +253,12 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
         Some(d) => d.clone(),
         None => fresh_dir(&args.reports_dir, &run_dir_name(&suite.name)),
     };
-    let prepared = prepare(path, suite, r, &live, source, cassette, args, dir)?;
+    let answers = Answers {
+        live,
+        source,
+        cassette,
+    };
+    let prepared = prepare(path, suite, r, answers, args, dir)?;
     std::fs::create_dir_all(&prepared.dir)
         .map_err(|e| incomplete(&prepared.dir, "create the run directory", e))?;
     let journal = Journal::create(&prepared.dir.join("trials.jsonl"))
@@ -299,17 +312,12 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         api_key_env: s.api_key_env.clone(),
         ..live_settings(args, &Default::default())?
     };
-    let cassette = s.cassette.as_ref().map(PathBuf::from);
-    let mut prepared = prepare(
-        &path,
-        suite,
-        r,
-        &live,
+    let answers = Answers {
+        live,
         source,
-        cassette,
-        args,
-        dir.to_path_buf(),
-    )?;
+        cassette: s.cassette.as_ref().map(PathBuf::from),
+    };
+    let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
 
     // Keep every scored trial; errored ones run again. The journal is rewritten with
