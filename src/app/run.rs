@@ -405,7 +405,10 @@ fn execute(
     let mut progress = Progress::new(mode, &suite.name, trials.len() as u64, &done);
     let control = Arc::new(RunControl::default());
     let mut journal_error: Option<std::io::Error> = None;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Two workers: the trials are driven from one task, but the HTTP connections' own
+    // tasks (reading and writing sockets) then run beside it instead of taking turns.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?;

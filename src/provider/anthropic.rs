@@ -355,7 +355,13 @@ impl Provider for AnthropicProvider {
         request: &Request,
         _key: &TrialKey,
     ) -> Result<Response, ProviderError> {
-        let body = self.build_body(request)?;
+        // Serialised before the await: the request tree is freed while it is still hot.
+        let payload = serde_json::to_vec(&self.build_body(request)?).map_err(|e| {
+            ProviderError::Unsupported {
+                provider: self.config.provider.clone(),
+                message: e.to_string(),
+            }
+        })?;
         let url = format!("{}/messages", self.config.base_url);
         let mut headers = vec![Header {
             name: "anthropic-version",
@@ -372,7 +378,7 @@ impl Provider for AnthropicProvider {
         let secrets = self.config.secrets();
         let reply = self
             .http
-            .post_json(&url, &headers, &body, &secrets)
+            .post_bytes(&url, &headers, payload, &secrets)
             .await
             .map_err(|source| ProviderError::Http {
                 provider: self.config.provider.clone(),

@@ -433,7 +433,13 @@ impl Provider for GeminiProvider {
         request: &Request,
         _key: &TrialKey,
     ) -> Result<Response, ProviderError> {
-        let body = self.build_body(request)?;
+        // Serialised before the await: the request tree is freed while it is still hot.
+        let payload = serde_json::to_vec(&self.build_body(request)?).map_err(|e| {
+            ProviderError::Unsupported {
+                provider: self.config.provider.clone(),
+                message: e.to_string(),
+            }
+        })?;
         let secrets = self.config.secrets();
         let headers: Vec<Header> = self
             .config
@@ -447,7 +453,7 @@ impl Provider for GeminiProvider {
             .collect();
         let reply = self
             .http
-            .post_json(&self.endpoint(), &headers, &body, &secrets)
+            .post_bytes(&self.endpoint(), &headers, payload, &secrets)
             .await
             .map_err(|source| ProviderError::Http {
                 provider: self.config.provider.clone(),

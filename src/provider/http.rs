@@ -220,6 +220,19 @@ impl Http {
         body: &Value,
         secrets: &[&str],
     ) -> Result<HttpReply, HttpError> {
+        let payload = serde_json::to_vec(body).map_err(|e| HttpError::Setup(e.to_string()))?;
+        self.post_bytes(url, headers, payload, secrets).await
+    }
+
+    /// POST an already serialised JSON `payload`. Providers serialise before awaiting,
+    /// so no request tree stays alive (and goes cold) for the length of the call.
+    pub async fn post_bytes(
+        &self,
+        url: &str,
+        headers: &[Header],
+        payload: Vec<u8>,
+        secrets: &[&str],
+    ) -> Result<HttpReply, HttpError> {
         let mut map = HeaderMap::new();
         for h in headers {
             let name = HeaderName::from_static(h.name);
@@ -229,7 +242,8 @@ impl Http {
             value.set_sensitive(h.sensitive);
             map.insert(name, value);
         }
-        let payload = serde_json::to_vec(body).map_err(|e| HttpError::Setup(e.to_string()))?;
+        // Bytes: a retry sends the same buffer without copying it.
+        let payload = bytes::Bytes::from(payload);
         let max = self.settings.max_attempts.max(1);
         let mut attempt = 0;
         loop {

@@ -25,7 +25,12 @@
 //! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
 //!   and newer models accept only the latter).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::config::ProviderConfig;
@@ -40,6 +45,23 @@ pub struct OpenAiProvider {
     config: ProviderConfig,
     http: Http,
     url: String,
+    /// The serialised `tools` array of each shared definition set, by the set's
+    /// address (the `Arc` held here keeps the address from being reused). Every trial of
+    /// a variant sends the same set; writing its schemas once instead of per request is
+    /// most of the CPU a live run spends building bodies.
+    tools_json: Mutex<HashMap<usize, CachedTools>>,
+}
+
+type CachedTools = (Arc<Vec<ToolDefinition>>, Arc<RawValue>);
+
+/// The wire body: the built fields, plus the cached `tools` array when it is not among
+/// them.
+#[derive(Serialize)]
+struct WireBody<'a> {
+    #[serde(flatten)]
+    fields: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
 }
 
 /// The endpoint for `base_url`: `{base_url}/chat/completions`, or `base_url` itself when
@@ -57,7 +79,12 @@ impl OpenAiProvider {
     /// A provider sending to `config.base_url` with `http`.
     pub fn new(config: ProviderConfig, http: Http) -> Self {
         let url = chat_url(&config.base_url);
-        OpenAiProvider { config, http, url }
+        OpenAiProvider {
+            config,
+            http,
+            url,
+            tools_json: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The settings this provider sends with.
@@ -82,6 +109,41 @@ impl OpenAiProvider {
     /// `extra` merged over everything. Fails when tool_choice forces a function that is
     /// not offered, or the temperature is not a finite number.
     pub fn build_body(&self, request: &Request) -> Result<Value, ProviderError> {
+        self.body(request, true)
+    }
+
+    /// The serialised request body, as [`build_body`](Self::build_body) would give it
+    /// but with the `tools` array written from the per-set cache.
+    pub fn body_bytes(&self, request: &Request) -> Result<Vec<u8>, ProviderError> {
+        let fields = match self.body(request, false)? {
+            Value::Object(fields) => fields,
+            _ => Map::new(),
+        };
+        // `extra` may carry its own `tools`, which wins, as everywhere else.
+        let tools = (!request.tools.is_empty() && !fields.contains_key("tools"))
+            .then(|| self.cached_tools(&request.tools));
+        let wire = WireBody {
+            fields: &fields,
+            tools: tools.as_deref(),
+        };
+        serde_json::to_vec(&wire).map_err(|e| self.unsupported(e.to_string()))
+    }
+
+    fn cached_tools(&self, tools: &Arc<Vec<ToolDefinition>>) -> Arc<RawValue> {
+        let key = Arc::as_ptr(tools) as usize;
+        let mut cache = self.tools_json.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, raw)) = cache.get(&key) {
+            return raw.clone();
+        }
+        let array = Value::Array(tools.iter().map(tool_json).collect());
+        let raw: Arc<RawValue> = serde_json::value::to_raw_value(&array)
+            .map(Arc::from)
+            .unwrap_or_else(|_| Arc::from(RawValue::from_string("[]".into()).expect("valid JSON")));
+        cache.insert(key, (tools.clone(), raw.clone()));
+        raw
+    }
+
+    fn body(&self, request: &Request, with_tools: bool) -> Result<Value, ProviderError> {
         let mut body = Map::new();
         body.insert("model".into(), Value::from(self.config.model.clone()));
         body.insert(
@@ -96,10 +158,12 @@ impl OpenAiProvider {
                     "tool_choice forces function `{name}`, which is not among the tools offered"
                 )));
             }
-            body.insert(
-                "tools".into(),
-                Value::Array(request.tools.iter().map(tool_json).collect()),
-            );
+            if with_tools {
+                body.insert(
+                    "tools".into(),
+                    Value::Array(request.tools.iter().map(tool_json).collect()),
+                );
+            }
             body.insert("tool_choice".into(), tool_choice_json(&request.tool_choice));
             if let Some(parallel) = self.config.parallel_tool_calls {
                 body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
@@ -406,7 +470,8 @@ impl Provider for OpenAiProvider {
         request: &Request,
         _key: &TrialKey,
     ) -> Result<Response, ProviderError> {
-        let body = self.build_body(request)?;
+        // Serialised before the await: the request tree is freed while it is still hot.
+        let payload = self.body_bytes(request)?;
         let secrets = self.config.secrets();
         let headers: Vec<Header> = self
             .config
@@ -421,7 +486,7 @@ impl Provider for OpenAiProvider {
             .collect();
         let reply = self
             .http
-            .post_json(&self.url, &headers, &body, &secrets)
+            .post_bytes(&self.url, &headers, payload, &secrets)
             .await
             .map_err(|source| ProviderError::Http {
                 provider: self.config.provider.clone(),
@@ -461,6 +526,36 @@ mod tests {
     use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
     use super::*;
+
+    #[test]
+    fn wire_bytes_equal_the_built_body_and_reuse_the_tools_text() {
+        let config = ProviderConfig::new("openai", "gpt-4o-mini", "http://127.0.0.1:9/v1");
+        let p = OpenAiProvider::new(config, Http::new(Default::default()).unwrap());
+        let tools = Arc::new(vec![ToolDefinition {
+            name: "get_weather".into(),
+            description: "Weather.".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        }]);
+        let request = Request {
+            messages: vec![Message::User {
+                content: "北京？".into(),
+            }],
+            tools: tools.clone(),
+            tool_choice: ToolChoice::Required,
+        };
+        let wire: Value = serde_json::from_slice(&p.body_bytes(&request).unwrap()).unwrap();
+        assert_eq!(wire, p.build_body(&request).unwrap());
+        let first = p.cached_tools(&tools);
+        assert!(Arc::ptr_eq(&first, &p.cached_tools(&tools)));
+        // Without tools nothing is added.
+        let bare = Request {
+            tools: Arc::new(vec![]),
+            ..request
+        };
+        let wire: Value = serde_json::from_slice(&p.body_bytes(&bare).unwrap()).unwrap();
+        assert_eq!(wire, p.build_body(&bare).unwrap());
+        assert!(wire.get("tools").is_none());
+    }
     use crate::provider::http::{HttpError, HttpSettings};
 
     const KEY: &str = "sk-test-SECRETSECRET1234";
