@@ -115,9 +115,10 @@ pub struct RunArgs {
     /// Extra request fields as a JSON object, passed through to every live request.
     #[arg(long, value_name = "JSON")]
     pub extra: Option<String>,
-    /// Read the API key from this environment variable instead of the provider's default.
-    #[arg(long, value_name = "NAME")]
-    pub api_key_env: Option<String>,
+    /// Read API keys from this environment variable instead of the provider's default:
+    /// `VAR` for every live target, or `TARGET=VAR` / `PROVIDER=VAR` for one (repeatable).
+    #[arg(long, value_name = "[TARGET=]VAR")]
+    pub api_key_env: Vec<String>,
     /// Print only a one-line summary per suite.
     #[arg(short, long)]
     pub quiet: bool,

@@ -127,7 +127,7 @@ impl fmt::Display for Target {
 pub enum ProviderError {
     /// Replay found no recorded response for this request.
     #[error(
-        "no cassette entry for {key} (request hash {hash}); the request differs from every recorded one (changed prompt, description, schema or tool_choice?) or was never recorded"
+        "no cassette entry for {key} (request hash {hash}); the request differs from every recorded one (changed prompt, description, schema or tool_choice?) or was never recorded; `--record` records it from the live model"
     )]
     CassetteMiss {
         /// The trial.

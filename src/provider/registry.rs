@@ -44,8 +44,9 @@ pub struct LiveSettings {
     pub parallel_tool_calls: Option<bool>,
     /// Extra request fields passed through.
     pub extra: Map<String, Value>,
-    /// Read the key from this variable instead of the provider's default.
-    pub api_key_env: Option<String>,
+    /// Key variables instead of the providers' defaults: `VAR` for every target, or
+    /// `TARGET=VAR` / `PROVIDER=VAR` for one (the most specific wins).
+    pub api_key_env: Vec<String>,
 }
 
 impl LiveSettings {
@@ -95,6 +96,27 @@ pub enum RegistryError {
     Http(String),
 }
 
+/// The key variable `--api-key-env` names for `target`: a `TARGET=VAR` entry, else a
+/// `PROVIDER=VAR` entry, else a plain `VAR` entry. The split is at the last `=`, since a
+/// target's URL may hold `=` but a variable name does not.
+pub fn key_var_for<'a>(target: &Target, entries: &'a [String]) -> Option<&'a str> {
+    let scoped = |name: &str| {
+        entries
+            .iter()
+            .filter_map(|e| e.rsplit_once('='))
+            .find(|(t, _)| *t == name)
+            .map(|(_, v)| v)
+    };
+    scoped(&target.spec)
+        .or_else(|| scoped(&target.provider))
+        .or_else(|| {
+            entries
+                .iter()
+                .find(|e| !e.contains('='))
+                .map(String::as_str)
+        })
+}
+
 /// The live provider for `target`.
 pub fn live_provider(
     target: &Target,
@@ -117,10 +139,10 @@ pub fn live_provider(
         .or(default_url)
         .ok_or_else(|| RegistryError::MissingUrl(target.spec.clone()))?;
     let mut config = ProviderConfig::new(&target.provider, &target.model, url);
-    config.api_key = match &settings.api_key_env {
+    config.api_key = match key_var_for(target, &settings.api_key_env) {
         Some(var) => Some(key_from_env(var).ok_or_else(|| RegistryError::MissingKey {
             target: target.spec.clone(),
-            var: var.clone(),
+            var: var.to_string(),
         })?),
         None if key_vars.is_empty() => None,
         None => Some(
@@ -170,12 +192,35 @@ mod tests {
     #[test]
     fn a_missing_key_names_the_variable() {
         let s = LiveSettings {
-            api_key_env: Some("TOOLGAUGE_TEST_SURELY_UNSET_KEY".into()),
+            api_key_env: vec!["TOOLGAUGE_TEST_SURELY_UNSET_KEY".into()],
             ..LiveSettings::default()
         };
         let t = Target::parse("openai:gpt-4o-mini").unwrap();
         let e = live_provider(&t, &s).err().unwrap().to_string();
         assert!(e.contains("TOOLGAUGE_TEST_SURELY_UNSET_KEY"), "{e}");
+    }
+
+    #[test]
+    fn key_variables_per_target_provider_or_all() {
+        let entries: Vec<String> = [
+            "ALL_KEY",
+            "anthropic=ANTHROPIC_WORK_KEY",
+            "openai-compatible:qwen@http://h/v1?a=b=DASHSCOPE_KEY",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let t = |s: &str| Target::parse(s).unwrap();
+        assert_eq!(
+            key_var_for(&t("anthropic:claude-x"), &entries),
+            Some("ANTHROPIC_WORK_KEY")
+        );
+        assert_eq!(
+            key_var_for(&t("openai-compatible:qwen@http://h/v1?a=b"), &entries),
+            Some("DASHSCOPE_KEY")
+        );
+        assert_eq!(key_var_for(&t("openai:gpt-4o"), &entries), Some("ALL_KEY"));
+        assert_eq!(key_var_for(&t("openai:gpt-4o"), &[]), None);
     }
 
     #[test]

@@ -70,9 +70,9 @@ pub struct RunSettings {
     /// Extra request fields.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub extra: serde_json::Map<String, serde_json::Value>,
-    /// The environment variable the key was read from, if not the default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
+    /// `--api-key-env` values (variable names, never keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_key_env: Vec<String>,
 }
 
 /// `run.json`: what ran, when, and with which tools.

@@ -343,11 +343,21 @@ fn first_reason(t: &Value) -> String {
     )
 }
 
+/// The first trial of `case` in matrix order (the journal is in completion order, which
+/// varies from run to run).
 fn trial<'a>(trials: &'a [Value], case: &str) -> &'a Value {
-    trials
-        .iter()
-        .find(|t| t["case_id"] == case)
+    trial_in(trials, case, "vague", "auto")
+        .or_else(|| trials.iter().find(|t| t["case_id"] == case))
         .unwrap_or_else(|| panic!("no trial of case {case}"))
+}
+
+fn trial_in<'a>(trials: &'a [Value], case: &str, variant: &str, mode: &str) -> Option<&'a Value> {
+    trials.iter().find(|t| {
+        t["case_id"] == case
+            && t["variant"] == variant
+            && t["tool_choice"] == mode
+            && t["repeat"] == 0
+    })
 }
 
 fn openai_target(fake: &Fake) -> String {
