@@ -479,6 +479,8 @@ fn execute(
         // The counting thread only tokenizes; should it ever panic, count again here.
         counting.join().unwrap_or_else(|_| variant_tokens(&plan))
     });
+    // Closing the pooled connections and joining the workers is not worth waiting for.
+    runtime.shutdown_background();
     progress.finish();
     if let Some(e) = journal_error {
         return Err(incomplete(&dir, "write the journal", e));

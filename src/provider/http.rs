@@ -185,10 +185,25 @@ fn retryable_status(status: u16) -> bool {
 impl Http {
     /// A client with `settings`.
     pub fn new(settings: HttpSettings) -> Result<Http, HttpError> {
+        Http::build(settings, false)
+    }
+
+    /// A client for requests to `base_url`: a plain `http://` endpoint (a local server)
+    /// skips loading the system's root certificates, which only TLS needs.
+    pub fn for_url(settings: HttpSettings, base_url: &str) -> Result<Http, HttpError> {
+        Http::build(settings, base_url.starts_with("http://"))
+    }
+
+    fn build(settings: HttpSettings, plain: bool) -> Result<Http, HttpError> {
         install_crypto();
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .timeout(settings.timeout)
-            .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+            .connect_timeout(settings.timeout.min(Duration::from_secs(10)));
+        if plain {
+            // No roots at all: a redirect to https would fail verification (closed).
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let client = builder
             .build()
             .map_err(|e| HttpError::Setup(e.to_string()))?;
         Ok(Http { client, settings })

@@ -160,7 +160,8 @@ pub fn live_provider(
     config.seed = settings.seed;
     config.parallel_tool_calls = settings.parallel_tool_calls;
     config.extra = settings.extra.clone();
-    let http = Http::new(settings.http.clone()).map_err(|e| RegistryError::Http(e.to_string()))?;
+    let http = Http::for_url(settings.http.clone(), url)
+        .map_err(|e| RegistryError::Http(e.to_string()))?;
     Ok(match target.provider.as_str() {
         "anthropic" => Arc::new(AnthropicProvider::new(config, http)),
         "gemini" => Arc::new(GeminiProvider::new(config, http)),
