@@ -125,9 +125,27 @@ pub async fn execute(
                 reasons: Vec::new(),
                 cost_usd: None,
             };
-            let result = match provider {
-                Some(p) => p.complete(&request, &key).await.map_err(|e| e.to_string()),
-                None => Err(format!("no provider for target `{}`", cell.target.spec)),
+            // The provider's work (building the body, HTTP, parsing the answer) runs as
+            // its own task, so on a multi-thread runtime the answers of a wave are
+            // handled in parallel instead of one after another in this driver task.
+            let (request, result) = match provider {
+                Some(p) => {
+                    let task = tokio::spawn(async move {
+                        let result = p.complete(&request, &key).await;
+                        (request, result)
+                    });
+                    match task.await {
+                        Ok((request, result)) => (request, result.map_err(|e| e.to_string())),
+                        Err(e) => {
+                            let (request, _) = plan.request(t);
+                            (request, Err(format!("the provider task failed: {e}")))
+                        }
+                    }
+                }
+                None => (
+                    request,
+                    Err(format!("no provider for target `{}`", cell.target.spec)),
+                ),
             };
             match result {
                 Ok(mut response) => {
