@@ -135,16 +135,6 @@ pub enum ProviderError {
         /// The request hash looked up.
         hash: String,
     },
-    /// No live provider is available for this target.
-    #[error(
-        "target `{target}` has no cassette to replay and live calls to provider `{provider}` are not available in this build"
-    )]
-    NoLiveProvider {
-        /// The target.
-        target: String,
-        /// Its provider.
-        provider: String,
-    },
     /// The scripted provider has no response for this trial.
     #[error("the script has no response for {0}")]
     NoScriptedResponse(Box<TrialKey>),
