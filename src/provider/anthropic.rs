@@ -38,8 +38,9 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+use super::Exchange;
 use super::config::ProviderConfig;
-use super::http::{Header, Http, redact};
+use super::http::{Header, Http};
 use super::{
     Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, TrialKey, Usage,
 };
@@ -107,20 +108,6 @@ fn api_error(body: &Value) -> String {
         text.push_str(&format!(" (request_id {id})"));
     }
     text
-}
-
-/// `body` with every secret replaced by `[REDACTED]` (secrets never contain JSON
-/// metacharacters, so the text stays valid JSON).
-fn scrub(body: Value, secrets: &[&str]) -> Value {
-    if secrets.is_empty() {
-        return body;
-    }
-    let text = body.to_string();
-    let clean = redact(&text, secrets);
-    if clean == text {
-        return body;
-    }
-    serde_json::from_str(&clean).unwrap_or(Value::String(clean))
 }
 
 impl AnthropicProvider {
@@ -376,23 +363,15 @@ impl Provider for AnthropicProvider {
             });
         }
         let secrets = self.config.secrets();
-        let reply = self
-            .http
-            .post_bytes(&url, &headers, payload, &secrets)
-            .await
-            .map_err(|source| ProviderError::Http {
-                provider: self.config.provider.clone(),
-                source,
-            })?;
-        let mut response =
-            Self::parse_response(&reply.body).map_err(|message| ProviderError::Decode {
-                provider: self.config.provider.clone(),
-                message: redact(&message, &secrets),
-            })?;
-        response.latency_ms = reply.latency.as_secs_f64() * 1000.0;
-        response.attempts = reply.attempts;
-        response.raw = Some(scrub(reply.body, &secrets));
-        Ok(response)
+        Exchange {
+            http: &self.http,
+            provider: &self.config.provider,
+            url: &url,
+            headers: &headers,
+            secrets: &secrets,
+        }
+        .send(payload, Self::parse_response)
+        .await
     }
 
     fn source(&self) -> String {
@@ -425,7 +404,7 @@ mod tests {
     const ERROR_400: &str = include_str!("testdata/anthropic/error_400_invalid_request.json");
     const OVERLOADED_SSE: &str = include_str!("testdata/anthropic/stream_error_overloaded.sse");
 
-    const KEY: &str = "sk-ant-test-SECRETSECRET1234";
+    const KEY: &str = "fake-anthropic-key-SECRETSECRET1234";
 
     /// The `data:` payload of the recorded overloaded error event.
     fn overloaded_body() -> &'static str {
@@ -955,14 +934,6 @@ mod tests {
     }
 
     #[test]
-    fn raw_bodies_are_scrubbed_of_secrets() {
-        let body = json!({"content": [{"type": "text", "text": format!("key {KEY}")}]});
-        let clean = scrub(body.clone(), &[KEY]);
-        assert_eq!(clean["content"][0]["text"], "key [REDACTED]");
-        assert_eq!(scrub(body.clone(), &[]), body);
-    }
-
-    #[test]
     fn source_names_target_and_endpoint() {
         let p = offline(config("https://api.anthropic.com/v1/"));
         assert_eq!(
@@ -1218,9 +1189,11 @@ mod tests {
             .complete(&request(ToolChoice::Auto), &trial())
             .await
             .unwrap_err();
+        // Decode errors quote the start of the body after the reason.
         assert_eq!(
             err.to_string(),
-            "anthropic response not understood: the API returned an error: overloaded_error: Overloaded"
+            "anthropic response not understood: the API returned an error: overloaded_error: Overloaded; \
+             body starts: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"
         );
     }
 

@@ -74,8 +74,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+use super::Exchange;
 use super::config::ProviderConfig;
-use super::http::{Header, Http, redact};
+use super::http::{Header, Http};
 use super::types::{Message, Request, Response, ToolCall, ToolChoice, Usage};
 use super::{Provider, ProviderError, TrialKey};
 
@@ -451,23 +452,15 @@ impl Provider for GeminiProvider {
             })
             .into_iter()
             .collect();
-        let reply = self
-            .http
-            .post_bytes(&self.endpoint(), &headers, payload, &secrets)
-            .await
-            .map_err(|source| ProviderError::Http {
-                provider: self.config.provider.clone(),
-                source,
-            })?;
-        let mut response =
-            Self::parse_response(&reply.body).map_err(|message| ProviderError::Decode {
-                provider: self.config.provider.clone(),
-                message: redact(&message, &secrets),
-            })?;
-        response.latency_ms = reply.latency.as_secs_f64() * 1000.0;
-        response.attempts = reply.attempts;
-        response.raw = Some(scrub_body(reply.body, &secrets));
-        Ok(response)
+        Exchange {
+            http: &self.http,
+            provider: &self.config.provider,
+            url: &self.endpoint(),
+            headers: &headers,
+            secrets: &secrets,
+        }
+        .send(payload, Self::parse_response)
+        .await
     }
 
     fn source(&self) -> String {
@@ -476,15 +469,6 @@ impl Provider for GeminiProvider {
             self.config.model, self.config.base_url
         )
     }
-}
-
-/// The body with every secret replaced, should the server have echoed one.
-fn scrub_body(body: Value, secrets: &[&str]) -> Value {
-    let text = body.to_string();
-    if !secrets.iter().any(|s| s.len() >= 8 && text.contains(s)) {
-        return body;
-    }
-    serde_json::from_str(&redact(&text, secrets)).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

@@ -168,6 +168,55 @@ pub enum ProviderError {
     },
 }
 
+/// One live exchange: what every live provider does after building its body.
+pub(crate) struct Exchange<'a> {
+    /// The HTTP client.
+    pub http: &'a http::Http,
+    /// Provider name, for errors.
+    pub provider: &'a str,
+    /// Endpoint.
+    pub url: &'a str,
+    /// Headers (the key among them, marked sensitive).
+    pub headers: &'a [http::Header],
+    /// Secrets to keep out of every text.
+    pub secrets: &'a [&'a str],
+}
+
+impl Exchange<'_> {
+    /// POST `payload`, read the answer with `parse`, and fill latency, attempts and the
+    /// raw body (already scrubbed of secrets by the HTTP layer).
+    pub(crate) async fn send(
+        &self,
+        payload: Vec<u8>,
+        parse: impl FnOnce(&serde_json::Value) -> Result<Response, String>,
+    ) -> Result<Response, ProviderError> {
+        let reply = self
+            .http
+            .post_bytes(self.url, self.headers, payload, self.secrets)
+            .await
+            .map_err(|source| ProviderError::Http {
+                provider: self.provider.to_string(),
+                source,
+            })?;
+        let mut response = parse(&reply.body).map_err(|message| {
+            let body = reply.body.to_string();
+            let start: String = body.chars().take(300).collect();
+            let more = if start.len() < body.len() { "…" } else { "" };
+            ProviderError::Decode {
+                provider: self.provider.to_string(),
+                message: http::redact(
+                    &format!("{message}; body starts: {start}{more}"),
+                    self.secrets,
+                ),
+            }
+        })?;
+        response.latency_ms = reply.latency.as_secs_f64() * 1000.0;
+        response.attempts = reply.attempts;
+        response.raw = Some(reply.body);
+        Ok(response)
+    }
+}
+
 /// Something that answers requests: a live API, a cassette, a script.
 #[async_trait]
 pub trait Provider: Send + Sync {

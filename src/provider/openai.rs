@@ -33,6 +33,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http, redact};
 use super::{
@@ -442,27 +443,6 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
     })
 }
 
-/// The start of `body` as text, for decode errors.
-fn body_snippet(body: &Value) -> String {
-    let text = body.to_string();
-    let cut: String = text.chars().take(300).collect();
-    if cut.len() < text.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
-/// `body` with every secret replaced (a no-op unless a secret occurs in it).
-fn scrub_body(body: Value, secrets: &[&str]) -> Value {
-    let text = body.to_string();
-    if !secrets.iter().any(|s| s.len() >= 8 && text.contains(*s)) {
-        return body;
-    }
-    let clean = redact(&text, secrets);
-    serde_json::from_str(&clean).unwrap_or(Value::String(clean))
-}
-
 #[async_trait]
 impl Provider for OpenAiProvider {
     async fn complete(
@@ -484,25 +464,15 @@ impl Provider for OpenAiProvider {
             })
             .into_iter()
             .collect();
-        let reply = self
-            .http
-            .post_bytes(&self.url, &headers, payload, &secrets)
-            .await
-            .map_err(|source| ProviderError::Http {
-                provider: self.config.provider.clone(),
-                source,
-            })?;
-        let mut response = parse_response(&reply.body).map_err(|m| ProviderError::Decode {
-            provider: self.config.provider.clone(),
-            message: redact(
-                &format!("{m}; body starts: {}", body_snippet(&reply.body)),
-                &secrets,
-            ),
-        })?;
-        response.latency_ms = reply.latency.as_secs_f64() * 1000.0;
-        response.attempts = reply.attempts;
-        response.raw = Some(scrub_body(reply.body, &secrets));
-        Ok(response)
+        Exchange {
+            http: &self.http,
+            provider: &self.config.provider,
+            url: &self.url,
+            headers: &headers,
+            secrets: &secrets,
+        }
+        .send(payload, parse_response)
+        .await
     }
 
     fn source(&self) -> String {
