@@ -22,6 +22,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of the suite format.
     Schema,
+    /// Render the reports of a finished run again, without calling any model.
+    Report(ReportArgs),
     /// Work with cassettes.
     #[command(subcommand)]
     Cassette(CassetteCommand),
@@ -58,12 +60,13 @@ pub struct RunArgs {
     /// Where run directories are created.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports_dir: PathBuf,
-    /// Outputs: terminal, json, csv (the journal and run.json are always written).
+    /// Outputs: terminal, json, csv, junit, md (the journal and run.json are always
+    /// written).
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "terminal,json,csv"
+        default_value = "terminal,json,csv,junit,md"
     )]
     pub format: Vec<String>,
     /// Price table (YAML or JSON) overriding the built-in prices.
@@ -122,6 +125,25 @@ pub struct RunArgs {
     /// Print only a one-line summary per suite.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Never use colour.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+/// `toolgauge report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run directory (holding run.json and trials.jsonl).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+    /// Outputs: terminal, json, csv, junit, md.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "terminal,json,csv,junit,md"
+    )]
+    pub format: Vec<String>,
     /// Never use colour.
     #[arg(long)]
     pub no_color: bool,

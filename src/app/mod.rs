@@ -5,6 +5,7 @@
 //! (and resumes) a suite, [`cassette`] writes hand-written cassettes.
 
 mod cassette;
+mod report;
 mod run;
 mod settings;
 
@@ -59,6 +60,7 @@ pub fn main(cli: Cli) -> u8 {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Validate(args) => Ok(validate(&args)),
+        Command::Report(args) => report::report(&args),
         Command::Schema => {
             println!("{}", suite_schema());
             Ok(exit::OK)

@@ -31,14 +31,7 @@ use crate::suite::Suite;
 
 /// Run every suite of `args` (or resume one run); the most serious exit code wins.
 pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
-    for f in &args.format {
-        if f != "terminal" && !report::FILE_FORMATS.contains(&f.as_str()) {
-            return Err(AppError::bad(
-                format!("unknown format `{f}`"),
-                Some("formats are: terminal, json, csv"),
-            ));
-        }
-    }
+    check_formats(&args.format)?;
     if args.out.is_some() && args.suites.len() > 1 {
         return Err(AppError::bad(
             "--out names one run directory, but several suites were given",
@@ -80,6 +73,22 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
         code = worst(code, c);
     }
     Ok(code)
+}
+
+/// Refuse unknown `--format` names.
+pub(crate) fn check_formats(formats: &[String]) -> Result<(), AppError> {
+    for f in formats {
+        if f != "terminal" && !report::FILE_FORMATS.contains(&f.as_str()) {
+            return Err(AppError::bad(
+                format!("unknown format `{f}`"),
+                Some(&format!(
+                    "formats are: terminal, {}",
+                    report::FILE_FORMATS.join(", ")
+                )),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The more serious of two exit codes (2 and 3 outrank 1, which outranks 0).
@@ -535,16 +544,23 @@ fn execute(
     };
     report::write_files(&dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
-    print_report(&report, &dir, args);
+    print_summary(&report, &dir, &args.format, args.quiet, args.no_color);
     Ok(exit_code(&report, stopped.as_deref(), args.max_error_rate))
 }
 
-fn print_report(report: &RunReport, dir: &Path, args: &RunArgs) {
+/// Print the terminal summary (or the one-line form) of `report`.
+pub(crate) fn print_summary(
+    report: &RunReport,
+    dir: &Path,
+    formats: &[String],
+    quiet: bool,
+    no_color: bool,
+) {
     let color =
-        !args.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-    if args.quiet {
+        !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+    if quiet {
         println!("{}", terminal::one_line(report, dir));
-    } else if args.format.iter().any(|f| f == "terminal") {
+    } else if formats.iter().any(|f| f == "terminal") {
         print!(
             "{}",
             terminal::render(

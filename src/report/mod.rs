@@ -5,6 +5,8 @@
 
 pub mod csv;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod progress;
 pub mod summary;
 pub mod terminal;
@@ -149,13 +151,15 @@ pub trait Exporter {
 }
 
 /// The formats `--format` accepts, besides `terminal`.
-pub const FILE_FORMATS: &[&str] = &["json", "csv"];
+pub const FILE_FORMATS: &[&str] = &["json", "csv", "junit", "md"];
 
 /// The exporter for `format`.
 pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
     match format {
         "json" => Some(Box::new(json::JsonExporter)),
         "csv" => Some(Box::new(csv::CsvExporter)),
+        "junit" => Some(Box::new(junit::JunitExporter)),
+        "md" => Some(Box::new(markdown::MarkdownExporter)),
         _ => None,
     }
 }

@@ -370,3 +370,64 @@ fn stdout_has_no_ansi_escapes_when_not_a_terminal() {
     );
     assert!(!o.stderr.contains('\u{1b}'), "{:?}", o.stderr);
 }
+
+#[test]
+fn junit_has_one_testcase_per_trial_with_failures_and_errors() {
+    let t = Toolgauge::new();
+    run_weather(&t, "out", &["--target", "scripted:wrong_tool"]).expect_code(THRESHOLD_FAILED);
+    let xml = std::fs::read_to_string(t.path().join("out/junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).expect("junit.xml parses back");
+    assert_eq!(report.tests, WEATHER_TRIALS);
+    assert_eq!(report.test_suites.len(), 4, "one testsuite per cell");
+    let failures: usize = report.test_suites.iter().map(|s| s.failures).sum();
+    assert!(failures > 0, "wrong_tool fails the should_call cases");
+    let case = &report.test_suites[0].test_cases[0];
+    assert!(
+        case.classname
+            .as_ref()
+            .unwrap()
+            .as_str()
+            .starts_with("weather.scripted:wrong_tool × ")
+    );
+
+    let t = Toolgauge::new();
+    run_weather(&t, "out", &["--target", "scripted:error"]).expect_code(RUN_INCOMPLETE);
+    let xml = std::fs::read_to_string(t.path().join("out/junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!(
+        report.errors, WEATHER_TRIALS,
+        "every errored trial is a JUnit error"
+    );
+}
+
+#[test]
+fn markdown_summary_names_the_verdict_and_the_cells() {
+    let (t, _) = oracle();
+    let md = std::fs::read_to_string(t.path().join("out/summary.md")).unwrap();
+    assert!(md.starts_with("### toolgauge: weather ✅ passed"), "{md}");
+    assert!(
+        md.contains("| scripted:oracle | clear | auto | 4 | 100% (51–100) |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn report_regenerates_the_files_of_a_run_without_a_model() {
+    let t = Toolgauge::new();
+    run_weather(&t, "out", &["--target", "scripted:wrong_tool"]).expect_code(THRESHOLD_FAILED);
+    let before = std::fs::read_to_string(t.path().join("out/summary.json")).unwrap();
+    for f in ["summary.json", "junit.xml", "summary.md", "trials.csv"] {
+        std::fs::remove_file(t.path().join("out").join(f)).unwrap();
+    }
+    // The suite is found where run.json says, so its thresholds apply again.
+    let o = t.run(&["report", "out", "--no-color"]);
+    o.assert_code(OK);
+    o.stdout_has(&["weather: 16 trials", "thresholds:"]);
+    let after = std::fs::read_to_string(t.path().join("out/summary.json")).unwrap();
+    assert_eq!(before, after, "report reproduces summary.json exactly");
+    for f in ["junit.xml", "summary.md", "trials.csv"] {
+        assert!(t.path().join("out").join(f).is_file(), "report wrote {f}");
+    }
+    let o = t.run(&["report", "no-such-dir"]);
+    o.assert_code(crate::support::BAD_INPUT);
+}

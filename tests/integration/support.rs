@@ -303,13 +303,15 @@ pub struct RunDir {
     pub path: PathBuf,
 }
 
-/// The five files of a complete run directory.
+/// The files of a complete run directory (default formats).
 pub const RUN_FILES: &[&str] = &[
     "run.json",
     "trials.jsonl",
     "summary.json",
     "trials.csv",
     "summary.csv",
+    "junit.xml",
+    "summary.md",
 ];
 
 impl RunDir {

@@ -1,0 +1,102 @@
+//! `toolgauge report RUN_DIR`: render a finished (or stopped) run's reports again from
+//! its `run.json` and `trials.jsonl`, without calling any model. Thresholds come from the
+//! suite when it is still there unchanged; otherwise the reports are written without them.
+
+use std::path::Path;
+
+use super::AppError;
+use super::run::{check_formats, print_summary};
+use crate::cli::ReportArgs;
+use crate::exit;
+use crate::report::{self, RunMeta, RunReport, Summary, VariantTokens};
+use crate::score::TrialRecord;
+
+/// Regenerate the reports of `args.run_dir`.
+pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
+    check_formats(&args.format)?;
+    let dir = &args.run_dir;
+    let meta_path = dir.join("run.json");
+    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
+        AppError::bad(
+            format!("failed to read `{}`: {e}", meta_path.display()),
+            Some("`toolgauge report` takes a run directory written by `toolgauge run`"),
+        )
+    })?;
+    let meta: RunMeta = serde_json::from_str(&text).map_err(|e| {
+        AppError::bad(
+            format!("`{}` is not a run.json: {e}", meta_path.display()),
+            None,
+        )
+    })?;
+    let trials = read_journal(&dir.join("trials.jsonl"))?;
+    let thresholds = match crate::suite::load(Path::new(&meta.suite.path)) {
+        Ok(s) if s.hash == meta.suite.hash => s.thresholds,
+        _ => {
+            eprintln!(
+                "warning: suite `{}` is missing or changed since the run; reports are written without its thresholds",
+                meta.suite.path
+            );
+            Vec::new()
+        }
+    };
+    let m = &meta.matrix;
+    let mut cells = Vec::new();
+    for t in &m.targets {
+        for v in &m.variants {
+            for c in &m.tool_choice {
+                cells.push((t.clone(), v.clone(), c.clone()));
+            }
+        }
+    }
+    let variants: Vec<VariantTokens> = m
+        .variants
+        .iter()
+        .map(|v| VariantTokens {
+            variant: v.clone(),
+            tool_definition_tokens: meta.tool_definition_tokens.get(v).copied().unwrap_or(0),
+        })
+        .collect();
+    let mut summary = Summary::build(&meta.suite.name, &cells, &variants, &trials, &thresholds);
+    summary.stopped = meta.stop_reason.as_ref().map(|why| {
+        format!(
+            "{why} after {} of {} trials",
+            trials.len(),
+            meta.trials_planned
+        )
+    });
+    let report = RunReport {
+        meta,
+        trials,
+        summary,
+    };
+    report::write_files(dir, &report, &args.format)
+        .map_err(|e| AppError::Incomplete(e.to_string()))?;
+    print_summary(&report, dir, &args.format, false, args.no_color);
+    Ok(exit::OK)
+}
+
+/// The journal's trials; a torn last line (an interrupted write) is skipped, any other
+/// bad line is an error naming it.
+fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AppError::bad(format!("failed to read `{}`: {e}", path.display()), None))?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        match serde_json::from_str::<TrialRecord>(line) {
+            Ok(t) => out.push(t),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(AppError::bad(
+                    format!(
+                        "`{}` line {}: not a trial record: {e}",
+                        path.display(),
+                        i + 1
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,72 @@
+//! `junit.xml`: one testcase per trial, so CI systems show trial failures natively.
+//!
+//! One testsuite per cell (named `suite: target × variant × tool_choice`); each testcase
+//! is named after the case id (with `#repeat` when repeated) and has the suite and cell
+//! as classname. Failed trials carry their reasons, errored trials are JUnit errors.
+//! Written with `quick-junit` (from the nextest project), which escapes all text.
+
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{Exporter, ReportError, RunReport};
+use crate::score::Verdict;
+
+/// Writes `junit.xml`.
+pub struct JunitExporter;
+
+impl Exporter for JunitExporter {
+    fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+        let suite = &report.summary.suite;
+        let repeated = report.meta.matrix.repeats > 1;
+        let mut suites: IndexMap<String, TestSuite> = IndexMap::new();
+        for t in &report.trials {
+            let cell = format!("{} × {} × {}", t.target, t.variant, t.tool_choice);
+            let name = if repeated {
+                format!("{}#{}", t.case_id, t.repeat)
+            } else {
+                t.case_id.clone()
+            };
+            let status = match t.verdict {
+                Verdict::Pass => TestCaseStatus::success(),
+                Verdict::Fail | Verdict::Error => {
+                    let kind = if t.verdict == Verdict::Fail {
+                        NonSuccessKind::Failure
+                    } else {
+                        NonSuccessKind::Error
+                    };
+                    let mut s = TestCaseStatus::non_success(kind);
+                    if let Some(first) = t.reasons.first() {
+                        s.set_message(first.message.clone());
+                        s.set_type(first.code.clone());
+                    }
+                    s.set_description(
+                        t.reasons
+                            .iter()
+                            .map(|r| format!("{}: {}", r.code, r.message))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    s
+                }
+            };
+            let mut case = TestCase::new(name, status);
+            case.set_classname(format!("{suite}.{cell}"));
+            if let Some(r) = &t.response {
+                case.set_time(Duration::from_secs_f64(r.latency_ms.max(0.0) / 1000.0));
+            }
+            suites
+                .entry(cell.clone())
+                .or_insert_with(|| TestSuite::new(format!("{suite}: {cell}")))
+                .add_test_case(case);
+        }
+        let mut junit = Report::new(format!("toolgauge {suite}"));
+        junit.add_test_suites(suites.into_values());
+        let xml = junit.to_string().map_err(|e| ReportError::Render {
+            format: "junit",
+            message: e.to_string(),
+        })?;
+        Ok(vec![("junit.xml".to_string(), xml.into_bytes())])
+    }
+}

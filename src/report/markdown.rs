@@ -1,0 +1,149 @@
+//! `summary.md`: a short summary fit for a pull-request comment: the verdict line,
+//! failing thresholds first, then one table row per cell (weakest accuracy first), and
+//! the first failures. Model and suite text is escaped for Markdown tables.
+
+use std::fmt::Write as _;
+
+use super::{Exporter, ReportError, RunReport};
+use crate::score::stats::Rate;
+
+/// Writes `summary.md`.
+pub struct MarkdownExporter;
+
+/// Failures listed before "and N more".
+const MAX_FAILURES: usize = 10;
+
+fn pct(r: &Rate) -> String {
+    match (r.value, r.low, r.high) {
+        (Some(v), Some(lo), Some(hi)) => {
+            format!("{:.0}% ({:.0}–{:.0})", v * 100.0, lo * 100.0, hi * 100.0)
+        }
+        _ => "–".to_string(),
+    }
+}
+
+fn plain_pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{:.0}%", x * 100.0))
+}
+
+/// Text safe inside a Markdown table cell: no pipes, newlines or HTML.
+pub fn cell_text(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+impl Exporter for MarkdownExporter {
+    fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+        let s = &report.summary;
+        let m = &s.overall;
+        let mut out = String::new();
+        let failed: Vec<_> = s.thresholds.iter().filter(|t| !t.ok).collect();
+        let verdict = if m.errors > 0 {
+            "⚠️ incomplete"
+        } else if failed.is_empty() {
+            "✅ passed"
+        } else {
+            "❌ failed"
+        };
+        let _ = writeln!(
+            out,
+            "### toolgauge: {} {verdict}\n\n{} trials: {} passed, {} failed, {} errors; accuracy {}.\n",
+            cell_text(&s.suite),
+            m.trials,
+            m.passed,
+            m.scored - m.passed,
+            m.errors,
+            pct(&m.accuracy)
+        );
+        if let Some(why) = &s.stopped {
+            let _ = writeln!(out, "Stopped early: {}\n", cell_text(why));
+        }
+        if !failed.is_empty() {
+            let _ = writeln!(out, "**Failing thresholds**\n");
+            for t in &failed {
+                let bound = match (t.min, t.max) {
+                    (Some(lo), _) => format!("≥ {lo}"),
+                    (None, Some(hi)) => format!("≤ {hi}"),
+                    (None, None) => String::new(),
+                };
+                let value = t.value.map_or("undefined".into(), |v| format!("{v:.3}"));
+                let _ = writeln!(
+                    out,
+                    "- `{}` {bound} in {}: {value}",
+                    t.metric,
+                    cell_text(&t.scope)
+                );
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "| target | variant | tool_choice | n | accuracy (95% CI) | precision | recall | invalid | ungrounded | tokens in/out | cost |\n|---|---|---|---:|---|---|---|---|---|---|---|"
+        );
+        let mut cells: Vec<_> = s.cells.iter().collect();
+        // Weakest first: the rows a reviewer should read.
+        cells.sort_by(|a, b| {
+            let key =
+                |c: &&crate::report::summary::CellSummary| c.metrics.accuracy.value.unwrap_or(-1.0);
+            key(a).total_cmp(&key(b))
+        });
+        for c in cells {
+            let cm = &c.metrics;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
+                cell_text(&c.target),
+                cell_text(&c.variant),
+                cell_text(&c.tool_choice),
+                cm.scored,
+                pct(&cm.accuracy),
+                plain_pct(cm.trigger.precision.value),
+                plain_pct(cm.trigger.recall.value),
+                plain_pct(cm.invalid_call_rate.value),
+                plain_pct(cm.ungrounded_rate.value),
+                cm.tokens.input,
+                cm.tokens.output,
+                cm.cost_usd.map_or("–".into(), |c| format!("${c:.4}"))
+            );
+        }
+        if !s.failures.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n<details><summary>{} failing trials</summary>\n",
+                s.failures.len()
+            );
+            for f in s.failures.iter().take(MAX_FAILURES) {
+                let reason: String = f.reason.chars().take(200).collect();
+                let _ = writeln!(
+                    out,
+                    "- `{}` ({}): {}",
+                    f.case_id.replace('`', "'"),
+                    cell_text(&f.cell),
+                    cell_text(&reason)
+                );
+            }
+            if s.failures.len() > MAX_FAILURES {
+                let _ = writeln!(out, "- … and {} more", s.failures.len() - MAX_FAILURES);
+            }
+            let _ = writeln!(out, "\n</details>");
+        }
+        Ok(vec![("summary.md".to_string(), out.into_bytes())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_cells_can_not_break_the_table_or_inject_html() {
+        assert_eq!(
+            cell_text("a|b\n<script>alert(1)</script>"),
+            "a\\|b &lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(cell_text("北京 ✓"), "北京 ✓");
+    }
+}
