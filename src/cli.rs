@@ -60,13 +60,13 @@ pub struct RunArgs {
     /// Where run directories are created.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports_dir: PathBuf,
-    /// Outputs: terminal, json, csv, junit, md (the journal and run.json are always
-    /// written).
+    /// Outputs: terminal, json, csv, junit, md, html (the journal and run.json are
+    /// always written).
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "terminal,json,csv,junit,md"
+        default_value = "terminal,json,csv,junit,md,html"
     )]
     pub format: Vec<String>,
     /// Price table (YAML or JSON) overriding the built-in prices.
@@ -136,12 +136,12 @@ pub struct ReportArgs {
     /// The run directory (holding run.json and trials.jsonl).
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
-    /// Outputs: terminal, json, csv, junit, md.
+    /// Outputs: terminal, json, csv, junit, md, html.
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "terminal,json,csv,junit,md"
+        default_value = "terminal,json,csv,junit,md,html"
     )]
     pub format: Vec<String>,
     /// Never use colour.

@@ -4,6 +4,7 @@
 //! during the run) and the exporters' files, written when the run ends.
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -151,7 +152,7 @@ pub trait Exporter {
 }
 
 /// The formats `--format` accepts, besides `terminal`.
-pub const FILE_FORMATS: &[&str] = &["json", "csv", "junit", "md"];
+pub const FILE_FORMATS: &[&str] = &["json", "csv", "junit", "md", "html"];
 
 /// The exporter for `format`.
 pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
@@ -160,6 +161,7 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
         "csv" => Some(Box::new(csv::CsvExporter)),
         "junit" => Some(Box::new(junit::JunitExporter)),
         "md" => Some(Box::new(markdown::MarkdownExporter)),
+        "html" => Some(Box::new(html::HtmlExporter)),
         _ => None,
     }
 }

@@ -293,9 +293,9 @@ fn unknown_tool_choice_flag_value_is_refused_with_the_accepted_values() {
 
 #[test]
 fn unknown_format_is_refused_with_the_accepted_formats() {
-    refuse_flags(&["--format", "json,html"]).stderr_has(&[
-        "unknown format `html`",
-        "hint: formats are: terminal, json, csv, junit, md",
+    refuse_flags(&["--format", "json,pdf"]).stderr_has(&[
+        "unknown format `pdf`",
+        "hint: formats are: terminal, json, csv, junit, md, html",
     ]);
 }
 

@@ -312,6 +312,7 @@ pub const RUN_FILES: &[&str] = &[
     "summary.csv",
     "junit.xml",
     "summary.md",
+    "report.html",
 ];
 
 impl RunDir {

@@ -1,0 +1,1615 @@
+//! `report.html`: one self-contained page to explore a run, offline.
+//!
+//! The page holds its CSS and its little JavaScript inline and loads nothing from
+//! anywhere: no stylesheet, script, font or image by URL. It shows the headline (suite,
+//! counts, where each target's responses came from, thresholds), per-cell metrics with
+//! their 95% Wilson intervals drawn as error bars, the description variants side by side
+//! (accuracy against tool-definition tokens, and the cases that flip between variants),
+//! a confusion matrix of expected against called tool, invalid calls by reason,
+//! ungrounded arguments, and a table of every trial with filters, sorting and a
+//! transcript per row.
+//!
+//! Safety: the page is rendered with minijinja under HTML auto-escaping (the template
+//! name ends in `.html.j2`), so every text from models, tools and suites is escaped. The
+//! charts are SVG strings built here from numbers and escaped labels; they are the only
+//! values marked safe. Trial data for the JavaScript is embedded once with the `tojson`
+//! filter (which escapes `<`, `>`, `&` and `'`) in a `<script type="application/json">`
+//! block, read with `JSON.parse` and inserted with `textContent` only.
+//!
+//! Size: transcripts are not rendered as HTML up front; the script builds one when its
+//! row is opened. Conversations shared by several trials (the same case in every cell
+//! and repeat) are embedded once.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+use indexmap::IndexMap;
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Serde, Value};
+use minijinja::{Environment, UndefinedBehavior, context};
+use serde::Serialize;
+
+use super::{Exporter, ReportError, RunReport};
+use crate::provider::{Message, Response};
+use crate::score::metrics::Metrics;
+use crate::score::stats::Rate;
+use crate::score::trial::{InvalidReason, Reason, TrialChecks};
+use crate::score::{TrialRecord, Verdict};
+use crate::suite::CaseKind;
+
+/// The page template (minijinja, HTML auto-escaping).
+const TEMPLATE: &str = include_str!("report.html.j2");
+/// Its name: the `.html` before `.j2` turns HTML auto-escaping on.
+const TEMPLATE_NAME: &str = "report.html.j2";
+/// Rows of the flip table before "and N more".
+const MAX_FLIPS: usize = 500;
+/// Examples of invalid calls and of ungrounded arguments listed, each.
+const MAX_EXAMPLES: usize = 200;
+/// Characters of a reason shown in the trial table (the transcript has all of it).
+const REASON_CHARS: usize = 160;
+/// Characters of raw arguments shown in an invalid-call example.
+const ARGS_CHARS: usize = 240;
+/// Label shown for "no tool call" in the confusion matrix.
+const NO_CALL: &str = "no call";
+
+/// Writes `report.html`.
+pub struct HtmlExporter;
+
+impl Exporter for HtmlExporter {
+    fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+        let html = render_html(report)?;
+        Ok(vec![("report.html".to_string(), html.into_bytes())])
+    }
+}
+
+fn render_error(e: impl std::fmt::Display) -> ReportError {
+    ReportError::Render {
+        format: "html",
+        message: e.to_string(),
+    }
+}
+
+/// Render the page.
+pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
+    let view = View::build(report);
+    let cell_chart = cell_chart(&view.cells, &view.overall);
+    let variant_chart = variant_chart(&view.variant_points);
+    let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
+
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .map_err(render_error)?,
+    );
+    env.add_template(TEMPLATE_NAME, TEMPLATE)
+        .map_err(render_error)?;
+    let tmpl = env.get_template(TEMPLATE_NAME).map_err(render_error)?;
+    tmpl.render(context! {
+        v => Value::from(Serde(&view)),
+        // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
+        cell_chart => Value::from_safe_string(cell_chart),
+        variant_chart => Value::from_safe_string(variant_chart),
+        data => Value::from(Serde(&data)),
+    })
+    .map_err(render_error)
+}
+
+// ---------------------------------------------------------------------------------------
+// Text helpers
+
+/// `s` escaped for SVG text and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// At most `n` characters of `s`, with `…` when cut.
+fn truncate(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn cell_label(target: &str, variant: &str, tool_choice: &str) -> String {
+    format!("{target} × {variant} × {tool_choice}")
+}
+
+/// A rate as shown in tables.
+#[derive(Clone, Serialize)]
+struct RateView {
+    /// Value, e.g. `85.0%`, or `–` when undefined.
+    v: String,
+    /// 95% interval, e.g. `72–93%`.
+    ci: String,
+    /// `num/den`.
+    frac: String,
+}
+
+impl RateView {
+    fn of(r: &Rate) -> RateView {
+        let frac = format!("{}/{}", r.num, r.den);
+        match (r.value, r.low, r.high) {
+            (Some(v), Some(lo), Some(hi)) => RateView {
+                v: format!("{:.1}%", v * 100.0),
+                ci: format!("{:.0}–{:.0}%", lo * 100.0, hi * 100.0),
+                frac,
+            },
+            _ => RateView {
+                v: "–".into(),
+                ci: String::new(),
+                frac,
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The view: everything the template shows, precomputed
+
+#[derive(Serialize)]
+struct Headline {
+    suite: String,
+    suite_path: String,
+    suite_hash: String,
+    verdict: &'static str,
+    verdict_class: &'static str,
+    trials: u64,
+    planned: u64,
+    passed: u64,
+    failed: u64,
+    errors: u64,
+    accuracy: RateView,
+    status: String,
+    stopped: Option<String>,
+    started: String,
+    finished: String,
+    version: String,
+    targets: Vec<String>,
+    variants: Vec<String>,
+    tool_choice: Vec<String>,
+    repeats: u32,
+    sources: Vec<(String, String)>,
+}
+
+#[derive(Serialize)]
+struct ThresholdRow {
+    metric: String,
+    scope: String,
+    bound: String,
+    value: String,
+    ok: bool,
+}
+
+#[derive(Serialize)]
+struct CellRow {
+    label: String,
+    target: String,
+    variant: String,
+    tool_choice: String,
+    tool_definition_tokens: u64,
+    trials: u64,
+    scored: u64,
+    errors: u64,
+    accuracy: RateView,
+    precision: RateView,
+    recall: RateView,
+    param: RateView,
+    arg_match: RateView,
+    invalid: RateView,
+    ungrounded: RateView,
+    tokens_in: u64,
+    tokens_out: u64,
+    estimated: u64,
+    cost: String,
+    p50: String,
+    invalid_json: u64,
+    unknown_tool: u64,
+    schema_violation: u64,
+    trials_with_ungrounded: u64,
+    /// For the chart, not serialised.
+    #[serde(skip)]
+    rates: [Rate; 6],
+}
+
+impl CellRow {
+    fn of(
+        label: String,
+        target: &str,
+        variant: &str,
+        mode: &str,
+        tokens: u64,
+        m: &Metrics,
+    ) -> Self {
+        CellRow {
+            label,
+            target: target.to_string(),
+            variant: variant.to_string(),
+            tool_choice: mode.to_string(),
+            tool_definition_tokens: tokens,
+            trials: m.trials,
+            scored: m.scored,
+            errors: m.errors,
+            accuracy: RateView::of(&m.accuracy),
+            precision: RateView::of(&m.trigger.precision),
+            recall: RateView::of(&m.trigger.recall),
+            param: RateView::of(&m.param_completeness),
+            arg_match: RateView::of(&m.arg_match_rate),
+            invalid: RateView::of(&m.invalid_call_rate),
+            ungrounded: RateView::of(&m.ungrounded_rate),
+            tokens_in: m.tokens.input,
+            tokens_out: m.tokens.output,
+            estimated: m.tokens.estimated_trials,
+            cost: m.cost_usd.map_or("–".into(), |c| format!("${c:.4}")),
+            p50: m
+                .latency
+                .p50_ms
+                .map_or("–".into(), |l| format!("{l:.0} ms")),
+            invalid_json: m.invalid_by_reason.invalid_json,
+            unknown_tool: m.invalid_by_reason.unknown_tool,
+            schema_violation: m.invalid_by_reason.schema_violation,
+            trials_with_ungrounded: m.trials_with_ungrounded,
+            rates: [
+                m.accuracy,
+                m.trigger.precision,
+                m.trigger.recall,
+                m.param_completeness,
+                m.invalid_call_rate,
+                m.ungrounded_rate,
+            ],
+        }
+    }
+}
+
+/// Names of [`CellRow::rates`], in order.
+const CHART_METRICS: [&str; 6] = [
+    "accuracy",
+    "trigger precision",
+    "trigger recall",
+    "param completeness",
+    "invalid-call rate",
+    "ungrounded rate",
+];
+
+#[derive(Serialize)]
+struct VariantRow {
+    variant: String,
+    tokens: u64,
+    trials: u64,
+    accuracy: RateView,
+}
+
+#[derive(Serialize)]
+struct SideBySide {
+    group: String,
+    accuracy: Vec<Option<RateView>>,
+}
+
+#[derive(Serialize)]
+struct Outcome {
+    text: String,
+    class: &'static str,
+}
+
+#[derive(Serialize)]
+struct Flip {
+    group: String,
+    case: String,
+    outcomes: Vec<Outcome>,
+}
+
+#[derive(Serialize)]
+struct ConfusionCell {
+    n: u64,
+    alpha: String,
+    diagonal: bool,
+}
+
+#[derive(Serialize)]
+struct ConfusionRow {
+    expected: String,
+    cells: Vec<ConfusionCell>,
+    total: u64,
+}
+
+#[derive(Serialize)]
+struct InvalidExample {
+    i: usize,
+    case: String,
+    cell: String,
+    repeat: u32,
+    tool: String,
+    reason: &'static str,
+    detail: String,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct UngroundedExample {
+    i: usize,
+    case: String,
+    cell: String,
+    repeat: u32,
+    tool: String,
+    values: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct TrialRow {
+    i: usize,
+    case: String,
+    kind: &'static str,
+    cell: String,
+    repeat: u32,
+    verdict: &'static str,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct View {
+    headline: Headline,
+    thresholds: Vec<ThresholdRow>,
+    cells: Vec<CellRow>,
+    overall: CellRow,
+    variants: Vec<VariantRow>,
+    side_variants: Vec<String>,
+    side_by_side: Vec<SideBySide>,
+    flips: Vec<Flip>,
+    flips_total: usize,
+    confusion_labels: Vec<String>,
+    confusion: Vec<ConfusionRow>,
+    invalid_examples: Vec<InvalidExample>,
+    invalid_total: usize,
+    ungrounded_examples: Vec<UngroundedExample>,
+    ungrounded_total: usize,
+    trials: Vec<TrialRow>,
+    kinds: Vec<&'static str>,
+    cell_labels: Vec<String>,
+    /// For the chart, not serialised.
+    #[serde(skip)]
+    variant_points: Vec<(String, u64, Rate)>,
+    /// Cell of each trial, not serialised.
+    #[serde(skip)]
+    cell_index: Vec<usize>,
+}
+
+fn verdict_str(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Error => "error",
+    }
+}
+
+fn invalid_str(r: InvalidReason) -> &'static str {
+    match r {
+        InvalidReason::InvalidJson => "invalid_json",
+        InvalidReason::UnknownTool => "unknown_tool",
+        InvalidReason::SchemaViolation => "schema_violation",
+    }
+}
+
+impl View {
+    fn build(report: &RunReport) -> View {
+        let s = &report.summary;
+        let meta = &report.meta;
+        let m = &s.overall;
+        let verdict = if m.errors > 0 {
+            ("incomplete", "warn")
+        } else if !s.thresholds_ok() {
+            ("failed", "bad")
+        } else {
+            ("passed", "good")
+        };
+        let headline = Headline {
+            suite: s.suite.clone(),
+            suite_path: meta.suite.path.clone(),
+            suite_hash: meta.suite.hash.chars().take(12).collect(),
+            verdict: verdict.0,
+            verdict_class: verdict.1,
+            trials: m.trials,
+            planned: meta.trials_planned,
+            passed: m.passed,
+            failed: m.scored - m.passed,
+            errors: m.errors,
+            accuracy: RateView::of(&m.accuracy),
+            status: meta.status.clone(),
+            stopped: s.stopped.clone().or_else(|| meta.stop_reason.clone()),
+            started: meta.started_at.clone(),
+            finished: meta.finished_at.clone().unwrap_or_else(|| "–".into()),
+            version: meta.toolgauge_version.clone(),
+            targets: meta.matrix.targets.clone(),
+            variants: meta.matrix.variants.clone(),
+            tool_choice: meta.matrix.tool_choice.clone(),
+            repeats: meta.matrix.repeats,
+            sources: meta
+                .sources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        };
+        let thresholds = s
+            .thresholds
+            .iter()
+            .map(|t| ThresholdRow {
+                metric: t.metric.clone(),
+                scope: t.scope.clone(),
+                bound: match (t.min, t.max) {
+                    (Some(lo), Some(hi)) => format!("{lo} – {hi}"),
+                    (Some(lo), None) => format!("≥ {lo}"),
+                    (None, Some(hi)) => format!("≤ {hi}"),
+                    (None, None) => String::new(),
+                },
+                value: t.value.map_or("undefined".into(), |v| format!("{v:.3}")),
+                ok: t.ok,
+            })
+            .collect();
+
+        // Cells: the summary's, in matrix order, then any a trial names that it lacks.
+        let mut cells: Vec<CellRow> = s
+            .cells
+            .iter()
+            .map(|c| {
+                CellRow::of(
+                    cell_label(&c.target, &c.variant, &c.tool_choice),
+                    &c.target,
+                    &c.variant,
+                    &c.tool_choice,
+                    c.tool_definition_tokens,
+                    &c.metrics,
+                )
+            })
+            .collect();
+        let mut index: HashMap<(String, String, String), usize> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    (c.target.clone(), c.variant.clone(), c.tool_choice.clone()),
+                    i,
+                )
+            })
+            .collect();
+        let mut cell_index = Vec::with_capacity(report.trials.len());
+        let mut extra: Vec<Vec<&TrialRecord>> = Vec::new();
+        let first_extra = cells.len();
+        for t in &report.trials {
+            let key = (
+                t.target.clone(),
+                t.variant.clone(),
+                t.tool_choice.to_string(),
+            );
+            let i = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = first_extra + extra.len();
+                    index.insert(key, i);
+                    extra.push(Vec::new());
+                    i
+                }
+            };
+            if i >= first_extra {
+                extra[i - first_extra].push(t);
+            }
+            cell_index.push(i);
+        }
+        for group in extra {
+            let t = group[0];
+            let mode = t.tool_choice.to_string();
+            cells.push(CellRow::of(
+                cell_label(&t.target, &t.variant, &mode),
+                &t.target,
+                &t.variant,
+                &mode,
+                variant_tokens(report, &t.variant),
+                &Metrics::of(group.iter().copied()),
+            ));
+        }
+        let overall = CellRow::of("overall".into(), "", "", "", 0, m);
+
+        // Variants: accuracy over all of a variant's trials, against its token size.
+        let mut variant_names: Vec<String> = s.variants.iter().map(|v| v.variant.clone()).collect();
+        for v in meta
+            .matrix
+            .variants
+            .iter()
+            .chain(cells.iter().map(|c| &c.variant))
+        {
+            if !variant_names.contains(v) {
+                variant_names.push(v.clone());
+            }
+        }
+        let mut variants = Vec::new();
+        let mut variant_points = Vec::new();
+        for name in &variant_names {
+            let vm = Metrics::of(report.trials.iter().filter(|t| &t.variant == name));
+            let tokens = variant_tokens(report, name);
+            if vm.trials == 0 && !s.variants.iter().any(|v| &v.variant == name) {
+                continue;
+            }
+            variant_points.push((name.clone(), tokens, vm.accuracy));
+            variants.push(VariantRow {
+                variant: name.clone(),
+                tokens,
+                trials: vm.trials,
+                accuracy: RateView::of(&vm.accuracy),
+            });
+        }
+        let side_variants: Vec<String> = variants.iter().map(|v| v.variant.clone()).collect();
+        let mut groups: IndexMap<(String, String), Vec<Option<RateView>>> = IndexMap::new();
+        for c in &cells {
+            let Some(vi) = side_variants.iter().position(|v| v == &c.variant) else {
+                continue;
+            };
+            let row = groups
+                .entry((c.target.clone(), c.tool_choice.clone()))
+                .or_insert_with(|| (0..side_variants.len()).map(|_| None).collect());
+            row[vi] = Some(c.accuracy.clone());
+        }
+        let side_by_side = groups
+            .into_iter()
+            .map(|((target, mode), accuracy)| SideBySide {
+                group: format!("{target} × {mode}"),
+                accuracy,
+            })
+            .collect();
+
+        let (flips, flips_total) = flips(report, &side_variants);
+        let (confusion_labels, confusion) = confusion(&report.trials);
+
+        // Invalid calls and ungrounded arguments, with examples.
+        let mut invalid_examples = Vec::new();
+        let mut invalid_total = 0;
+        let mut ungrounded_examples = Vec::new();
+        let mut ungrounded_total = 0;
+        for (i, t) in report.trials.iter().enumerate() {
+            let Some(checks) = &t.checks else { continue };
+            let label = &cells[cell_index[i]].label;
+            for (j, call) in checks.calls.iter().enumerate() {
+                if let Some(reason) = call.invalid {
+                    invalid_total += 1;
+                    if invalid_examples.len() < MAX_EXAMPLES {
+                        let raw = t
+                            .response
+                            .as_ref()
+                            .and_then(|r| r.tool_calls.get(j))
+                            .map_or("", |c| c.arguments.as_str());
+                        invalid_examples.push(InvalidExample {
+                            i,
+                            case: t.case_id.clone(),
+                            cell: label.clone(),
+                            repeat: t.repeat,
+                            tool: call.tool.clone(),
+                            reason: invalid_str(reason),
+                            detail: truncate(&call.schema_errors.join("; "), ARGS_CHARS),
+                            arguments: truncate(raw, ARGS_CHARS),
+                        });
+                    }
+                }
+                if !call.ungrounded.is_empty() {
+                    ungrounded_total += 1;
+                    if ungrounded_examples.len() < MAX_EXAMPLES {
+                        ungrounded_examples.push(UngroundedExample {
+                            i,
+                            case: t.case_id.clone(),
+                            cell: label.clone(),
+                            repeat: t.repeat,
+                            tool: call.tool.clone(),
+                            values: call.ungrounded.clone(),
+                        });
+                    }
+                }
+            }
+        }
+
+        let mut kinds = BTreeSet::new();
+        let trials = report
+            .trials
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                kinds.insert(t.kind.as_str());
+                TrialRow {
+                    i,
+                    case: t.case_id.clone(),
+                    kind: t.kind.as_str(),
+                    cell: cells[cell_index[i]].label.clone(),
+                    repeat: t.repeat,
+                    verdict: verdict_str(t.verdict),
+                    reason: t.reasons.first().map_or(String::new(), |r| {
+                        truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
+                    }),
+                }
+            })
+            .collect();
+        let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
+        View {
+            headline,
+            thresholds,
+            cells,
+            overall,
+            variants,
+            side_variants,
+            side_by_side,
+            flips,
+            flips_total,
+            confusion_labels,
+            confusion,
+            invalid_examples,
+            invalid_total,
+            ungrounded_examples,
+            ungrounded_total,
+            trials,
+            kinds: kinds.into_iter().collect(),
+            cell_labels,
+            variant_points,
+            cell_index,
+        }
+    }
+}
+
+fn variant_tokens(report: &RunReport, variant: &str) -> u64 {
+    report
+        .summary
+        .variants
+        .iter()
+        .find(|v| v.variant == variant)
+        .map(|v| v.tool_definition_tokens)
+        .or_else(|| report.meta.tool_definition_tokens.get(variant).copied())
+        .unwrap_or(0)
+}
+
+/// A case in one target × tool_choice: (target, tool_choice, case id).
+type CaseKey<'a> = (&'a str, String, &'a str);
+
+/// Cases that pass under one variant and fail under another in the same target ×
+/// tool_choice. A case passes under a variant when every scored repeat passed, fails
+/// when none did; errored trials are left out. Returns the first [`MAX_FLIPS`] and the
+/// total.
+fn flips(report: &RunReport, variants: &[String]) -> (Vec<Flip>, usize) {
+    if variants.len() < 2 {
+        return (Vec::new(), 0);
+    }
+    let mut by_case: IndexMap<CaseKey<'_>, Vec<(u32, u32)>> = IndexMap::new();
+    for t in &report.trials {
+        if t.verdict == Verdict::Error {
+            continue;
+        }
+        let Some(vi) = variants.iter().position(|v| v == &t.variant) else {
+            continue;
+        };
+        let e = by_case
+            .entry((
+                t.target.as_str(),
+                t.tool_choice.to_string(),
+                t.case_id.as_str(),
+            ))
+            .or_insert_with(|| vec![(0, 0); variants.len()]);
+        e[vi].0 += u32::from(t.passed());
+        e[vi].1 += 1;
+    }
+    let mut out = Vec::new();
+    let mut total = 0;
+    for ((target, mode, case), counts) in &by_case {
+        let passes = counts.iter().any(|&(p, n)| n > 0 && p == n);
+        let fails = counts.iter().any(|&(p, n)| n > 0 && p == 0);
+        if !(passes && fails) {
+            continue;
+        }
+        total += 1;
+        if out.len() >= MAX_FLIPS {
+            continue;
+        }
+        out.push(Flip {
+            group: format!("{target} × {mode}"),
+            case: (*case).to_string(),
+            outcomes: counts
+                .iter()
+                .map(|&(p, n)| {
+                    let class = match (p, n) {
+                        (_, 0) => "none",
+                        (p, n) if p == n => "pass",
+                        (0, _) => "fail",
+                        _ => "mixed",
+                    };
+                    let mark = match class {
+                        "pass" => "✓ ",
+                        "fail" => "✗ ",
+                        "mixed" => "~ ",
+                        _ => "",
+                    };
+                    Outcome {
+                        text: if n == 0 {
+                            "–".into()
+                        } else {
+                            format!("{mark}{p}/{n}")
+                        },
+                        class,
+                    }
+                })
+                .collect(),
+        });
+    }
+    (out, total)
+}
+
+/// Expected tool against called tool over scored trials. Expected: the trial's
+/// `expected_tools` (none for should_not_call); called: the distinct called tools; an
+/// empty side is "no call". Tools on both sides count on the diagonal; the rest pair
+/// up (expected but not called × called but not expected), an unpaired rest against
+/// "no call".
+fn confusion<'a>(trials: &'a [TrialRecord]) -> (Vec<String>, Vec<ConfusionRow>) {
+    let mut counts: HashMap<(Option<&'a str>, Option<&'a str>), u64> = HashMap::new();
+    let mut tools: BTreeSet<&str> = BTreeSet::new();
+    for t in trials {
+        let Some(c) = &t.checks else { continue };
+        let mut expected: Vec<&'a str> = if t.kind == CaseKind::ShouldNotCall {
+            Vec::new()
+        } else {
+            c.expected_tools.iter().map(String::as_str).collect()
+        };
+        expected.sort_unstable();
+        expected.dedup();
+        let mut called: Vec<&'a str> = c.calls.iter().map(|k| k.tool.as_str()).collect();
+        called.sort_unstable();
+        called.dedup();
+        tools.extend(expected.iter().chain(&called));
+        let mut add =
+            |e: Option<&'a str>, k: Option<&'a str>| *counts.entry((e, k)).or_default() += 1;
+        let only_e: Vec<&str> = expected
+            .iter()
+            .filter(|e| !called.contains(e))
+            .copied()
+            .collect();
+        let only_c: Vec<&str> = called
+            .iter()
+            .filter(|k| !expected.contains(k))
+            .copied()
+            .collect();
+        for e in expected.iter().filter(|e| called.contains(e)) {
+            add(Some(e), Some(e));
+        }
+        match (only_e.is_empty(), only_c.is_empty()) {
+            (true, true) => {
+                if expected.is_empty() {
+                    add(None, None);
+                }
+            }
+            (true, false) => only_c.iter().for_each(|k| add(None, Some(k))),
+            (false, true) => only_e.iter().for_each(|e| add(Some(e), None)),
+            (false, false) => {
+                for e in &only_e {
+                    for k in &only_c {
+                        add(Some(e), Some(k));
+                    }
+                }
+            }
+        }
+    }
+    let keys: Vec<Option<&str>> = tools.iter().map(|t| Some(*t)).chain([None]).collect();
+    let max = counts.values().copied().max().unwrap_or(0).max(1);
+    let labels = keys
+        .iter()
+        .map(|k| k.unwrap_or(NO_CALL).to_string())
+        .collect();
+    let rows = keys
+        .iter()
+        .map(|e| {
+            let cells: Vec<ConfusionCell> = keys
+                .iter()
+                .map(|k| {
+                    let n = counts.get(&(*e, *k)).copied().unwrap_or(0);
+                    ConfusionCell {
+                        n,
+                        alpha: format!("{:.2}", n as f64 / max as f64 * 0.85),
+                        diagonal: e == k,
+                    }
+                })
+                .collect();
+            ConfusionRow {
+                expected: e.unwrap_or(NO_CALL).to_string(),
+                total: cells.iter().map(|c| c.n).sum(),
+                cells,
+            }
+        })
+        .collect();
+    (labels, rows)
+}
+
+// ---------------------------------------------------------------------------------------
+// Embedded data for the script
+
+/// One trial as the script sees it: its conversation by index into `convs`, its cell by
+/// index into `cells`.
+#[derive(Serialize)]
+struct TrialData<'a> {
+    case_id: &'a str,
+    kind: CaseKind,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tags: &'a [String],
+    cell: usize,
+    repeat: u32,
+    conv: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Response>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checks: Option<&'a TrialChecks>,
+    verdict: Verdict,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    reasons: &'a [Reason],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Data<'a> {
+    cells: Vec<String>,
+    convs: Vec<&'a [Message]>,
+    trials: Vec<TrialData<'a>>,
+}
+
+impl<'a> Data<'a> {
+    fn build(report: &'a RunReport, cell_index: &[usize], cells: Vec<String>) -> Data<'a> {
+        let mut convs: Vec<&'a [Message]> = Vec::new();
+        // Keyed by the conversation's JSON: equal conversations are embedded once.
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let trials = report
+            .trials
+            .iter()
+            .zip(cell_index)
+            .map(|(t, &cell)| {
+                let key = serde_json::to_string(&t.messages).unwrap_or_default();
+                let conv = *seen.entry(key).or_insert_with(|| {
+                    convs.push(&t.messages);
+                    convs.len() - 1
+                });
+                TrialData {
+                    case_id: &t.case_id,
+                    kind: t.kind,
+                    tags: &t.tags,
+                    cell,
+                    repeat: t.repeat,
+                    conv,
+                    response: t.response.as_ref(),
+                    checks: t.checks.as_ref(),
+                    verdict: t.verdict,
+                    reasons: &t.reasons,
+                    cost_usd: t.cost_usd,
+                }
+            })
+            .collect();
+        Data {
+            cells,
+            convs,
+            trials,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Charts: SVG strings from numbers and escaped labels
+
+/// One row per cell (and overall), one panel per metric: the value as a dot and its 95%
+/// interval as an error bar on a 0–100% axis.
+fn cell_chart(cells: &[CellRow], overall: &CellRow) -> String {
+    let rows: Vec<&CellRow> = cells.iter().chain([overall]).collect();
+    let label_w = 250.0;
+    let panel_w = 140.0;
+    let gap = 22.0;
+    let row_h = 20.0;
+    let top = 30.0;
+    let bottom = 22.0;
+    let width = label_w + CHART_METRICS.len() as f64 * (panel_w + gap);
+    let height = top + rows.len() as f64 * row_h + bottom;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" role="img" aria-label="Metrics per cell with 95% intervals" viewBox="0 0 {width:.0} {height:.0}" width="{width:.0}" height="{height:.0}">"#
+    );
+    s.push_str("<title>Metrics per cell: dots are values, bars 95% Wilson intervals</title>");
+    for (i, row) in rows.iter().enumerate() {
+        let y = top + i as f64 * row_h;
+        if i % 2 == 0 {
+            let _ = write!(
+                s,
+                r#"<rect class="stripe" x="0" y="{y:.1}" width="{width:.0}" height="{row_h:.0}"/>"#
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="end"><title>{}</title>{}</text>"#,
+            label_w - 8.0,
+            y + row_h * 0.68,
+            esc(&row.label),
+            esc(&truncate(&row.label, 40))
+        );
+    }
+    for (p, name) in CHART_METRICS.iter().enumerate() {
+        let x0 = label_w + p as f64 * (panel_w + gap);
+        let _ = write!(
+            s,
+            r#"<text class="ptitle" x="{:.1}" y="16" text-anchor="middle">{}</text>"#,
+            x0 + panel_w / 2.0,
+            esc(name)
+        );
+        for (tick, text, anchor) in [
+            (0.0, "0%", "start"),
+            (0.5, "50%", "middle"),
+            (1.0, "100%", "end"),
+        ] {
+            let x = x0 + tick * panel_w;
+            let _ = write!(
+                s,
+                r#"<line class="grid" x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="{anchor}">{text}</text>"#,
+                top - 4.0,
+                height - bottom,
+                height - 8.0
+            );
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let cy = top + i as f64 * row_h + row_h / 2.0;
+            let r = &row.rates[p];
+            match (r.value, r.low, r.high) {
+                (Some(v), Some(lo), Some(hi)) => {
+                    let (xl, xv, xh) = (x0 + lo * panel_w, x0 + v * panel_w, x0 + hi * panel_w);
+                    let _ = write!(
+                        s,
+                        r#"<g class="pt"><title>{}: {}: {:.1}% (95% CI {:.1}–{:.1}%), {}/{}</title><line class="ci" x1="{xl:.1}" y1="{cy:.1}" x2="{xh:.1}" y2="{cy:.1}"/><line class="ci" x1="{xl:.1}" y1="{:.1}" x2="{xl:.1}" y2="{:.1}"/><line class="ci" x1="{xh:.1}" y1="{:.1}" x2="{xh:.1}" y2="{:.1}"/><circle cx="{xv:.1}" cy="{cy:.1}" r="3.5"/></g>"#,
+                        esc(&row.label),
+                        esc(name),
+                        v * 100.0,
+                        lo * 100.0,
+                        hi * 100.0,
+                        r.num,
+                        r.den,
+                        cy - 4.0,
+                        cy + 4.0,
+                        cy - 4.0,
+                        cy + 4.0,
+                    );
+                }
+                _ => {
+                    let _ = write!(
+                        s,
+                        r#"<text class="na" x="{:.1}" y="{:.1}">n/a</text>"#,
+                        x0 + 4.0,
+                        cy + 4.0
+                    );
+                }
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// A round axis step (1, 2 or 5 times a power of ten) of at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.max(1.0).log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+/// Accuracy (with its 95% interval) against tool-definition tokens, one point per
+/// variant.
+fn variant_chart(points: &[(String, u64, Rate)]) -> String {
+    let (w, h) = (600.0, 320.0);
+    let (ml, mr, mt, mb) = (56.0, 110.0, 16.0, 46.0);
+    let pw = w - ml - mr;
+    let ph = h - mt - mb;
+    let lo = points.iter().map(|p| p.1).min().unwrap_or(0) as f64;
+    let hi = points.iter().map(|p| p.1).max().unwrap_or(0) as f64;
+    let pad = ((hi - lo) * 0.1).max(1.0);
+    let (x_min, x_max) = ((lo - pad).max(0.0), hi + pad);
+    let x = |t: f64| ml + (t - x_min) / (x_max - x_min) * pw;
+    let y = |v: f64| mt + (1.0 - v) * ph;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" role="img" aria-label="Accuracy against tool-definition tokens per variant" viewBox="0 0 {w:.0} {h:.0}" width="{w:.0}" height="{h:.0}">"#
+    );
+    s.push_str("<title>Accuracy against tool-definition tokens, per description variant</title>");
+    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{ml:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{:.0}%</text>"#,
+            ml + pw,
+            ml - 6.0,
+            y(tick) + 4.0,
+            tick * 100.0,
+            yy = y(tick)
+        );
+    }
+    let step = nice_step((x_max - x_min) / 4.0);
+    let mut t = (x_min / step).ceil() * step;
+    while t <= x_max {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{xx:.1}" y1="{mt:.1}" x2="{xx:.1}" y2="{:.1}"/><text class="tick" x="{xx:.1}" y="{:.1}" text-anchor="middle">{:.0}</text>"#,
+            mt + ph,
+            mt + ph + 16.0,
+            t,
+            xx = x(t)
+        );
+        t += step;
+    }
+    let _ = write!(
+        s,
+        r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">tool-definition tokens</text><text class="axis" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">accuracy</text>"#,
+        ml + pw / 2.0,
+        h - 8.0,
+        mt + ph / 2.0
+    );
+    for (name, tokens, r) in points {
+        let cx = x(*tokens as f64);
+        match (r.value, r.low, r.high) {
+            (Some(v), Some(l), Some(u)) => {
+                let _ = write!(
+                    s,
+                    r#"<g class="pt"><title>{}: {tokens} tokens, accuracy {:.1}% (95% CI {:.1}–{:.1}%), {}/{}</title><line class="ci" x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}"/><line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/><line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/><circle cx="{cx:.1}" cy="{:.1}" r="4.5"/><text class="plabel" x="{:.1}" y="{:.1}">{}</text></g>"#,
+                    esc(name),
+                    v * 100.0,
+                    l * 100.0,
+                    u * 100.0,
+                    r.num,
+                    r.den,
+                    y(l),
+                    y(u),
+                    cx - 4.0,
+                    y(l),
+                    cx + 4.0,
+                    y(l),
+                    cx - 4.0,
+                    y(u),
+                    cx + 4.0,
+                    y(u),
+                    y(v),
+                    cx + 8.0,
+                    y(v) + 4.0,
+                    esc(&truncate(name, 20))
+                );
+            }
+            _ => {
+                let _ = write!(
+                    s,
+                    r#"<text class="na" x="{cx:.1}" y="{:.1}" text-anchor="middle"><title>{}: no scored trials</title>{} n/a</text>"#,
+                    mt + ph - 6.0,
+                    esc(name),
+                    esc(&truncate(name, 20))
+                );
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ToolCall, ToolChoice, Usage};
+    use crate::report::summary::Summary;
+    use crate::report::{MatrixRef, RunMeta, RunSettings, SuiteRef, VariantTokens};
+    use crate::score::trial::CallCheck;
+
+    const SCRIPT: &str = "<script>alert(1)</script>";
+    const IMG: &str = "\"><img src=x onerror=alert(1)>";
+    const URL: &str = "https://evil.example/x.js";
+
+    fn call_check(
+        tool: &str,
+        invalid: Option<InvalidReason>,
+        ungrounded: Vec<String>,
+    ) -> CallCheck {
+        CallCheck {
+            tool: tool.into(),
+            id: Some("c1".into()),
+            json_ok: invalid != Some(InvalidReason::InvalidJson),
+            known_tool: invalid != Some(InvalidReason::UnknownTool),
+            schema_ok: Some(invalid.is_none()),
+            schema_errors: if invalid == Some(InvalidReason::SchemaViolation) {
+                vec![format!("\"city\" is not a string {SCRIPT}")]
+            } else {
+                Vec::new()
+            },
+            invalid,
+            required_present: 1,
+            required_total: 1,
+            missing_required: Vec::new(),
+            grounding_checked: 1,
+            ungrounded,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn trial(
+        case: &str,
+        kind: CaseKind,
+        target: &str,
+        variant: &str,
+        repeat: u32,
+        text: Option<&str>,
+        calls: Vec<(&str, &str, Option<InvalidReason>, Vec<String>)>,
+        verdict: Verdict,
+    ) -> TrialRecord {
+        let tool_calls: Vec<ToolCall> = calls
+            .iter()
+            .map(|(n, a, _, _)| ToolCall {
+                id: Some("c1".into()),
+                name: (*n).into(),
+                arguments: (*a).into(),
+            })
+            .collect();
+        let checks = (verdict != Verdict::Error).then(|| TrialChecks {
+            kind,
+            called: !calls.is_empty(),
+            calls: calls
+                .iter()
+                .map(|(n, _, inv, ung)| call_check(n, *inv, ung.clone()))
+                .collect(),
+            expected_tools: if kind == CaseKind::ShouldNotCall {
+                Vec::new()
+            } else {
+                vec!["get_weather".into()]
+            },
+            right_tools: None,
+            args_matched: 1,
+            args_expected: 1,
+        });
+        TrialRecord {
+            case_id: case.into(),
+            kind,
+            tags: Vec::new(),
+            target: target.into(),
+            variant: variant.into(),
+            tool_choice: ToolChoice::Auto,
+            repeat,
+            messages: vec![
+                Message::System {
+                    content: "You are a helpful assistant.".into(),
+                },
+                Message::User {
+                    content: format!("What is the weather in Beijing? ({case})"),
+                },
+            ],
+            response: (verdict != Verdict::Error).then(|| Response {
+                text: text.map(str::to_string),
+                tool_calls,
+                usage: Some(Usage {
+                    input_tokens: 120,
+                    output_tokens: 14,
+                    estimated: false,
+                }),
+                latency_ms: 412.0,
+                ..Response::default()
+            }),
+            checks,
+            verdict,
+            reasons: match verdict {
+                Verdict::Pass => Vec::new(),
+                Verdict::Fail => vec![Reason {
+                    code: "args_mismatch".into(),
+                    message: format!("city: expected \"北京\", got {SCRIPT}"),
+                }],
+                Verdict::Error => vec![Reason {
+                    code: "provider_error".into(),
+                    message: "HTTP 500".into(),
+                }],
+            },
+            cost_usd: Some(0.0002),
+        }
+    }
+
+    fn report_of(trials: Vec<TrialRecord>, variants: &[(&str, u64)]) -> RunReport {
+        let targets: Vec<String> = {
+            let mut t: Vec<String> = trials.iter().map(|t| t.target.clone()).collect();
+            t.dedup();
+            t.sort();
+            t.dedup();
+            t
+        };
+        let variant_tokens: Vec<VariantTokens> = variants
+            .iter()
+            .map(|(v, n)| VariantTokens {
+                variant: (*v).into(),
+                tool_definition_tokens: *n,
+            })
+            .collect();
+        let cells: Vec<(String, String, String)> = targets
+            .iter()
+            .flat_map(|t| {
+                variants
+                    .iter()
+                    .map(move |(v, _)| (t.clone(), (*v).to_string(), "auto".to_string()))
+            })
+            .collect();
+        let summary = Summary::build(
+            &format!("weather {SCRIPT}"),
+            &cells,
+            &variant_tokens,
+            &trials,
+            &[],
+        );
+        let meta = RunMeta {
+            run_format: 1,
+            toolgauge_version: "0.1.0".into(),
+            suite: SuiteRef {
+                name: "weather".into(),
+                path: "suites/weather.yaml".into(),
+                hash: "0123456789abcdef0123".into(),
+            },
+            matrix: MatrixRef {
+                targets: targets.clone(),
+                variants: variants.iter().map(|v| v.0.to_string()).collect(),
+                tool_choice: vec!["auto".into()],
+                repeats: 2,
+            },
+            sources: targets
+                .iter()
+                .map(|t| (t.clone(), "replay".to_string()))
+                .collect(),
+            tools: IndexMap::new(),
+            tool_definition_tokens: variants.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+            trials_planned: trials.len() as u64,
+            trials_written: trials.len() as u64,
+            started_at: "2025-01-01T00:00:00Z".into(),
+            finished_at: Some("2025-01-01T00:01:00Z".into()),
+            status: "complete".into(),
+            stop_reason: None,
+            settings: RunSettings::default(),
+        };
+        RunReport {
+            meta,
+            trials,
+            summary,
+        }
+    }
+
+    fn hostile_report() -> RunReport {
+        use CaseKind::*;
+        use Verdict::*;
+        let xss_case = format!("case {SCRIPT} {IMG}");
+        let both = format!("{SCRIPT} {IMG}");
+        let t = "openai:gpt-x";
+        let trials = vec![
+            // The text answer carries both payloads and a URL.
+            trial(
+                "chat",
+                ShouldNotCall,
+                t,
+                "terse",
+                0,
+                Some(&format!("{both} see {URL}")),
+                vec![],
+                Pass,
+            ),
+            trial(
+                "chat",
+                ShouldNotCall,
+                t,
+                "verbose",
+                0,
+                Some("Hello"),
+                vec![],
+                Pass,
+            ),
+            // A tool-call argument carries them; ungrounded too.
+            trial(
+                "weather",
+                ShouldCall,
+                t,
+                "terse",
+                0,
+                None,
+                vec![(
+                    "get_weather",
+                    &format!(r#"{{"city": "{}"}}"#, both.replace('"', "\\\"")),
+                    None,
+                    vec![format!("city = {IMG}")],
+                )],
+                Fail,
+            ),
+            trial(
+                "weather",
+                ShouldCall,
+                t,
+                "verbose",
+                0,
+                None,
+                vec![("get_weather", r#"{"city": "北京"}"#, None, vec![])],
+                Pass,
+            ),
+            // The case id carries them; an invalid call with broken JSON.
+            trial(
+                &xss_case,
+                ShouldCall,
+                t,
+                "terse",
+                0,
+                None,
+                vec![(
+                    &format!("send_{IMG}"),
+                    &format!("{{not json {SCRIPT}"),
+                    Some(InvalidReason::UnknownTool),
+                    vec![],
+                )],
+                Fail,
+            ),
+            trial(
+                &xss_case,
+                ShouldCall,
+                t,
+                "verbose",
+                0,
+                None,
+                vec![(
+                    "get_weather",
+                    r#"{"city": 3}"#,
+                    Some(InvalidReason::SchemaViolation),
+                    vec![],
+                )],
+                Fail,
+            ),
+            trial("weather", ShouldCall, t, "terse", 1, None, vec![], Error),
+        ];
+        report_of(trials, &[("terse", 180), ("verbose", 420)])
+    }
+
+    /// The embedded JSON block and the page without it.
+    fn split_data(html: &str) -> (&str, String) {
+        let open = r#"<script type="application/json" id="tg-data">"#;
+        let start = html.find(open).expect("data block") + open.len();
+        let end = start + html[start..].find("</script>").expect("end of data block");
+        let rest = format!("{}{}", &html[..start], &html[end..]);
+        (&html[start..end], rest)
+    }
+
+    #[test]
+    fn hostile_text_renders_as_text_and_data_round_trips() {
+        let report = hostile_report();
+        let html = render_html(&report).unwrap();
+        // No payload survives unescaped, anywhere (data block included).
+        assert!(!html.contains("<script>alert(1)"));
+        assert!(!html.contains("<img src=x"));
+        assert!(!html.contains("<img"));
+        // ... but they are shown, escaped, as text (minijinja also escapes `/`).
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"));
+        assert!(html.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+        // Only the page's own scripts: the data block and the inline script.
+        assert_eq!(html.matches("<script").count(), 2, "{html}");
+        assert!(!html.contains("<script src"));
+        assert!(!html.contains("<link"));
+        assert!(!html.contains("innerHTML"));
+
+        let (data, rest) = split_data(&html);
+        // No URL outside the (escaped) data.
+        assert!(!rest.contains("http://") && !rest.contains("https://"));
+        assert!(!rest.contains("url("));
+        assert!(!rest.contains("@import"));
+        // Within the data block nothing can close it or open a tag.
+        assert!(!data.contains('<') && !data.contains('>'));
+
+        // Content.
+        assert!(rest.contains("<svg"), "SVG charts");
+        assert!(rest.contains(r#"id="confusion""#));
+        assert!(rest.contains(r#"id="trials""#));
+        assert!(rest.contains(r#"id="flips""#));
+        assert_eq!(
+            rest.matches(r#"<tr class="trow""#).count(),
+            report.trials.len()
+        );
+        assert!(rest.contains("replay"));
+        assert!(rest.contains("openai:gpt-x"));
+        // Cases flipping between variants: chat passes under both, weather flips.
+        let flips = &rest[rest.find(r#"id="flips""#).unwrap()..];
+        let flips = &flips[..flips.find("</table>").unwrap()];
+        assert!(flips.contains("weather"));
+        assert!(!flips.contains(">chat<"));
+
+        // The data parses back and holds the payloads verbatim.
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        let trials = v["trials"].as_array().unwrap();
+        assert_eq!(trials.len(), report.trials.len());
+        assert_eq!(
+            trials[0]["response"]["text"].as_str().unwrap(),
+            format!("{SCRIPT} {IMG} see {URL}")
+        );
+        let args = trials[2]["response"]["tool_calls"][0]["arguments"]
+            .as_str()
+            .unwrap();
+        assert!(args.contains(SCRIPT) && args.contains(IMG), "{args}");
+        assert_eq!(
+            trials[4]["case_id"].as_str().unwrap(),
+            format!("case {SCRIPT} {IMG}")
+        );
+        assert_eq!(
+            trials[4]["checks"]["calls"][0]["invalid"].as_str(),
+            Some("unknown_tool")
+        );
+        // Conversations are shared: two per case, three cases.
+        assert_eq!(v["convs"].as_array().unwrap().len(), 3);
+        assert_eq!(trials[1]["conv"], trials[0]["conv"]);
+        assert_eq!(
+            v["cells"][trials[0]["cell"].as_u64().unwrap() as usize],
+            "openai:gpt-x × terse × auto"
+        );
+    }
+
+    #[test]
+    fn confusion_matrix_counts_expected_against_called() {
+        use CaseKind::*;
+        use Verdict::*;
+        let t = "m";
+        let trials = vec![
+            trial(
+                "a",
+                ShouldCall,
+                t,
+                "v",
+                0,
+                None,
+                vec![("get_weather", "{}", None, vec![])],
+                Pass,
+            ),
+            trial(
+                "b",
+                ShouldCall,
+                t,
+                "v",
+                0,
+                None,
+                vec![("send_email", "{}", None, vec![])],
+                Fail,
+            ),
+            trial("c", ShouldCall, t, "v", 0, Some("no"), vec![], Fail),
+            trial("d", ShouldNotCall, t, "v", 0, Some("hi"), vec![], Pass),
+            trial(
+                "e",
+                ShouldNotCall,
+                t,
+                "v",
+                0,
+                None,
+                vec![("get_weather", "{}", None, vec![])],
+                Fail,
+            ),
+            trial("f", ShouldCall, t, "v", 0, None, vec![], Error),
+        ];
+        let (labels, rows) = confusion(&trials);
+        assert_eq!(labels, vec!["get_weather", "send_email", "no call"]);
+        let grid: Vec<Vec<u64>> = rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.n).collect())
+            .collect();
+        assert_eq!(grid, vec![vec![1, 1, 1], vec![0, 0, 0], vec![1, 0, 1]]);
+    }
+
+    fn big_report() -> RunReport {
+        use CaseKind::*;
+        use Verdict::*;
+        let variants = [("terse", 180), ("plain", 260), ("verbose", 420)];
+        let targets = ["openai:gpt-4.1-mini", "anthropic:claude-haiku"];
+        let mut trials = Vec::with_capacity(10_000);
+        let mut k = 0usize;
+        'outer: for case in 0.. {
+            for target in targets {
+                for (variant, _) in variants {
+                    for repeat in 0..3 {
+                        if trials.len() == 10_000 {
+                            break 'outer;
+                        }
+                        k += 1;
+                        let id = format!("case_{case:04}");
+                        let t = match k % 7 {
+                            0 => trial(
+                                &id,
+                                ShouldNotCall,
+                                target,
+                                variant,
+                                repeat,
+                                Some("Sure, no tool is needed here."),
+                                vec![],
+                                Pass,
+                            ),
+                            1 => {
+                                trial(&id, ShouldCall, target, variant, repeat, None, vec![], Fail)
+                            }
+                            2 => trial(
+                                &id,
+                                ShouldCall,
+                                target,
+                                variant,
+                                repeat,
+                                None,
+                                vec![(
+                                    "get_weather",
+                                    r#"{"city": "Shanghai", "date": "2024-05-01"}"#,
+                                    None,
+                                    vec![r#"date = "2024-05-01""#.into()],
+                                )],
+                                Pass,
+                            ),
+                            3 => trial(
+                                &id,
+                                ShouldCall,
+                                target,
+                                variant,
+                                repeat,
+                                None,
+                                vec![(
+                                    "get_weather",
+                                    r#"{"city": 3}"#,
+                                    Some(InvalidReason::SchemaViolation),
+                                    vec![],
+                                )],
+                                Fail,
+                            ),
+                            _ => trial(
+                                &id,
+                                ShouldCall,
+                                target,
+                                variant,
+                                repeat,
+                                None,
+                                vec![(
+                                    "get_weather",
+                                    r#"{"city": "Beijing", "unit": "c"}"#,
+                                    None,
+                                    vec![],
+                                )],
+                                Pass,
+                            ),
+                        };
+                        trials.push(t);
+                    }
+                }
+            }
+        }
+        report_of(trials, &variants)
+    }
+
+    #[test]
+    fn ten_thousand_trials_render_small() {
+        let report = big_report();
+        let start = std::time::Instant::now();
+        let html = render_html(&report).unwrap();
+        let took = start.elapsed();
+        let (data, _) = split_data(&html);
+        println!(
+            "10,000 trials: report.html {:.2} MB (data {:.2} MB), rendered in {:.0} ms",
+            html.len() as f64 / 1e6,
+            data.len() as f64 / 1e6,
+            took.as_secs_f64() * 1e3
+        );
+        assert!(html.len() < 10_000_000, "{} bytes", html.len());
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["trials"].as_array().unwrap().len(), 10_000);
+    }
+
+    #[test]
+    fn svg_labels_are_escaped() {
+        let r = Rate::new(3, 4);
+        let svg = variant_chart(&[(IMG.to_string(), 10, r)]);
+        assert!(!svg.contains("<img"));
+        assert!(svg.contains("&lt;img"));
+        assert_eq!(truncate("北京abc", 2), "北京…");
+        assert_eq!(truncate("ab", 2), "ab");
+    }
+}
