@@ -24,6 +24,9 @@ pub enum Command {
     Schema,
     /// Render the reports of a finished run again, without calling any model.
     Report(ReportArgs),
+    /// Compare two runs (or two description variants of one run) trial by trial, with
+    /// an exact McNemar test per cell, and gate on regressions.
+    Compare(CompareArgs),
     /// Work with cassettes.
     #[command(subcommand)]
     Cassette(CassetteCommand),
@@ -147,6 +150,46 @@ pub struct ReportArgs {
     /// Never use colour.
     #[arg(long)]
     pub no_color: bool,
+}
+
+/// `toolgauge compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run directory (or a summary.json / trials.jsonl inside it).
+    #[arg(value_name = "BASELINE")]
+    pub baseline: PathBuf,
+    /// The candidate run directory; omit it with --variants.
+    #[arg(value_name = "CANDIDATE", required_unless_present = "variants")]
+    pub candidate: Option<PathBuf>,
+    /// Compare two description variants A,B inside the baseline run instead.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        conflicts_with = "candidate"
+    )]
+    pub variants: Vec<String>,
+    /// Pair trials across different targets (a new model against the old one).
+    #[arg(long)]
+    pub across_targets: bool,
+    /// Fail (exit 1) when a cell's accuracy drops by more than this many points and the
+    /// drop is significant (McNemar, 95%).
+    #[arg(long, value_name = "POINTS")]
+    pub fail_on_regression: Option<f64>,
+    /// Count drops beyond --fail-on-regression even when not significant.
+    #[arg(long)]
+    pub strict: bool,
+    /// Fail (exit 1) when a candidate cell's accuracy is below this fraction (0.8 = 80%).
+    #[arg(long, value_name = "FRACTION")]
+    pub min_accuracy: Option<f64>,
+    /// Outputs printed in order: terminal, md, json.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "terminal"
+    )]
+    pub format: Vec<String>,
 }
 
 /// `toolgauge validate`.

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod exit;
 pub mod provider;
 pub mod report;

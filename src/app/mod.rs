@@ -5,6 +5,7 @@
 //! (and resumes) a suite, [`cassette`] writes hand-written cassettes.
 
 mod cassette;
+mod compare;
 mod report;
 mod run;
 mod settings;
@@ -61,6 +62,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Run(args) => run::run(&args),
         Command::Validate(args) => Ok(validate(&args)),
         Command::Report(args) => report::report(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Schema => {
             println!("{}", suite_schema());
             Ok(exit::OK)

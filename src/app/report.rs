@@ -2,6 +2,7 @@
 //! its `run.json` and `trials.jsonl`, without calling any model. Thresholds come from the
 //! suite when it is still there unchanged; otherwise the reports are written without them.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::AppError;
@@ -28,17 +29,16 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
             None,
         )
     })?;
-    let trials = read_journal(&dir.join("trials.jsonl"))?;
-    let thresholds = match crate::suite::load(Path::new(&meta.suite.path)) {
-        Ok(s) if s.hash == meta.suite.hash => s.thresholds,
-        _ => {
-            eprintln!(
-                "warning: suite `{}` is missing or changed since the run; reports are written without its thresholds",
-                meta.suite.path
-            );
-            Vec::new()
-        }
-    };
+    let mut trials = read_journal(&dir.join("trials.jsonl"))?;
+    let suite = crate::suite::load(Path::new(&meta.suite.path))
+        .ok()
+        .filter(|s| s.hash == meta.suite.hash);
+    if suite.is_none() {
+        eprintln!(
+            "warning: suite `{}` is missing or changed since the run; reports are written without its thresholds",
+            meta.suite.path
+        );
+    }
     let m = &meta.matrix;
     let mut cells = Vec::new();
     for t in &m.targets {
@@ -48,6 +48,37 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
             }
         }
     }
+    // The journal is in completion order; reports list trials in plan order (cell, then
+    // case, then repeat), as the run itself does.
+    let cell_index: HashMap<(String, String, String), usize> = cells
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, c)| (c, i))
+        .collect();
+    let mut case_index: HashMap<String, usize> = suite
+        .iter()
+        .flat_map(|s| s.cases.iter().map(|c| c.id.clone()))
+        .enumerate()
+        .map(|(i, id)| (id, i))
+        .collect();
+    for t in &trials {
+        let next = case_index.len();
+        case_index.entry(t.case_id.clone()).or_insert(next);
+    }
+    trials.sort_by_key(|t| {
+        let cell = (
+            t.target.clone(),
+            t.variant.clone(),
+            t.tool_choice.to_string(),
+        );
+        (
+            cell_index.get(&cell).copied().unwrap_or(usize::MAX),
+            case_index[&t.case_id],
+            t.repeat,
+        )
+    });
+    let thresholds = suite.map(|s| s.thresholds).unwrap_or_default();
     let variants: Vec<VariantTokens> = m
         .variants
         .iter()
@@ -77,7 +108,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
 
 /// The journal's trials; a torn last line (an interrupted write) is skipped, any other
 /// bad line is an error naming it.
-fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
+pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| AppError::bad(format!("failed to read `{}`: {e}", path.display()), None))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

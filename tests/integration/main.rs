@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod cassettes;
+mod compare;
 mod hostile;
 mod live;
 mod readme;

@@ -1,0 +1,1528 @@
+//! Comparing two sets of trials: a baseline and a candidate (two runs, or two description
+//! variants inside one run).
+//!
+//! # Pairing
+//!
+//! Trials are first grouped into cells. By default a cell is `target × variant ×
+//! tool_choice` and a baseline cell is matched with the candidate cell of the same name;
+//! a [`CellKey`] can leave dimensions out of the match, which is how a live model is
+//! compared with a new one (ignore `target`) or one variant with another (ignore
+//! `variant`). Inside a matched cell, a trial is identified by `(case_id, tool_choice,
+//! repeat)`; the baseline and candidate trials with the same identity form a pair.
+//!
+//! Only pairs where both trials were scored (verdict pass or fail) enter the test. Nothing
+//! is dropped silently: trials with no partner on the other side are counted as
+//! `only_baseline` / `only_candidate`, pairs where either side errored as
+//! `unscored_pairs`, and a second trial with an identity already seen on the same side
+//! (possible when a [`CellKey`] merges several targets into one cell) as a duplicate.
+//!
+//! # The test
+//!
+//! Each scored pair is one of: both pass (`n11`), pass → fail (`n10`), fail → pass
+//! (`n01`), both fail (`n00`). Only the discordant pairs carry information about a
+//! difference, and under "no difference" each of them is equally likely to go either
+//! way, so `n10` ~ Binomial(`n10 + n01`, ½). [`mcnemar_exact`] gives the two-sided exact
+//! p-value of that test; a cell is `significant` when p < 0.05. Accuracies and the delta
+//! (in percentage points) are computed on the scored pairs only, so both sides are
+//! measured on the same trials.
+//!
+//! Per-metric deltas (every metric in [`METRIC_NAMES`]) are computed with
+//! [`Metrics::of`] over all of each side's trials in the cell, paired or not.
+
+use std::collections::HashSet;
+use std::fmt::{self, Write as _};
+
+use comfy_table::{Cell, CellAlignment, Table, presets};
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::score::metrics::{METRIC_NAMES, Metrics};
+use crate::score::record::{TrialRecord, Verdict};
+
+/// Significance level of the McNemar test.
+pub const ALPHA: f64 = 0.05;
+
+/// Pass → fail flips listed by [`render_markdown`] before "and N more".
+const MAX_MARKDOWN_FLIPS: usize = 50;
+
+/// The two-sided exact McNemar p-value for `b` pass → fail and `c` fail → pass pairs:
+/// `min(1, 2 · P(X ≤ min(b, c)))` with `X ~ Binomial(b + c, ½)`; 1 when `b + c = 0`.
+///
+/// Exact integer sums for `b + c ≤ 120`; above that, log space from the largest tail term
+/// downwards, accurate to about 1e-11 relative for `b + c` in the hundreds of thousands. A p-value below the
+/// smallest positive `f64` (only for extremely lopsided counts in the thousands) is 0.
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    // Balanced counts: P(X ≤ k) is exactly ½ (n odd) or above it (n even).
+    if 2 * k + 1 >= n {
+        return 1.0;
+    }
+    // Small n: exact integer sums, one rounding.
+    if n <= 120 {
+        let (mut term, mut tail) = (1u128, 1u128);
+        for i in 1..=u128::from(k) {
+            term = term * (u128::from(n) + 1 - i) / i;
+            tail += term;
+        }
+        return (tail as f64 * 2f64.powi(1 - n as i32)).min(1.0);
+    }
+    // ln P(X = k) = ln C(n, k) - n ln 2 = Σ_{i=1..k} ln((n - k + i) / i) - n ln 2, the
+    // largest term of the lower tail since k ≤ n / 2. Compensated (Neumaier) summation
+    // keeps the rounding of up to 50,000 terms near 1e-12 instead of 1e-9.
+    let mut sum = -(n as f64) * std::f64::consts::LN_2;
+    let mut carry = 0.0;
+    for i in 1..=k {
+        let term = ((n - k) as f64 / i as f64).ln_1p();
+        let t = sum + term;
+        carry += if sum.abs() >= term.abs() {
+            (sum - t) + term
+        } else {
+            (term - t) + sum
+        };
+        sum = t;
+    }
+    let ln_top = sum + carry;
+    // Σ_{i ≤ k} P(X = i) / P(X = k), walking down with P(i-1)/P(i) = i / (n - i + 1).
+    let mut ratio = 1.0;
+    let mut rel = 1.0;
+    let mut i = k;
+    while i > 0 {
+        ratio *= i as f64 / (n - i + 1) as f64;
+        rel += ratio;
+        if ratio < rel * 1e-17 {
+            break;
+        }
+        i -= 1;
+    }
+    let tail = (ln_top + rel.ln()).exp();
+    (2.0 * tail).min(1.0)
+}
+
+/// Which dimensions must be equal for a baseline cell to match a candidate cell. A
+/// dimension left out is the one being compared: its values may differ between the sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct CellKey {
+    /// Match on target.
+    pub target: bool,
+    /// Match on description variant.
+    pub variant: bool,
+    /// Match on tool_choice.
+    pub tool_choice: bool,
+}
+
+impl CellKey {
+    /// Match on all three dimensions (two runs of the same matrix).
+    pub const ALL: CellKey = CellKey {
+        target: true,
+        variant: true,
+        tool_choice: true,
+    };
+    /// Ignore the target (a model against another model).
+    pub const IGNORE_TARGET: CellKey = CellKey {
+        target: false,
+        variant: true,
+        tool_choice: true,
+    };
+    /// Ignore the variant (one description variant against another).
+    pub const IGNORE_VARIANT: CellKey = CellKey {
+        target: true,
+        variant: false,
+        tool_choice: true,
+    };
+}
+
+impl Default for CellKey {
+    fn default() -> Self {
+        CellKey::ALL
+    }
+}
+
+/// One side's cell. A dimension the [`CellKey`] ignores shows that side's values, joined
+/// with `+` if the cell holds several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellId {
+    /// Target(s).
+    pub target: String,
+    /// Variant(s).
+    pub variant: String,
+    /// tool_choice(s).
+    pub tool_choice: String,
+}
+
+impl fmt::Display for CellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} × {} × {}",
+            self.target, self.variant, self.tool_choice
+        )
+    }
+}
+
+/// The direction of a flip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlipDirection {
+    /// Passed in the baseline, failed in the candidate (a regression).
+    PassToFail,
+    /// Failed in the baseline, passed in the candidate (an improvement).
+    FailToPass,
+}
+
+impl fmt::Display for FlipDirection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FlipDirection::PassToFail => "pass → fail",
+            FlipDirection::FailToPass => "fail → pass",
+        })
+    }
+}
+
+/// A scored pair whose verdict changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Flip {
+    /// Case id.
+    pub case_id: String,
+    /// tool_choice as text.
+    pub tool_choice: String,
+    /// Repeat index.
+    pub repeat: u32,
+    /// Which way it flipped.
+    pub direction: FlipDirection,
+}
+
+/// Paired counts, the accuracy of each side on the pairs and the McNemar test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Paired {
+    /// Scored pairs (`n11 + n10 + n01 + n00`).
+    pub n: u64,
+    /// Both pass.
+    pub n11: u64,
+    /// Pass → fail.
+    pub n10: u64,
+    /// Fail → pass.
+    pub n01: u64,
+    /// Both fail.
+    pub n00: u64,
+    /// Baseline accuracy on the pairs, `(n11 + n10) / n`; `None` without pairs.
+    pub baseline_accuracy: Option<f64>,
+    /// Candidate accuracy on the pairs, `(n11 + n01) / n`; `None` without pairs.
+    pub candidate_accuracy: Option<f64>,
+    /// Candidate minus baseline accuracy, in percentage points (negative: worse).
+    pub delta_points: Option<f64>,
+    /// Exact McNemar p-value, [`mcnemar_exact`]`(n10, n01)`.
+    pub p_value: f64,
+    /// `p_value < 0.05`.
+    pub significant: bool,
+}
+
+impl Paired {
+    /// Accuracies, delta and test from the four counts.
+    pub fn from_counts(n11: u64, n10: u64, n01: u64, n00: u64) -> Paired {
+        let n = n11 + n10 + n01 + n00;
+        let (baseline_accuracy, candidate_accuracy) = if n == 0 {
+            (None, None)
+        } else {
+            (
+                Some((n11 + n10) as f64 / n as f64),
+                Some((n11 + n01) as f64 / n as f64),
+            )
+        };
+        let delta_points = baseline_accuracy
+            .zip(candidate_accuracy)
+            .map(|(b, c)| (c - b) * 100.0);
+        let p_value = mcnemar_exact(n10, n01);
+        Paired {
+            n,
+            n11,
+            n10,
+            n01,
+            n00,
+            baseline_accuracy,
+            candidate_accuracy,
+            delta_points,
+            p_value,
+            significant: p_value < ALPHA,
+        }
+    }
+
+    /// True when the candidate is worse on the pairs.
+    pub fn is_regression(&self) -> bool {
+        self.delta_points.is_some_and(|d| d < 0.0)
+    }
+}
+
+/// One metric on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricDelta {
+    /// Name from [`METRIC_NAMES`].
+    pub metric: String,
+    /// Baseline value; `None` when undefined or the side has no trials in the cell.
+    pub baseline: Option<f64>,
+    /// Candidate value; `None` likewise.
+    pub candidate: Option<f64>,
+    /// `candidate - baseline` (in the metric's own unit), when both are defined.
+    pub delta: Option<f64>,
+}
+
+/// The comparison of one matched cell (or of a cell present on one side only).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellComparison {
+    /// Label: `target × variant × tool_choice`, with `baseline → candidate` where the
+    /// sides differ.
+    pub cell: String,
+    /// The baseline's cell; `None` when the baseline has no trials in it.
+    pub baseline: Option<CellId>,
+    /// The candidate's cell; `None` when the candidate has no trials in it.
+    pub candidate: Option<CellId>,
+    /// Counts, accuracies and the McNemar test over the scored pairs.
+    pub paired: Paired,
+    /// Scored pairs whose verdict changed, sorted by case, tool_choice and repeat.
+    pub flips: Vec<Flip>,
+    /// Baseline trials with no candidate trial of the same identity.
+    pub only_baseline: u64,
+    /// Candidate trials with no baseline trial of the same identity.
+    pub only_candidate: u64,
+    /// Identities on both sides where at least one trial errored (left out of the test).
+    pub unscored_pairs: u64,
+    /// Baseline trials repeating an identity already seen in this cell (left out).
+    pub duplicates_baseline: u64,
+    /// Candidate trials repeating an identity already seen in this cell (left out).
+    pub duplicates_candidate: u64,
+    /// Every metric of [`METRIC_NAMES`], over all of each side's trials in the cell.
+    pub metrics: Vec<MetricDelta>,
+}
+
+impl CellComparison {
+    /// The delta of one metric, if it is in [`METRIC_NAMES`].
+    pub fn metric(&self, name: &str) -> Option<&MetricDelta> {
+        self.metrics.iter().find(|m| m.metric == name)
+    }
+
+    /// Candidate accuracy over all of its scored trials in the cell (paired or not).
+    pub fn candidate_accuracy_all(&self) -> Option<f64> {
+        self.metric("accuracy").and_then(|m| m.candidate)
+    }
+
+    fn flips(&self, direction: FlipDirection) -> impl Iterator<Item = &Flip> {
+        self.flips.iter().filter(move |f| f.direction == direction)
+    }
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The dimensions cells were matched on.
+    pub key: CellKey,
+    /// One entry per cell, in order of first appearance (baseline first).
+    pub cells: Vec<CellComparison>,
+    /// All cells' pairs pooled.
+    pub overall: Paired,
+    /// Sum over cells of `only_baseline`.
+    pub only_baseline: u64,
+    /// Sum over cells of `only_candidate`.
+    pub only_candidate: u64,
+    /// Sum over cells of `unscored_pairs`.
+    pub unscored_pairs: u64,
+    /// Sum over cells of both sides' duplicates.
+    pub duplicates: u64,
+}
+
+/// Compare two runs, matching cells on target, variant and tool_choice.
+pub fn compare_runs(baseline: &[TrialRecord], candidate: &[TrialRecord]) -> Comparison {
+    compare_runs_by(baseline, candidate, CellKey::ALL)
+}
+
+/// Compare two runs, matching cells on the dimensions `key` keeps.
+pub fn compare_runs_by(
+    baseline: &[TrialRecord],
+    candidate: &[TrialRecord],
+    key: CellKey,
+) -> Comparison {
+    type Sides<'a> = (Vec<&'a TrialRecord>, Vec<&'a TrialRecord>);
+    let project = |t: &TrialRecord| {
+        (
+            key.target.then(|| t.target.clone()),
+            key.variant.then(|| t.variant.clone()),
+            key.tool_choice.then(|| t.tool_choice.to_string()),
+        )
+    };
+    let mut cells: IndexMap<_, Sides<'_>> = IndexMap::new();
+    for t in baseline {
+        cells.entry(project(t)).or_default().0.push(t);
+    }
+    for t in candidate {
+        cells.entry(project(t)).or_default().1.push(t);
+    }
+    let cells: Vec<CellComparison> = cells
+        .into_values()
+        .map(|(b, c)| compare_cell(&b, &c))
+        .collect();
+    let sum = |f: fn(&CellComparison) -> u64| cells.iter().map(f).sum::<u64>();
+    let overall = Paired::from_counts(
+        sum(|c| c.paired.n11),
+        sum(|c| c.paired.n10),
+        sum(|c| c.paired.n01),
+        sum(|c| c.paired.n00),
+    );
+    Comparison {
+        key,
+        overall,
+        only_baseline: sum(|c| c.only_baseline),
+        only_candidate: sum(|c| c.only_candidate),
+        unscored_pairs: sum(|c| c.unscored_pairs),
+        duplicates: sum(|c| c.duplicates_baseline + c.duplicates_candidate),
+        cells,
+    }
+}
+
+/// Compare description variant `a` (baseline) with variant `b` (candidate) inside one
+/// run: trials pair when they differ only in variant.
+pub fn compare_variants(trials: &[TrialRecord], a: &str, b: &str) -> Comparison {
+    let side = |v: &str| -> Vec<TrialRecord> {
+        trials.iter().filter(|t| t.variant == v).cloned().collect()
+    };
+    compare_runs_by(&side(a), &side(b), CellKey::IGNORE_VARIANT)
+}
+
+/// A trial's identity inside a cell.
+type TrialId<'a> = (&'a str, String, u32);
+
+/// Index one side's trials by identity, counting repeats of an identity.
+fn index<'a>(trials: &[&'a TrialRecord]) -> (IndexMap<TrialId<'a>, &'a TrialRecord>, u64) {
+    let mut map = IndexMap::new();
+    let mut duplicates = 0;
+    for t in trials {
+        let id = (t.case_id.as_str(), t.tool_choice.to_string(), t.repeat);
+        if map.contains_key(&id) {
+            duplicates += 1;
+        } else {
+            map.insert(id, *t);
+        }
+    }
+    (map, duplicates)
+}
+
+/// The values of one dimension on one side, distinct, in order, joined with `+`.
+fn joined<'a>(trials: &[&'a TrialRecord], f: impl Fn(&'a TrialRecord) -> String) -> String {
+    let mut seen = HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for t in trials {
+        let v = f(t);
+        if seen.insert(v.clone()) {
+            out.push(v);
+        }
+    }
+    out.join("+")
+}
+
+fn cell_id(trials: &[&TrialRecord]) -> Option<CellId> {
+    (!trials.is_empty()).then(|| CellId {
+        target: joined(trials, |t| t.target.clone()),
+        variant: joined(trials, |t| t.variant.clone()),
+        tool_choice: joined(trials, |t| t.tool_choice.to_string()),
+    })
+}
+
+fn label(b: Option<&CellId>, c: Option<&CellId>) -> String {
+    match (b, c) {
+        (Some(b), Some(c)) => {
+            let part = |x: &str, y: &str| {
+                if x == y {
+                    x.to_string()
+                } else {
+                    format!("{x} → {y}")
+                }
+            };
+            format!(
+                "{} × {} × {}",
+                part(&b.target, &c.target),
+                part(&b.variant, &c.variant),
+                part(&b.tool_choice, &c.tool_choice)
+            )
+        }
+        (Some(x), None) | (None, Some(x)) => x.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+fn compare_cell(baseline: &[&TrialRecord], candidate: &[&TrialRecord]) -> CellComparison {
+    let (bi, duplicates_baseline) = index(baseline);
+    let (ci, duplicates_candidate) = index(candidate);
+    let (mut n11, mut n10, mut n01, mut n00) = (0, 0, 0, 0);
+    let (mut only_baseline, mut unscored_pairs) = (0, 0);
+    let mut flips = Vec::new();
+    for (id, bt) in &bi {
+        let Some(ct) = ci.get(id) else {
+            only_baseline += 1;
+            continue;
+        };
+        if bt.verdict == Verdict::Error || ct.verdict == Verdict::Error {
+            unscored_pairs += 1;
+            continue;
+        }
+        let direction = match (bt.passed(), ct.passed()) {
+            (true, true) => {
+                n11 += 1;
+                continue;
+            }
+            (false, false) => {
+                n00 += 1;
+                continue;
+            }
+            (true, false) => {
+                n10 += 1;
+                FlipDirection::PassToFail
+            }
+            (false, true) => {
+                n01 += 1;
+                FlipDirection::FailToPass
+            }
+        };
+        flips.push(Flip {
+            case_id: id.0.to_string(),
+            tool_choice: id.1.clone(),
+            repeat: id.2,
+            direction,
+        });
+    }
+    flips.sort_by(|x, y| {
+        (&x.case_id, &x.tool_choice, x.repeat).cmp(&(&y.case_id, &y.tool_choice, y.repeat))
+    });
+    let only_candidate = ci.keys().filter(|id| !bi.contains_key(*id)).count() as u64;
+
+    let side_metrics =
+        |trials: &[&TrialRecord]| (!trials.is_empty()).then(|| Metrics::of(trials.iter().copied()));
+    let (mb, mc) = (side_metrics(baseline), side_metrics(candidate));
+    let metrics = METRIC_NAMES
+        .iter()
+        .map(|name| {
+            let b = mb.as_ref().and_then(|m| m.value(name));
+            let c = mc.as_ref().and_then(|m| m.value(name));
+            MetricDelta {
+                metric: name.to_string(),
+                baseline: b,
+                candidate: c,
+                delta: b.zip(c).map(|(b, c)| c - b),
+            }
+        })
+        .collect();
+
+    let (b_id, c_id) = (cell_id(baseline), cell_id(candidate));
+    CellComparison {
+        cell: label(b_id.as_ref(), c_id.as_ref()),
+        baseline: b_id,
+        candidate: c_id,
+        paired: Paired::from_counts(n11, n10, n01, n00),
+        flips,
+        only_baseline,
+        only_candidate,
+        unscored_pairs,
+        duplicates_baseline,
+        duplicates_candidate,
+        metrics,
+    }
+}
+
+/// Pass/fail gates on a comparison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Gate {
+    /// Fail when a cell's paired accuracy drops by more than this many percentage points
+    /// (e.g. `5.0`) and the drop is significant (or `strict`).
+    pub fail_on_regression: Option<f64>,
+    /// Count a drop beyond `fail_on_regression` even when McNemar finds it not significant.
+    pub strict: bool,
+    /// Fail any cell where the candidate's accuracy over all of its scored trials in the
+    /// cell is below this fraction (e.g. `0.8`). A candidate cell with no scored trial
+    /// fails too: a gate that can not be measured must not pass silently.
+    pub min_accuracy: Option<f64>,
+}
+
+/// A gate that did not hold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "gate", rename_all = "snake_case")]
+pub enum GateFailure {
+    /// `fail_on_regression`: the candidate's paired accuracy fell too far.
+    Regression {
+        /// Cell label.
+        cell: String,
+        /// Baseline accuracy on the pairs.
+        baseline_accuracy: f64,
+        /// Candidate accuracy on the pairs.
+        candidate_accuracy: f64,
+        /// The drop, in points (positive).
+        drop_points: f64,
+        /// The gate's limit, in points.
+        limit_points: f64,
+        /// McNemar p-value.
+        p_value: f64,
+        /// Whether p < 0.05 (false only in strict mode).
+        significant: bool,
+    },
+    /// `min_accuracy`: the candidate's accuracy in a cell is below the minimum.
+    MinAccuracy {
+        /// Cell label.
+        cell: String,
+        /// The candidate's accuracy over its scored trials; `None` when none was scored.
+        accuracy: Option<f64>,
+        /// The minimum (a fraction).
+        min: f64,
+    },
+}
+
+fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".to_string()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
+impl fmt::Display for GateFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GateFailure::Regression {
+                cell,
+                baseline_accuracy,
+                candidate_accuracy,
+                drop_points,
+                limit_points,
+                p_value,
+                significant,
+            } => {
+                write!(
+                    f,
+                    "accuracy fell {drop_points:.1} points in {cell} ({:.1}% → {:.1}%, \
+                     McNemar p {}), more than the {limit_points:.1} points fail_on_regression allows",
+                    baseline_accuracy * 100.0,
+                    candidate_accuracy * 100.0,
+                    fmt_p(*p_value),
+                )?;
+                if !significant {
+                    f.write_str(" (strict: not significant)")?;
+                }
+                Ok(())
+            }
+            GateFailure::MinAccuracy {
+                cell,
+                accuracy: Some(a),
+                min,
+            } => write!(
+                f,
+                "accuracy {:.1}% in {cell} is below min_accuracy {:.1}%",
+                a * 100.0,
+                min * 100.0
+            ),
+            GateFailure::MinAccuracy {
+                cell,
+                accuracy: None,
+                min,
+            } => write!(
+                f,
+                "accuracy undefined in {cell} (no scored candidate trial), min_accuracy {:.1}%",
+                min * 100.0
+            ),
+        }
+    }
+}
+
+/// Check `gate` on every cell of `c`; empty when everything holds.
+pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
+    let mut out = Vec::new();
+    let regression = |label: &str, p: &Paired, out: &mut Vec<GateFailure>| {
+        if let (Some(limit), Some(b), Some(a), Some(d)) = (
+            gate.fail_on_regression,
+            p.baseline_accuracy,
+            p.candidate_accuracy,
+            p.delta_points,
+        ) && -d > limit
+            && (gate.strict || p.significant)
+        {
+            out.push(GateFailure::Regression {
+                cell: label.to_string(),
+                baseline_accuracy: b,
+                candidate_accuracy: a,
+                drop_points: -d,
+                limit_points: limit,
+                p_value: p.p_value,
+                significant: p.significant,
+            });
+        }
+    };
+    // Small cells rarely reach significance alone; the pooled pairs can.
+    if c.cells.len() > 1 {
+        regression("overall", &c.overall, &mut out);
+    }
+    for cell in &c.cells {
+        regression(&cell.cell, &cell.paired, &mut out);
+        if let Some(min) = gate.min_accuracy
+            && cell.candidate.is_some()
+        {
+            let accuracy = cell.candidate_accuracy_all();
+            if accuracy.is_none_or(|a| a < min) {
+                out.push(GateFailure::MinAccuracy {
+                    cell: cell.cell.clone(),
+                    accuracy,
+                    min,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn points(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:+.1}"))
+}
+
+fn p_cell(p: &Paired) -> String {
+    if p.n == 0 {
+        "-".to_string()
+    } else if p.p_value < 0.001 {
+        "<0.001".to_string()
+    } else {
+        format!("{:.3}", p.p_value)
+    }
+}
+
+fn yes_no(p: &Paired) -> &'static str {
+    match (p.n, p.significant) {
+        (0, _) => "-",
+        (_, true) => "yes",
+        (_, false) => "no",
+    }
+}
+
+/// Notes on trials left out of the pairing, one line each; empty when none was.
+fn unpaired_notes(c: &Comparison) -> Vec<String> {
+    let mut notes = Vec::new();
+    if c.only_baseline > 0 {
+        notes.push(format!(
+            "{} baseline trials had no candidate partner",
+            c.only_baseline
+        ));
+    }
+    if c.only_candidate > 0 {
+        notes.push(format!(
+            "{} candidate trials had no baseline partner",
+            c.only_candidate
+        ));
+    }
+    if c.unscored_pairs > 0 {
+        notes.push(format!(
+            "{} pairs left out because a side errored",
+            c.unscored_pairs
+        ));
+    }
+    if c.duplicates > 0 {
+        notes.push(format!(
+            "{} duplicate trials left out (same case, tool_choice and repeat in one cell)",
+            c.duplicates
+        ));
+    }
+    notes
+}
+
+/// A terminal table: one row per cell (pairs, both accuracies, delta in points, McNemar
+/// p, significance, flips as `↓pass→fail ↑fail→pass`), an overall row when there are
+/// several cells, then notes on unpaired trials.
+pub fn render_terminal(c: &Comparison) -> String {
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_FULL_CONDENSED);
+    table.set_header(vec![
+        "cell",
+        "n paired",
+        "baseline",
+        "candidate",
+        "delta (pts)",
+        "McNemar p",
+        "significant",
+        "flips ↓/↑",
+    ]);
+    let row = |label: &str, p: &Paired| -> Vec<Cell> {
+        vec![
+            Cell::new(label),
+            Cell::new(p.n).set_alignment(CellAlignment::Right),
+            Cell::new(pct(p.baseline_accuracy)).set_alignment(CellAlignment::Right),
+            Cell::new(pct(p.candidate_accuracy)).set_alignment(CellAlignment::Right),
+            Cell::new(points(p.delta_points)).set_alignment(CellAlignment::Right),
+            Cell::new(p_cell(p)).set_alignment(CellAlignment::Right),
+            Cell::new(yes_no(p)),
+            Cell::new(format!("↓{} ↑{}", p.n10, p.n01)),
+        ]
+    };
+    for cell in &c.cells {
+        table.add_row(row(&cell.cell, &cell.paired));
+    }
+    if c.cells.len() > 1 {
+        table.add_row(row("overall", &c.overall));
+    }
+    let mut out = format!("{table}\n");
+    for note in unpaired_notes(c) {
+        let _ = writeln!(out, "{note}");
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// A GitHub-flavoured Markdown report: a table with regressions first (significant ones
+/// first, then the largest drops), the pooled result, notes on unpaired trials, and the
+/// pass → fail flips.
+pub fn render_markdown(c: &Comparison) -> String {
+    let mut order: Vec<&CellComparison> = c.cells.iter().collect();
+    // Stable: significant regressions, other regressions (largest drop first), the rest in
+    // their original order.
+    let rank = |x: &CellComparison| match (x.paired.is_regression(), x.paired.significant) {
+        (true, true) => 0,
+        (true, false) => 1,
+        _ => 2,
+    };
+    order.sort_by(|x, y| {
+        rank(x).cmp(&rank(y)).then_with(|| {
+            if rank(x) < 2 {
+                let d = |c: &CellComparison| c.paired.delta_points.unwrap_or(0.0);
+                d(x).total_cmp(&d(y))
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+    });
+    let mut out = String::new();
+    out.push_str(
+        "| cell | n paired | baseline | candidate | Δ points | McNemar p | significant \
+         | pass→fail | fail→pass |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|:---:|---:|---:|\n");
+    for cell in &order {
+        let p = &cell.paired;
+        let mark = if p.is_regression() && p.significant {
+            " ⚠️"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "| {}{mark} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            md_escape(&cell.cell),
+            p.n,
+            pct(p.baseline_accuracy),
+            pct(p.candidate_accuracy),
+            points(p.delta_points),
+            p_cell(p),
+            yes_no(p),
+            p.n10,
+            p.n01
+        );
+    }
+    let o = &c.overall;
+    let _ = writeln!(
+        out,
+        "\n**Overall**: {} pairs, {} → {} ({} points), McNemar p {}.",
+        o.n,
+        pct(o.baseline_accuracy),
+        pct(o.candidate_accuracy),
+        points(o.delta_points),
+        if o.n == 0 {
+            "undefined".to_string()
+        } else {
+            fmt_p(o.p_value)
+        }
+    );
+    let notes = unpaired_notes(c);
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            let _ = writeln!(out, "- {note}");
+        }
+    }
+    let flips: Vec<(&CellComparison, &Flip)> = order
+        .iter()
+        .flat_map(|cell| {
+            cell.flips(FlipDirection::PassToFail)
+                .map(move |f| (*cell, f))
+        })
+        .collect();
+    if !flips.is_empty() {
+        let _ = writeln!(out, "\n### Pass → fail ({})\n", flips.len());
+        for (cell, f) in flips.iter().take(MAX_MARKDOWN_FLIPS) {
+            let _ = writeln!(
+                out,
+                "- `{}` (tool_choice {}, repeat {}) in {}",
+                f.case_id,
+                f.tool_choice,
+                f.repeat,
+                md_escape(&cell.cell)
+            );
+        }
+        if flips.len() > MAX_MARKDOWN_FLIPS {
+            let _ = writeln!(out, "- and {} more", flips.len() - MAX_MARKDOWN_FLIPS);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Response, ToolChoice};
+    use crate::suite::CaseKind;
+
+    const T: &str = "openai:gpt-4o-mini";
+
+    fn trial(
+        case: &str,
+        target: &str,
+        variant: &str,
+        repeat: u32,
+        verdict: Verdict,
+    ) -> TrialRecord {
+        TrialRecord {
+            case_id: case.into(),
+            kind: CaseKind::ShouldCall,
+            tags: vec![],
+            target: target.into(),
+            variant: variant.into(),
+            tool_choice: ToolChoice::Auto,
+            repeat,
+            messages: vec![],
+            response: (verdict != Verdict::Error).then(Response::default),
+            checks: None,
+            verdict,
+            reasons: vec![],
+            cost_usd: None,
+        }
+    }
+
+    fn v(pass: bool) -> Verdict {
+        if pass { Verdict::Pass } else { Verdict::Fail }
+    }
+
+    /// Two runs of one cell (`T × clear × auto`) with the given paired counts: `n11` both
+    /// pass, `n10` pass → fail, `n01` fail → pass, `n00` both fail.
+    fn runs(
+        variant: &str,
+        n11: usize,
+        n10: usize,
+        n01: usize,
+        n00: usize,
+    ) -> (Vec<TrialRecord>, Vec<TrialRecord>) {
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        let groups = [
+            (n11, true, true),
+            (n10, true, false),
+            (n01, false, true),
+            (n00, false, false),
+        ];
+        let mut i = 0;
+        for (count, bp, cp) in groups {
+            for _ in 0..count {
+                let id = format!("{variant}-case{i:02}");
+                b.push(trial(&id, T, variant, 0, v(bp)));
+                c.push(trial(&id, T, variant, 0, v(cp)));
+                i += 1;
+            }
+        }
+        (b, c)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn mcnemar_hand_values() {
+        // No discordant pairs: nothing to test.
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        // One discordant pair: P(X ≤ 0) = 1/2, doubled = 1.
+        assert_eq!(mcnemar_exact(1, 0), 1.0);
+        assert_eq!(mcnemar_exact(0, 1), 1.0);
+        // 6 vs 0: 2 × (1/2)^6 = 2/64 = 0.03125.
+        assert!(close(mcnemar_exact(6, 0), 0.03125));
+        assert!(close(mcnemar_exact(0, 6), 0.03125));
+        // 10 vs 2, n = 12: P(X ≤ 2) = (1 + 12 + 66) / 4096 = 79/4096; p = 158/4096.
+        assert!(close(mcnemar_exact(10, 2), 158.0 / 4096.0));
+        assert!(close(mcnemar_exact(2, 10), 158.0 / 4096.0));
+        assert!((mcnemar_exact(10, 2) - 0.03857).abs() < 1e-5);
+        // 10 vs 0: 2/1024.
+        assert!(close(mcnemar_exact(10, 0), 2.0 / 1024.0));
+        // Balanced: P(X ≤ 5) with n = 10 is over 1/2, so p caps at 1.
+        assert_eq!(mcnemar_exact(5, 5), 1.0);
+        // 2 vs 1, n = 3: P(X ≤ 1) = 4/8, doubled = 1.
+        assert_eq!(mcnemar_exact(2, 1), 1.0);
+        // 20 vs 10: Σ_{i ≤ 10} C(30, i) / 2^30, doubled (computed with exact integers).
+        assert!(close(mcnemar_exact(20, 10), 0.09873714670538902));
+    }
+
+    #[test]
+    fn mcnemar_large_counts() {
+        // Either side of the switch from exact integers (n ≤ 120) to log space (n > 120);
+        // references from exact integer arithmetic.
+        let near = |p: f64, r: f64| (p - r).abs() <= 1e-11 * r;
+        assert!(near(mcnemar_exact(70, 50), 0.082_407_479_327_526_55));
+        assert!(near(mcnemar_exact(70, 51), 0.101_367_653_533_092_28));
+        assert!(near(mcnemar_exact(80, 41), 4.985_619_576_974_204e-4));
+        assert!(near(mcnemar_exact(100, 21), 1.606_311_290_539_171_5e-13));
+        // Large symmetric case: exactly 1.
+        assert_eq!(mcnemar_exact(50_000, 50_000), 1.0);
+        // One short of symmetric: 2 · P(X ≤ 49,999) = 1 - P(X = 50,000) with n = 100,000;
+        // exact reference 0.99747687378580326011...
+        let p = mcnemar_exact(49_999, 50_001);
+        assert!((p - 0.997_476_873_785_803_3).abs() < 1e-11, "{p}");
+        // n = 100,000, 50,500 vs 49,500; reference from exact integer arithmetic:
+        // 0.0015823598788515956444...
+        let p = mcnemar_exact(50_500, 49_500);
+        assert!(
+            (p - 0.001_582_359_878_851_595_6).abs() < 1e-9 * 0.0016,
+            "{p:e}"
+        );
+        // 1,000 vs 800: tiny but positive; exact reference 2.6653428811933197e-06.
+        let p = mcnemar_exact(1_000, 800);
+        assert!(p > 0.0 && p < 1e-5, "{p:e}");
+        assert!(
+            (p - 2.665_342_881_193_319_7e-6).abs() < 1e-9 * 2.7e-6,
+            "{p:e}"
+        );
+        // 40,000 vs 39,000: reference 3.789490097046635e-4.
+        let p = mcnemar_exact(40_000, 39_000);
+        assert!(
+            (p - 3.789_490_097_046_635e-4).abs() < 1e-9 * 3.8e-4,
+            "{p:e}"
+        );
+        // Symmetric in its arguments and never above 1.
+        for (b, c) in [(3, 17), (100, 0), (0, 1000), (12_345, 12_000)] {
+            assert_eq!(mcnemar_exact(b, c), mcnemar_exact(c, b));
+            assert!(mcnemar_exact(b, c) <= 1.0);
+        }
+        // Extremely lopsided: underflows to 0 rather than anything negative or NaN.
+        let p = mcnemar_exact(100_000, 0);
+        assert!((0.0..1e-300).contains(&p), "{p:e}");
+    }
+
+    #[test]
+    fn regression_fails_the_gate() {
+        // 40 pairs: 26 both pass, 10 pass → fail, 0 fail → pass, 4 both fail.
+        // Baseline 36/40 = 90%, candidate 26/40 = 65%: -25 points, p = 2/1024.
+        let (b, c) = runs("clear", 26, 10, 0, 4);
+        let cmp = compare_runs(&b, &c);
+        assert_eq!(cmp.cells.len(), 1);
+        let cell = &cmp.cells[0];
+        assert_eq!(cell.cell, format!("{T} × clear × auto"));
+        let p = &cell.paired;
+        assert_eq!((p.n, p.n11, p.n10, p.n01, p.n00), (40, 26, 10, 0, 4));
+        assert!(close(p.baseline_accuracy.unwrap(), 0.9));
+        assert!(close(p.candidate_accuracy.unwrap(), 0.65));
+        assert!((p.delta_points.unwrap() + 25.0).abs() < 1e-9);
+        assert!(close(p.p_value, 2.0 / 1024.0));
+        assert!(p.significant);
+        assert_eq!(cell.flips.len(), 10);
+        assert!(
+            cell.flips
+                .iter()
+                .all(|f| f.direction == FlipDirection::PassToFail)
+        );
+        assert_eq!(cmp.overall, *p);
+
+        let gate = Gate {
+            fail_on_regression: Some(5.0),
+            ..Gate::default()
+        };
+        let failures = check_gates(&cmp, &gate);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        let text = failures[0].to_string();
+        assert!(
+            text.starts_with(&format!(
+                "accuracy fell 25.0 points in {T} × clear × auto (90.0% → 65.0%, \
+                 McNemar p = 0.002)"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("5.0"), "{text}");
+        // A limit above the drop lets it through.
+        let lax = Gate {
+            fail_on_regression: Some(30.0),
+            ..Gate::default()
+        };
+        assert!(check_gates(&cmp, &lax).is_empty());
+        // Serialises with the gate's name.
+        let json = serde_json::to_value(&failures[0]).unwrap();
+        assert_eq!(json["gate"], "regression");
+        assert_eq!(json["drop_points"], 25.0);
+    }
+
+    #[test]
+    fn noise_passes_unless_strict() {
+        // 40 pairs: 34 both pass, 2 pass → fail, 1 fail → pass, 3 both fail.
+        // Baseline 36/40 = 90%, candidate 35/40 = 87.5%: -2.5 points, p = 1.
+        let (b, c) = runs("clear", 34, 2, 1, 3);
+        let cmp = compare_runs(&b, &c);
+        let p = &cmp.cells[0].paired;
+        assert_eq!((p.n10, p.n01), (2, 1));
+        assert!((p.delta_points.unwrap() + 2.5).abs() < 1e-9);
+        assert_eq!(p.p_value, 1.0);
+        assert!(!p.significant);
+        // Not significant: passes a 2-point gate, and a 5-point one.
+        for limit in [2.0, 5.0] {
+            let gate = Gate {
+                fail_on_regression: Some(limit),
+                ..Gate::default()
+            };
+            assert!(check_gates(&cmp, &gate).is_empty());
+        }
+        // Strict, 5 points: the 2.5-point drop is within the limit.
+        let strict5 = Gate {
+            fail_on_regression: Some(5.0),
+            strict: true,
+            ..Gate::default()
+        };
+        assert!(check_gates(&cmp, &strict5).is_empty());
+        // Strict, 2 points: the drop exceeds it and fails without significance.
+        let strict2 = Gate {
+            fail_on_regression: Some(2.0),
+            strict: true,
+            ..Gate::default()
+        };
+        let failures = check_gates(&cmp, &strict2);
+        assert_eq!(failures.len(), 1);
+        assert!(
+            matches!(
+                failures[0],
+                GateFailure::Regression {
+                    significant: false,
+                    ..
+                }
+            ),
+            "{failures:?}"
+        );
+        let text = failures[0].to_string();
+        assert!(text.contains("accuracy fell 2.5 points"), "{text}");
+        assert!(text.contains("90.0% → 87.5%, McNemar p = 1.000"), "{text}");
+        assert!(text.contains("strict"), "{text}");
+    }
+
+    #[test]
+    fn improvements_never_fail_the_regression_gate() {
+        // The mirror of the regression: 10 fail → pass.
+        let (b, c) = runs("clear", 26, 0, 10, 4);
+        let cmp = compare_runs(&b, &c);
+        assert!(cmp.cells[0].paired.significant);
+        assert!((cmp.cells[0].paired.delta_points.unwrap() - 25.0).abs() < 1e-9);
+        let gate = Gate {
+            fail_on_regression: Some(0.0),
+            strict: true,
+            ..Gate::default()
+        };
+        assert!(check_gates(&cmp, &gate).is_empty());
+    }
+
+    #[test]
+    fn min_accuracy_applies_to_every_candidate_cell() {
+        // Cell clear: candidate 26/40 = 65%. Cell terse: candidate 36/40 = 90%.
+        let (mut b, mut c) = runs("clear", 26, 10, 0, 4);
+        let (b2, c2) = runs("terse", 36, 0, 0, 4);
+        b.extend(b2);
+        c.extend(c2);
+        // A cell only the candidate has (30% accuracy), and one only the baseline has.
+        for i in 0..10 {
+            c.push(trial(&format!("n{i}"), T, "new", 0, v(i < 3)));
+            b.push(trial(&format!("o{i}"), T, "old", 0, Verdict::Fail));
+        }
+        // A candidate cell with errors only: accuracy undefined.
+        c.push(trial("e", T, "broken", 0, Verdict::Error));
+        let cmp = compare_runs(&b, &c);
+        let gate = Gate {
+            min_accuracy: Some(0.8),
+            ..Gate::default()
+        };
+        let failures = check_gates(&cmp, &gate);
+        let cells: Vec<&str> = failures
+            .iter()
+            .map(|f| match f {
+                GateFailure::MinAccuracy { cell, .. } => cell.as_str(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                format!("{T} × clear × auto"),
+                format!("{T} × new × auto"),
+                format!("{T} × broken × auto"),
+            ]
+        );
+        assert_eq!(
+            failures[0].to_string(),
+            format!("accuracy 65.0% in {T} × clear × auto is below min_accuracy 80.0%")
+        );
+        assert!(failures[2].to_string().contains("undefined"));
+        // The baseline-only cell `old` (0%) is not gated.
+        assert!(!cells.iter().any(|c| c.contains("old")));
+    }
+
+    #[test]
+    fn unpaired_trials_are_counted() {
+        let b = vec![
+            trial("a", T, "clear", 0, Verdict::Pass),
+            trial("b", T, "clear", 0, Verdict::Pass),
+            trial("only-b", T, "clear", 0, Verdict::Pass),
+            // Repeat 1 of `a` exists only in the baseline.
+            trial("a", T, "clear", 1, Verdict::Fail),
+        ];
+        let c = vec![
+            trial("a", T, "clear", 0, Verdict::Fail),
+            trial("b", T, "clear", 0, Verdict::Pass),
+            trial("only-c1", T, "clear", 0, Verdict::Pass),
+            trial("only-c2", T, "clear", 0, Verdict::Fail),
+            // A cell the baseline lacks entirely.
+            trial("a", T, "terse", 0, Verdict::Pass),
+        ];
+        let cmp = compare_runs(&b, &c);
+        assert_eq!(cmp.cells.len(), 2);
+        let clear = &cmp.cells[0];
+        assert_eq!(clear.paired.n, 2);
+        assert_eq!((clear.paired.n11, clear.paired.n10), (1, 1));
+        assert_eq!(clear.only_baseline, 2);
+        assert_eq!(clear.only_candidate, 2);
+        assert_eq!(
+            clear.flips,
+            vec![Flip {
+                case_id: "a".into(),
+                tool_choice: "auto".into(),
+                repeat: 0,
+                direction: FlipDirection::PassToFail,
+            }]
+        );
+        let terse = &cmp.cells[1];
+        assert_eq!(terse.baseline, None);
+        assert_eq!(terse.candidate.as_ref().unwrap().variant, "terse");
+        assert_eq!(terse.paired.n, 0);
+        assert_eq!(terse.paired.delta_points, None);
+        assert_eq!(terse.paired.p_value, 1.0);
+        assert!(!terse.paired.significant);
+        assert_eq!((terse.only_baseline, terse.only_candidate), (0, 1));
+        assert_eq!((cmp.only_baseline, cmp.only_candidate), (2, 3));
+        // Reported in both renderings.
+        assert!(render_terminal(&cmp).contains("3 candidate trials had no baseline partner"));
+        assert!(render_markdown(&cmp).contains("2 baseline trials had no candidate partner"));
+        // A cell without pairs cannot fail the regression gate.
+        let gate = Gate {
+            fail_on_regression: Some(0.0),
+            strict: true,
+            ..Gate::default()
+        };
+        // The pooled pairs (overall) and the `clear` cell fail; `terse` has no pairs.
+        let failures = check_gates(&cmp, &gate);
+        assert_eq!(failures.len(), 2);
+        assert!(
+            failures[0].to_string().contains("in overall"),
+            "{}",
+            failures[0]
+        );
+        assert!(failures[1].to_string().contains("clear"));
+        assert!(failures.iter().all(|f| !f.to_string().contains("terse")));
+    }
+
+    #[test]
+    fn error_trials_are_not_paired() {
+        let b = vec![
+            trial("a", T, "clear", 0, Verdict::Pass),
+            trial("b", T, "clear", 0, Verdict::Error),
+            trial("c", T, "clear", 0, Verdict::Pass),
+            trial("d", T, "clear", 0, Verdict::Error),
+        ];
+        let c = vec![
+            trial("a", T, "clear", 0, Verdict::Pass),
+            trial("b", T, "clear", 0, Verdict::Pass),
+            trial("c", T, "clear", 0, Verdict::Error),
+            trial("d", T, "clear", 0, Verdict::Error),
+        ];
+        let cmp = compare_runs(&b, &c);
+        let cell = &cmp.cells[0];
+        // Only `a` is a scored pair; b, c, d each have an error on some side.
+        assert_eq!(cell.paired.n, 1);
+        assert_eq!(cell.paired.n11, 1);
+        assert_eq!(cell.unscored_pairs, 3);
+        assert_eq!((cell.only_baseline, cell.only_candidate), (0, 0));
+        assert!(cell.flips.is_empty());
+        assert_eq!(cmp.unscored_pairs, 3);
+        // The metrics see every trial: error_rate 2/4 on both sides.
+        let e = cell.metric("error_rate").unwrap();
+        assert_eq!(
+            (e.baseline, e.candidate, e.delta),
+            (Some(0.5), Some(0.5), Some(0.0))
+        );
+        assert!(render_markdown(&cmp).contains("3 pairs left out because a side errored"));
+    }
+
+    #[test]
+    fn metric_deltas_cover_every_metric() {
+        let (b, c) = runs("clear", 26, 10, 0, 4);
+        let cmp = compare_runs(&b, &c);
+        let cell = &cmp.cells[0];
+        let names: Vec<&str> = cell.metrics.iter().map(|m| m.metric.as_str()).collect();
+        assert_eq!(names, METRIC_NAMES);
+        let acc = cell.metric("accuracy").unwrap();
+        assert_eq!(acc.baseline, Some(0.9));
+        assert_eq!(acc.candidate, Some(0.65));
+        assert!((acc.delta.unwrap() + 0.25).abs() < 1e-12);
+        // No checks in these trials: trigger metrics are undefined on both sides.
+        let prec = cell.metric("trigger_precision").unwrap();
+        assert_eq!(
+            (prec.baseline, prec.candidate, prec.delta),
+            (None, None, None)
+        );
+        // No repeats: no pass@k.
+        assert_eq!(cell.metric("pass_at_k").unwrap().delta, None);
+        assert!(cell.metric("nonsense").is_none());
+    }
+
+    #[test]
+    fn repeats_pair_separately() {
+        let b = vec![
+            trial("a", T, "clear", 0, Verdict::Pass),
+            trial("a", T, "clear", 1, Verdict::Fail),
+        ];
+        let c = vec![
+            trial("a", T, "clear", 1, Verdict::Pass),
+            trial("a", T, "clear", 0, Verdict::Pass),
+        ];
+        let cell = &compare_runs(&b, &c).cells[0];
+        assert_eq!((cell.paired.n11, cell.paired.n01), (1, 1));
+        assert_eq!(cell.flips[0].repeat, 1);
+        assert_eq!(cell.flips[0].direction, FlipDirection::FailToPass);
+    }
+
+    #[test]
+    fn tool_choice_is_part_of_the_identity() {
+        let mut req = trial("a", T, "clear", 0, Verdict::Fail);
+        req.tool_choice = ToolChoice::Required;
+        let b = vec![trial("a", T, "clear", 0, Verdict::Pass), req.clone()];
+        let mut req_c = req.clone();
+        req_c.verdict = Verdict::Pass;
+        let c = vec![trial("a", T, "clear", 0, Verdict::Pass), req_c];
+        // Default key: two cells.
+        let cmp = compare_runs(&b, &c);
+        assert_eq!(cmp.cells.len(), 2);
+        assert_eq!(cmp.cells[1].cell, format!("{T} × clear × required"));
+        // Ignoring tool_choice: one cell, still paired by tool_choice.
+        let key = CellKey {
+            tool_choice: false,
+            ..CellKey::ALL
+        };
+        let cmp = compare_runs_by(&b, &c, key);
+        assert_eq!(cmp.cells.len(), 1);
+        let cell = &cmp.cells[0];
+        assert_eq!(cell.cell, format!("{T} × clear × auto+required"));
+        assert_eq!((cell.paired.n11, cell.paired.n01), (1, 1));
+        assert_eq!(cell.flips[0].tool_choice, "required");
+    }
+
+    #[test]
+    fn compare_by_ignoring_target() {
+        let live = "openai:gpt-4o";
+        let new = "openai:gpt-5-mini";
+        let b: Vec<_> = (0..4)
+            .map(|i| trial(&format!("c{i}"), live, "clear", 0, Verdict::Pass))
+            .collect();
+        let c: Vec<_> = (0..4)
+            .map(|i| trial(&format!("c{i}"), new, "clear", 0, v(i != 0)))
+            .collect();
+        // Matching on target: two one-sided cells, nothing paired.
+        let strict = compare_runs(&b, &c);
+        assert_eq!(strict.cells.len(), 2);
+        assert_eq!(strict.overall.n, 0);
+        assert_eq!((strict.only_baseline, strict.only_candidate), (4, 4));
+        // Ignoring target: one cell, four pairs, one flip.
+        let cmp = compare_runs_by(&b, &c, CellKey::IGNORE_TARGET);
+        assert_eq!(cmp.cells.len(), 1);
+        let cell = &cmp.cells[0];
+        assert_eq!(cell.cell, format!("{live} → {new} × clear × auto"));
+        assert_eq!(cell.baseline.as_ref().unwrap().target, live);
+        assert_eq!(cell.candidate.as_ref().unwrap().target, new);
+        assert_eq!((cell.paired.n, cell.paired.n10), (4, 1));
+        assert_eq!(cell.flips[0].case_id, "c0");
+
+        // Two targets merged into one cell on the candidate side: the second is a duplicate.
+        let mut c2 = c.clone();
+        c2.extend(
+            (0..4).map(|i| trial(&format!("c{i}"), "other:model", "clear", 0, Verdict::Pass)),
+        );
+        let cmp = compare_runs_by(&b, &c2, CellKey::IGNORE_TARGET);
+        let cell = &cmp.cells[0];
+        assert_eq!(cell.paired.n, 4);
+        assert_eq!(cell.duplicates_candidate, 4);
+        assert_eq!(cmp.duplicates, 4);
+        assert_eq!(
+            cell.candidate.as_ref().unwrap().target,
+            format!("{new}+other:model")
+        );
+        assert!(render_terminal(&cmp).contains("4 duplicate trials"));
+    }
+
+    #[test]
+    fn compare_variants_pairs_within_a_run() {
+        let other = "anthropic:claude-haiku";
+        let mut trials = Vec::new();
+        for i in 0..6 {
+            let id = format!("c{i}");
+            // clear: all pass on T; terse: c0, c1 fail on T.
+            trials.push(trial(&id, T, "clear", 0, Verdict::Pass));
+            trials.push(trial(&id, T, "terse", 0, v(i >= 2)));
+            // On the other target, terse fixes c5.
+            trials.push(trial(&id, other, "clear", 0, v(i != 5)));
+            trials.push(trial(&id, other, "terse", 0, Verdict::Pass));
+            // A third variant that must be ignored.
+            trials.push(trial(&id, T, "verbose", 0, Verdict::Fail));
+        }
+        let cmp = compare_variants(&trials, "clear", "terse");
+        assert_eq!(cmp.key, CellKey::IGNORE_VARIANT);
+        assert_eq!(cmp.cells.len(), 2);
+        let t = &cmp.cells[0];
+        assert_eq!(t.cell, format!("{T} × clear → terse × auto"));
+        assert_eq!(
+            (t.paired.n, t.paired.n11, t.paired.n10, t.paired.n01),
+            (6, 4, 2, 0)
+        );
+        let o = &cmp.cells[1];
+        assert_eq!(o.cell, format!("{other} × clear → terse × auto"));
+        assert_eq!((o.paired.n11, o.paired.n10, o.paired.n01), (5, 0, 1));
+        assert_eq!(o.flips[0].case_id, "c5");
+        assert_eq!(
+            (cmp.only_baseline, cmp.only_candidate, cmp.duplicates),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            (cmp.overall.n, cmp.overall.n10, cmp.overall.n01),
+            (12, 2, 1)
+        );
+        // Unknown variant: everything on one side.
+        let none = compare_variants(&trials, "clear", "missing");
+        assert_eq!(none.overall.n, 0);
+        assert_eq!(none.only_baseline, 12);
+    }
+
+    #[test]
+    fn markdown_puts_the_regression_first() {
+        // First cell in input order improves; the second regresses significantly.
+        let (mut b, mut c) = runs("better", 26, 0, 10, 4);
+        let (b2, c2) = runs("worse", 26, 10, 0, 4);
+        b.extend(b2);
+        c.extend(c2);
+        let cmp = compare_runs(&b, &c);
+        assert!(cmp.cells[0].cell.contains("better"));
+        let md = render_markdown(&cmp);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert!(rows[0].starts_with("| cell |"), "{md}");
+        assert!(rows[1].contains("worse"), "{md}");
+        assert!(rows[1].contains("⚠️"), "{md}");
+        assert!(rows[1].contains("| 40 | 90.0% | 65.0% | -25.0 | 0.002 | yes | 10 | 0 |"));
+        assert!(rows[2].contains("better"), "{md}");
+        assert!(rows[2].contains("+25.0"), "{md}");
+        // The flips list has the ten pass → fail flips of `worse` only.
+        assert!(md.contains("### Pass → fail (10)"), "{md}");
+        assert!(
+            md.contains("- `worse-case26` (tool_choice auto, repeat 0) in"),
+            "{md}"
+        );
+        assert!(!md.contains("`better-case"), "{md}");
+        assert!(md.contains("**Overall**: 80 pairs"), "{md}");
+    }
+
+    #[test]
+    fn markdown_orders_regressions_by_size_and_escapes_pipes() {
+        let (mut b, mut c) = runs("small|drop", 36, 2, 0, 2);
+        let (b2, c2) = runs("big", 30, 6, 0, 4);
+        let (b3, c3) = runs("flat", 40, 0, 0, 0);
+        for (x, y) in [(b2, c2), (b3, c3)] {
+            b.extend(x);
+            c.extend(y);
+        }
+        let md = render_markdown(&compare_runs(&b, &c));
+        let rows: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| cell"))
+            .collect();
+        // big (6 vs 0, p = 0.03125) is significant; small|drop is not.
+        assert!(rows[0].contains("big"), "{md}");
+        assert!(rows[1].contains("small\\|drop"), "{md}");
+        assert!(rows[2].contains("flat"), "{md}");
+    }
+
+    #[test]
+    fn terminal_table() {
+        let (mut b, mut c) = runs("clear", 26, 10, 0, 4);
+        let (b2, c2) = runs("terse", 34, 2, 1, 3);
+        b.extend(b2);
+        c.extend(c2);
+        let out = render_terminal(&compare_runs(&b, &c));
+        for needle in [
+            "n paired",
+            "McNemar p",
+            &format!("{T} × clear × auto"),
+            "90.0%",
+            "65.0%",
+            "-25.0",
+            "0.002",
+            "yes",
+            "↓10 ↑0",
+            "87.5%",
+            "-2.5",
+            "1.000",
+            "↓2 ↑1",
+            "overall",
+        ] {
+            assert!(out.contains(needle), "{needle:?} missing from\n{out}");
+        }
+        // Everything paired: no notes.
+        assert!(!out.contains("partner"));
+    }
+
+    #[test]
+    fn serialises_to_json() {
+        let (b, c) = runs("clear", 26, 10, 0, 4);
+        let cmp = compare_runs(&b, &c);
+        let j = serde_json::to_value(&cmp).unwrap();
+        assert_eq!(j["key"]["target"], true);
+        assert_eq!(j["cells"][0]["paired"]["n"], 40);
+        assert_eq!(j["cells"][0]["paired"]["n10"], 10);
+        assert_eq!(j["cells"][0]["paired"]["significant"], true);
+        assert_eq!(j["cells"][0]["flips"][0]["direction"], "pass_to_fail");
+        assert_eq!(j["cells"][0]["baseline"]["variant"], "clear");
+        assert_eq!(j["cells"][0]["metrics"][0]["metric"], "accuracy");
+        assert_eq!(j["overall"]["n"], 40);
+        let gate = serde_json::to_value(Gate {
+            fail_on_regression: Some(5.0),
+            strict: false,
+            min_accuracy: None,
+        })
+        .unwrap();
+        assert_eq!(gate["fail_on_regression"], 5.0);
+    }
+
+    #[test]
+    fn empty_inputs() {
+        let cmp = compare_runs(&[], &[]);
+        assert!(cmp.cells.is_empty());
+        assert_eq!(cmp.overall.n, 0);
+        assert_eq!(cmp.overall.p_value, 1.0);
+        let gate = Gate {
+            fail_on_regression: Some(1.0),
+            strict: true,
+            min_accuracy: Some(0.5),
+        };
+        assert!(check_gates(&cmp, &gate).is_empty());
+        assert!(render_markdown(&cmp).contains("McNemar p undefined"));
+        assert!(render_terminal(&cmp).contains("n paired"));
+    }
+}
