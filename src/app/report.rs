@@ -10,6 +10,7 @@ use super::run::{check_formats, print_summary};
 use crate::cli::ReportArgs;
 use crate::exit;
 use crate::report::{self, RunMeta, RunReport, Summary, VariantTokens};
+use crate::runner::journal;
 use crate::score::TrialRecord;
 
 /// Regenerate the reports of `args.run_dir`.
@@ -106,28 +107,9 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
     Ok(exit::OK)
 }
 
-/// The journal's trials; a torn last line (an interrupted write) is skipped, any other
-/// bad line is an error naming it.
+/// The trials of the journal at `path` (see [`journal::read`]), as bad input when it is
+/// missing or damaged.
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| AppError::bad(format!("failed to read `{}`: {e}", path.display()), None))?;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut out = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_str::<TrialRecord>(line) {
-            Ok(t) => out.push(t),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
-            Err(e) => {
-                return Err(AppError::bad(
-                    format!(
-                        "`{}` line {}: not a trial record: {e}",
-                        path.display(),
-                        i + 1
-                    ),
-                    None,
-                ));
-            }
-        }
-    }
-    Ok(out)
+    journal::read(path)
+        .map_err(|e| AppError::bad(format!("failed to read `{}`: {e}", path.display()), None))
 }

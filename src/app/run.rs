@@ -332,12 +332,21 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     // Keep every scored trial; errored ones run again. The journal is rewritten with
     // what is kept (a torn last line from the interruption is dropped), then appended.
     let journal_path = dir.join("trials.jsonl");
-    let kept: Vec<TrialRecord> = std::fs::read_to_string(&journal_path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<TrialRecord>(l).ok())
-        .filter(|t| t.verdict != Verdict::Error)
-        .collect();
+    // A damaged journal (a bad line other than a torn last one) is refused rather than
+    // rewritten without the lines that could not be read.
+    let kept: Vec<TrialRecord> = match crate::runner::journal::read(&journal_path) {
+        Ok(trials) => trials,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(AppError::bad(
+                format!("failed to read `{}`: {e}", journal_path.display()),
+                Some("resume needs the run's journal as the run wrote it"),
+            ));
+        }
+    }
+    .into_iter()
+    .filter(|t| t.verdict != Verdict::Error)
+    .collect();
     let mut journal =
         Journal::create(&journal_path).map_err(|e| incomplete(dir, "rewrite the journal", e))?;
     for t in &kept {

@@ -29,11 +29,46 @@ impl Journal {
     }
 }
 
-/// Read a journal back (for reports and tests).
+/// Read a journal back (reports, compare, resume). A torn last line (a write cut short
+/// by a crash) is skipped; any other line that is not a trial record is an error naming
+/// its line number, so a damaged journal is never silently shortened.
 pub fn read(path: &Path) -> std::io::Result<Vec<TrialRecord>> {
     let text = std::fs::read_to_string(path)?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(std::io::Error::other))
-        .collect()
+    let torn_tail = !text.is_empty() && !text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<TrialRecord>(line) {
+            Ok(t) => out.push(t),
+            Err(_) if torn_tail && i + 1 == lines.len() => {}
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("line {}: not a trial record: {e}", i + 1),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_tail_is_skipped_and_a_bad_middle_line_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert!(read(&path).unwrap().is_empty());
+        std::fs::write(&path, "{\"case_id\": \"a\", \"kin").unwrap();
+        assert!(read(&path).unwrap().is_empty());
+        std::fs::write(&path, "\nnot json\n").unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.starts_with("line 2: not a trial record"), "{e}");
+    }
 }
