@@ -200,6 +200,7 @@ fn prepare(
             name: suite.name.clone(),
             path: path.display().to_string(),
             hash: suite.hash.clone(),
+            description: suite.description.clone(),
         },
         matrix: MatrixRef {
             targets: r.targets.iter().map(|t| t.spec.clone()).collect(),

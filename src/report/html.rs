@@ -29,7 +29,7 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
-use super::{Exporter, ReportError, RunReport};
+use super::{Exporter, ReportError, RunMeta, RunReport};
 use crate::provider::{Message, Response};
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
@@ -164,6 +164,7 @@ impl RateView {
 #[derive(Serialize)]
 struct Headline {
     suite: String,
+    description: Option<String>,
     suite_path: String,
     suite_hash: String,
     verdict: &'static str,
@@ -293,6 +294,14 @@ struct VariantRow {
     accuracy: RateView,
 }
 
+/// One tool's description under each variant (only tools whose wording differs).
+#[derive(Serialize)]
+struct DescriptionRow {
+    tool: String,
+    /// One per variant of `View::description_variants`; `None` when absent there.
+    texts: Vec<Option<String>>,
+}
+
 #[derive(Serialize)]
 struct SideBySide {
     group: String,
@@ -368,6 +377,9 @@ struct View {
     variants: Vec<VariantRow>,
     side_variants: Vec<String>,
     side_by_side: Vec<SideBySide>,
+    description_variants: Vec<String>,
+    descriptions: Vec<DescriptionRow>,
+    same_descriptions: Vec<String>,
     flips: Vec<Flip>,
     flips_total: usize,
     confusion_labels: Vec<String>,
@@ -385,6 +397,32 @@ struct View {
     /// Cell of each trial, not serialised.
     #[serde(skip)]
     cell_index: Vec<usize>,
+}
+
+/// The wording of each tool under each variant, from `run.json`: the variants, one row
+/// per tool whose description differs between them, and the tools worded the same in all.
+fn descriptions(meta: &RunMeta) -> (Vec<String>, Vec<DescriptionRow>, Vec<String>) {
+    let variants: Vec<String> = meta.tools.keys().cloned().collect();
+    let mut tools: IndexMap<&str, Vec<Option<&str>>> = IndexMap::new();
+    for (i, defs) in meta.tools.values().enumerate() {
+        for d in defs {
+            tools
+                .entry(d.name.as_str())
+                .or_insert_with(|| vec![None; variants.len()])[i] = Some(d.description.as_str());
+        }
+    }
+    let (mut rows, mut same) = (Vec::new(), Vec::new());
+    for (tool, texts) in tools {
+        if texts.windows(2).all(|w| w[0] == w[1]) {
+            same.push(tool.to_string());
+        } else {
+            rows.push(DescriptionRow {
+                tool: tool.to_string(),
+                texts: texts.iter().map(|t| t.map(str::to_string)).collect(),
+            });
+        }
+    }
+    (variants, rows, same)
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -417,6 +455,7 @@ impl View {
         };
         let headline = Headline {
             suite: s.suite.clone(),
+            description: meta.suite.description.clone(),
             suite_path: meta.suite.path.clone(),
             suite_hash: meta.suite.hash.chars().take(12).collect(),
             verdict: verdict.0,
@@ -637,6 +676,7 @@ impl View {
             })
             .collect();
         let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
+        let (description_variants, descriptions, same_descriptions) = descriptions(meta);
         View {
             headline,
             thresholds,
@@ -645,6 +685,9 @@ impl View {
             variants,
             side_variants,
             side_by_side,
+            description_variants,
+            descriptions,
+            same_descriptions,
             flips,
             flips_total,
             confusion_labels,
@@ -1254,6 +1297,7 @@ mod tests {
                 name: "weather".into(),
                 path: "suites/weather.yaml".into(),
                 hash: "0123456789abcdef0123".into(),
+                description: None,
             },
             matrix: MatrixRef {
                 targets: targets.clone(),

@@ -34,6 +34,9 @@ pub struct SuiteRef {
     pub path: String,
     /// SHA-256 of the file.
     pub hash: String,
+    /// The suite's `description`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The matrix a run used, after command-line overrides.

@@ -1,0 +1,205 @@
+//! `report.html` opened in headless Chromium (Debian's `chromium` package, driven by
+//! `playwright-core` from `tests/browser/`): no console errors, no requests, the charts
+//! and trial table present and working, a screenshot taken, and hostile text shown as
+//! text without ever running.
+//!
+//! `.ci/run` installs Chromium and the npm package and sets `TOOLGAUGE_REQUIRE_BROWSER=1`,
+//! which turns a missing browser into a failure. Elsewhere the tests say what is missing
+//! and pass without a browser, so `cargo test` still works on a bare machine.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{OK, Toolgauge, repo_root};
+
+/// What the browser run needs, or why it cannot run here.
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let chromium = std::env::var_os("CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    let scripts = repo_root().join("tests/browser");
+    let missing = if !chromium.is_file() {
+        Some(format!("no Chromium at {}", chromium.display()))
+    } else if !scripts.join("node_modules/playwright-core").is_dir() {
+        Some("playwright-core is not installed in tests/browser".to_string())
+    } else if Command::new("node").arg("--version").output().is_err() {
+        Some("node is not on PATH".to_string())
+    } else {
+        None
+    };
+    match missing {
+        None => Some((chromium, scripts)),
+        Some(why) => {
+            let how = "install with `apt-get install -y chromium nodejs npm` and \
+                       `npm ci --prefix tests/browser` (as .ci/run does)";
+            if std::env::var_os("TOOLGAUGE_REQUIRE_BROWSER").is_some_and(|v| v == "1") {
+                panic!("browser test required but {why}; {how}");
+            }
+            eprintln!("skipping the browser test: {why}; {how}");
+            None
+        }
+    }
+}
+
+/// Open `report` in Chromium; the screenshot goes to `shots` (kept after the test, under
+/// Cargo's target directory, for CI to upload).
+fn open(report: &Path, shots: &Path) -> Option<Value> {
+    let (chromium, scripts) = browser()?;
+    std::fs::create_dir_all(shots).expect("failed to create the screenshot directory");
+    let out = Command::new("node")
+        .arg(scripts.join("check_report.mjs"))
+        .arg(report)
+        .arg(shots)
+        .env("CHROMIUM", &chromium)
+        .current_dir(&scripts)
+        .output()
+        .expect("failed to start node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "check_report.mjs failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("check_report.mjs printed no JSON ({e}):\n{stdout}\n{stderr}"));
+    assert!(
+        v.get("failure").is_none(),
+        "browser run failed: {}",
+        v["failure"]
+    );
+    let png = std::fs::read(v["screenshot"].as_str().expect("a screenshot path"))
+        .expect("the screenshot was written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "a real screenshot"
+    );
+    eprintln!("screenshot: {}", v["screenshot"]);
+    Some(v)
+}
+
+/// The page behaved: nothing logged, thrown, asked or fetched, and nothing executed.
+fn assert_quiet(v: &Value) {
+    for key in ["console_errors", "page_errors", "dialogs", "requests"] {
+        assert_eq!(v[key], serde_json::json!([]), "{key}: {}", v[key]);
+    }
+    assert_eq!(v["pwned"], false, "a payload ran");
+    assert_eq!(v["title"], v["title_after"], "the title changed");
+}
+
+fn run_dir_trials(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trials.jsonl"))
+        .expect("trials.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a trial line"))
+        .collect()
+}
+
+fn shots_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("browser")
+        .join(name)
+}
+
+#[test]
+fn hostile_report_shows_every_payload_as_text_and_runs_none() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("xss.yaml");
+    t.fixture("xss.cassette.jsonl");
+    t.run(&["run", &suite, "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let dir = t.path().join("out");
+    let Some(v) = open(&dir.join("report.html"), &shots_dir("xss")) else {
+        return;
+    };
+    assert_quiet(&v);
+    let name = "xss <script>window.pwned=1;alert(1)</script>";
+    assert_eq!(v["title"], format!("toolgauge: {name}"));
+
+    let trials = run_dir_trials(&dir);
+    let page = &v["page"];
+    assert_eq!(page["trial_rows"], trials.len());
+    assert_eq!(page["scripts"], 2, "only the page's data block and script");
+    assert_eq!(page["images"], 0);
+    let shown = page["body_text"].as_str().unwrap();
+    // Suite, variant and case texts are on the page before any transcript opens.
+    for payload in [
+        name,
+        "\"><img src=x onerror=\"window.pwned=1;alert(1)\">",
+        "<b>bold</b>",
+        "<img src=x onerror=\"window.pwned=1;alert(1)\"> weather",
+        "script-<script>alert(1)</script>",
+    ] {
+        assert!(shown.contains(payload), "{payload:?} not shown as text");
+    }
+
+    // Every transcript opens (built lazily) and shows the model's payloads verbatim.
+    let tr = &v["transcripts"];
+    assert_eq!(tr["open"], trials.len());
+    assert_eq!(tr["scripts"], 2);
+    assert_eq!(tr["images"], 0);
+    let text = tr["text"].as_str().unwrap();
+    for payload in [
+        "<script>window.pwned=1;alert(1)</script>",
+        "<svg onload=alert(1)>",
+        "<img src=x onerror=alert(1)>",
+        "<iframe src=javascript:alert(1)>",
+        r#"{"city": "</script><script>window.pwned=1</script>"#,
+    ] {
+        assert!(text.contains(payload), "{payload:?} not in any transcript");
+    }
+
+    let failed = trials.iter().filter(|t| t["verdict"] == "fail").count();
+    assert!(failed > 0 && failed < trials.len());
+    assert_eq!(v["filtered"]["visible"], failed, "verdict filter");
+    assert_eq!(v["sorted"], 1, "a column sort marks its header");
+}
+
+#[test]
+fn shipped_weather_report_draws_its_charts() {
+    let t = Toolgauge::new();
+    let suite = repo_root().join("suites/weather.yaml");
+    t.run(&["run", suite.to_str().unwrap(), "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let dir = t.path().join("out");
+    let Some(v) = open(&dir.join("report.html"), &shots_dir("weather")) else {
+        return;
+    };
+    assert_quiet(&v);
+    let page = &v["page"];
+    for section in [
+        "summary",
+        "cells",
+        "variants",
+        "confusion-h",
+        "invalid",
+        "ungrounded",
+        "trials-h",
+    ] {
+        assert!(
+            page["sections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == section),
+            "section {section} missing: {}",
+            page["sections"]
+        );
+    }
+    assert!(page["svg_charts"].as_u64().unwrap() >= 2, "charts: {page}");
+    assert!(page["svg_marks"].as_u64().unwrap() > 20, "charts are drawn");
+    assert!(page["confusion_cells"].as_u64().unwrap() > 0);
+    assert!(
+        page["flip_rows"].as_u64().unwrap() > 0,
+        "vague → clear flips"
+    );
+    assert_eq!(page["trial_rows"], run_dir_trials(&dir).len());
+    assert_eq!(v["transcripts"]["open"], page["trial_rows"]);
+    // Both wordings of get_weather side by side; the control tool listed once.
+    let shown = page["body_text"].as_str().unwrap();
+    assert!(shown.contains("Tool descriptions"));
+    assert!(shown.contains("Weather.") && shown.contains("Look up live weather for ONE city"));
+    assert!(shown.contains("Worded the same in every variant: get_stock_price"));
+}
