@@ -20,8 +20,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check suite files and report every problem with its line.
     Validate(ValidateArgs),
-    /// Print the JSON Schema of the suite format.
-    Schema,
+    /// Print the JSON Schema of the suite format, or of `summary.json`.
+    Schema(SchemaArgs),
     /// Render the reports of a finished run again, without calling any model.
     Report(ReportArgs),
     /// Compare two runs (or two description variants of one run) trial by trial, with
@@ -182,7 +182,7 @@ pub struct CompareArgs {
     /// Fail (exit 1) when a candidate cell's accuracy is below this fraction (0.8 = 80%).
     #[arg(long, value_name = "FRACTION")]
     pub min_accuracy: Option<f64>,
-    /// Outputs printed in order: terminal, md, json.
+    /// Outputs printed in order: terminal, md, json, html.
     #[arg(
         long,
         value_name = "LIST",
@@ -190,6 +190,26 @@ pub struct CompareArgs {
         default_value = "terminal"
     )]
     pub format: Vec<String>,
+    /// Also write the comparison as a self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Which format `toolgauge schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// The suite file format (docs/suite.schema.json).
+    Suite,
+    /// A run's summary.json (docs/summary.schema.json).
+    Summary,
+}
+
+/// `toolgauge schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The format.
+    #[arg(value_enum, default_value = "suite")]
+    pub kind: SchemaKind,
 }
 
 /// `toolgauge validate`.

@@ -97,6 +97,6 @@ pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
     }
     std::fs::rename(&tmp, &out)
         .map_err(|e| AppError::Incomplete(format!("failed to write `{}`: {e}", out.display())))?;
-    println!("wrote {written} entries to {}", out.display());
+    sayln!("wrote {written} entries to {}", out.display());
     Ok(())
 }

@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use super::AppError;
 use super::report::read_journal;
 use crate::cli::CompareArgs;
-use crate::compare::{self, CellKey, Comparison, Gate};
+use serde::Deserialize;
+
+use crate::compare::{self, CellKey, Comparison, Gate, Side};
 use crate::exit;
+use crate::report::summary::{CellSummary, SUMMARY_VERSION};
 use crate::score::TrialRecord;
 
 /// The run directory a path names: the directory itself, or the one holding a
@@ -21,33 +24,117 @@ fn run_dir(path: &Path) -> PathBuf {
     }
 }
 
-fn trials_of(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
-    let dir = run_dir(path);
-    let journal = dir.join("trials.jsonl");
-    if !journal.is_file() {
+/// One side as loaded: every trial from the journal when there is one (full metrics for
+/// any pairing), else the cells of a `summary.json`.
+enum Loaded {
+    Trials(Vec<TrialRecord>),
+    Cells(Vec<CellSummary>),
+}
+
+impl Loaded {
+    fn side(&self) -> Side<'_> {
+        match self {
+            Loaded::Trials(t) => Side::Trials(t),
+            Loaded::Cells(c) => Side::Cells(c),
+        }
+    }
+}
+
+/// The parts of `summary.json` compare reads.
+#[derive(Deserialize)]
+struct SummaryFile {
+    summary_version: u32,
+    cells: Vec<CellSummary>,
+}
+
+/// Largest `summary.json` read (the 10,000-trial run's is well under 1 MB).
+const MAX_SUMMARY_BYTES: u64 = 256 * 1024 * 1024;
+
+fn read_summary(path: &Path) -> Result<Vec<CellSummary>, AppError> {
+    let shown = path.display();
+    let size = std::fs::metadata(path)
+        .map_err(|e| AppError::bad(format!("failed to read `{shown}`: {e}"), None))?
+        .len();
+    if size > MAX_SUMMARY_BYTES {
         return Err(AppError::bad(
-            format!("`{}` holds no trials.jsonl", dir.display()),
+            format!("`{shown}` is {size} bytes, more than a summary.json can be"),
+            None,
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AppError::bad(format!("failed to read `{shown}`: {e}"), None))?;
+    let file: SummaryFile = serde_json::from_str(&text).map_err(|e| {
+        AppError::bad(
+            format!(
+                "`{shown}` is not a toolgauge summary.json (line {}, column {}): {e}",
+                e.line(),
+                e.column()
+            ),
+            Some("give a run directory or the summary.json that `toolgauge run` wrote"),
+        )
+    })?;
+    if file.summary_version < SUMMARY_VERSION {
+        return Err(AppError::bad(
+            format!(
+                "`{shown}` is summary version {}, which has no per-trial outcomes to pair",
+                file.summary_version
+            ),
             Some(
-                "compare takes run directories written by `toolgauge run` (pairing needs every trial)",
+                "regenerate it with `toolgauge report RUN_DIR --format json` (needs the run's trials.jsonl), or compare the run directories",
             ),
         ));
     }
-    read_journal(&journal)
+    if file.summary_version > SUMMARY_VERSION {
+        return Err(AppError::bad(
+            format!(
+                "`{shown}` is summary version {}; this toolgauge reads up to {SUMMARY_VERSION}",
+                file.summary_version
+            ),
+            Some("use the toolgauge version that wrote it, or a newer one"),
+        ));
+    }
+    Ok(file.cells)
+}
+
+fn load(path: &Path) -> Result<Loaded, AppError> {
+    let dir = run_dir(path);
+    let journal = dir.join("trials.jsonl");
+    if journal.is_file() {
+        return read_journal(&journal).map(Loaded::Trials);
+    }
+    let summary = if path.is_file() {
+        path.to_path_buf()
+    } else {
+        dir.join("summary.json")
+    };
+    if summary.is_file() {
+        return read_summary(&summary).map(Loaded::Cells);
+    }
+    Err(AppError::bad(
+        format!(
+            "`{}` holds neither trials.jsonl nor summary.json",
+            path.display()
+        ),
+        Some("compare takes run directories written by `toolgauge run`, or their summary.json"),
+    ))
 }
 
 /// Compare as `args` asks; 1 when a gate fails.
 pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     for f in &args.format {
-        if !["terminal", "md", "json"].contains(&f.as_str()) {
+        if !["terminal", "md", "json", "html"].contains(&f.as_str()) {
             return Err(AppError::bad(
                 format!("unknown format `{f}`"),
-                Some("formats are: terminal, md, json"),
+                Some("formats are: terminal, md, json, html"),
             ));
         }
     }
-    let baseline = trials_of(&args.baseline)?;
+    let baseline = load(&args.baseline)?;
     let comparison: Comparison = match (&args.candidate, args.variants.as_slice()) {
-        (None, [a, b]) => compare::compare_variants(&baseline, a, b),
+        (None, [a, b]) => match &baseline {
+            Loaded::Trials(t) => compare::compare_variants(t, a, b),
+            Loaded::Cells(c) => compare::compare_variants_of_cells(c, a, b),
+        },
         (None, _) => {
             return Err(AppError::bad(
                 "--variants takes two variant names",
@@ -55,19 +142,19 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
             ));
         }
         (Some(candidate), _) => {
-            let candidate = trials_of(candidate)?;
+            let candidate = load(candidate)?;
+            let (baseline, candidate) = (baseline.side(), candidate.side());
             let key = if args.across_targets {
                 CellKey::IGNORE_TARGET
             } else {
                 CellKey::ALL
             };
-            let c = compare::compare_runs_by(&baseline, &candidate, key);
+            let c = compare::compare_sides(baseline, candidate, key);
             // Runs of different models share no target: pair across targets then.
             if !args.across_targets && c.overall.n == 0 {
-                let across =
-                    compare::compare_runs_by(&baseline, &candidate, CellKey::IGNORE_TARGET);
+                let across = compare::compare_sides(baseline, candidate, CellKey::IGNORE_TARGET);
                 if across.overall.n > 0 {
-                    eprintln!("note: the runs share no target; trials are paired across targets");
+                    warnln!("note: the runs share no target; trials are paired across targets");
                     across
                 } else {
                     c
@@ -77,28 +164,49 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
             }
         }
     };
-    for f in &args.format {
-        match f.as_str() {
-            "terminal" => print!("{}", compare::render_terminal(&comparison)),
-            "md" => print!("{}", compare::render_markdown(&comparison)),
-            _ => println!(
-                "{}",
-                serde_json::to_string_pretty(&comparison)
-                    .map_err(|e| AppError::Incomplete(e.to_string()))?
-            ),
-        }
-    }
     let gate = Gate {
         fail_on_regression: args.fail_on_regression,
         strict: args.strict,
         min_accuracy: args.min_accuracy,
     };
     let failures = compare::check_gates(&comparison, &gate);
+    let (base_name, cand_name) = match (&args.candidate, args.variants.as_slice()) {
+        (Some(c), _) => (args.baseline.display().to_string(), c.display().to_string()),
+        (None, [a, b]) => (
+            format!("{} variant {a}", args.baseline.display()),
+            format!("variant {b}"),
+        ),
+        (None, _) => unreachable!("checked above"),
+    };
+    let html = || {
+        compare::html::render_html(&comparison, &base_name, &cand_name, &failures)
+            .map_err(|e| AppError::Incomplete(e.to_string()))
+    };
+    if let Some(path) = &args.html {
+        std::fs::write(path, html()?).map_err(|e| {
+            AppError::bad(
+                format!("failed to write `{}`: {e}", path.display()),
+                Some("check that the directory exists and is writable"),
+            )
+        })?;
+    }
+    for f in &args.format {
+        match f.as_str() {
+            "terminal" => say!("{}", compare::render_terminal(&comparison)),
+            "md" => say!("{}", compare::render_markdown(&comparison)),
+            "html" => say!("{}", html()?),
+            _ => sayln!(
+                "{}",
+                serde_json::to_string_pretty(&comparison)
+                    .map_err(|e| AppError::Incomplete(e.to_string()))?
+            ),
+        }
+    }
     if failures.is_empty() {
         return Ok(exit::OK);
     }
     for f in &failures {
-        eprintln!("gate failed: {f}");
+        warnln!("gate failed: {f}");
     }
     Ok(exit::THRESHOLD_FAILED)
 }

@@ -35,7 +35,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         .ok()
         .filter(|s| s.hash == meta.suite.hash);
     if suite.is_none() {
-        eprintln!(
+        warnln!(
             "warning: suite `{}` is missing or changed since the run; reports are written without its thresholds",
             meta.suite.path
         );

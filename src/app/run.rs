@@ -449,14 +449,14 @@ fn execute(
             let signal_control = control.clone();
             let listener = tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!(
+                    warnln!(
                         "\ninterrupted: finishing the trials in flight; no new ones start (Ctrl-C again quits at once)"
                     );
                     signal_control.stop(StopReason::Interrupted);
                 }
                 // A second Ctrl-C quits now: every finished trial is already in the journal.
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("quit: finished trials are in the journal; resume with --resume");
+                    warnln!("quit: finished trials are in the journal; resume with --resume");
                     std::process::exit(130);
                 }
             });
@@ -569,9 +569,9 @@ pub(crate) fn print_summary(
     let color =
         !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
     if quiet {
-        println!("{}", terminal::one_line(report, dir));
+        sayln!("{}", terminal::one_line(report, dir));
     } else if formats.iter().any(|f| f == "terminal") {
-        print!(
+        say!(
             "{}",
             terminal::render(
                 report,
@@ -582,7 +582,7 @@ pub(crate) fn print_summary(
                 }
             )
         );
-        println!("\nrun written to {}", dir.display());
+        sayln!("\nrun written to {}", dir.display());
     }
 }
 
@@ -590,7 +590,7 @@ pub(crate) fn print_summary(
 /// failed; else 0. The reason is the last line on stderr.
 fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
     if let Some(why) = stopped {
-        eprintln!("error: the run stopped early: {why}");
+        warnln!("error: the run stopped early: {why}");
         return exit::RUN_INCOMPLETE;
     }
     let errors = report
@@ -607,14 +607,14 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             .and_then(|t| t.reasons.first())
             .map(|r| r.message.clone())
             .unwrap_or_default();
-        eprintln!(
+        warnln!(
             "error: {errors} of {} trials could not be completed (over --max-error-rate {max_error_rate}); first: {first}",
             report.trials.len()
         );
         return exit::RUN_INCOMPLETE;
     }
     if errors > 0 {
-        eprintln!(
+        warnln!(
             "warning: {errors} of {} trials ended in errors (within --max-error-rate {max_error_rate}); see trials.csv",
             report.trials.len()
         );
@@ -627,7 +627,7 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             .filter(|t| !t.ok)
             .map(|t| format!("{} ({})", t.metric, t.scope))
             .collect();
-        eprintln!("threshold failed: {}", failed.join(", "));
+        warnln!("threshold failed: {}", failed.join(", "));
         return exit::THRESHOLD_FAILED;
     }
     exit::OK

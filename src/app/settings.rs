@@ -253,7 +253,7 @@ pub(crate) fn providers_for(
                         AppError::bad(e.to_string(), Some("see docs/cassettes.md for the format; --live calls the model instead"))
                     })?);
                     if c.torn_tail {
-                        eprintln!(
+                        warnln!(
                             "warning: cassette `{}` ends with a torn line (an interrupted recording); it was ignored",
                             path.display()
                         );

@@ -2,6 +2,7 @@
 //! tokens, cost), plain lines when stderr is not a terminal (CI logs), nothing with
 //! `--quiet`. Plain lines start only after a couple of seconds, so fast replays print none.
 
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -133,7 +134,9 @@ impl Progress {
                 };
                 if due {
                     self.last_line = Some(now);
-                    eprintln!(
+                    // Never panics on a closed stderr (the run goes on).
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
                         "progress: {}/{} trials, {}",
                         self.done,
                         self.total,

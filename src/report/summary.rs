@@ -4,18 +4,30 @@
 
 use std::collections::HashMap;
 
+use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::score::TrialRecord;
 use crate::score::metrics::Metrics;
 use crate::score::thresholds::{self, CellView, ThresholdResult};
+use crate::score::{TrialRecord, Verdict};
 use crate::suite::Threshold;
+use crate::suite::compile::MAX_REPEATS;
 
-/// Version of the `summary.json` format.
-pub const SUMMARY_VERSION: u32 = 1;
+/// Version of the `summary.json` format. 2 added each cell's `outcomes`.
+pub const SUMMARY_VERSION: u32 = 2;
+
+/// Character of a passed trial in [`CellSummary::outcomes`].
+pub const OUTCOME_PASS: char = 'P';
+/// Character of a failed trial.
+pub const OUTCOME_FAIL: char = 'F';
+/// Character of a trial that ended with an error.
+pub const OUTCOME_ERROR: char = 'E';
+/// Character of a repeat with no trial (a run stopped early).
+pub const OUTCOME_MISSING: char = '-';
 
 /// Metrics of one cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CellSummary {
     /// Target as written.
     pub target: String,
@@ -27,10 +39,15 @@ pub struct CellSummary {
     pub tool_definition_tokens: u64,
     /// Metrics.
     pub metrics: Metrics,
+    /// Every trial's verdict, by case id: one character per repeat, in repeat order
+    /// (`P` pass, `F` fail, `E` error, `-` not run). Enough for `toolgauge compare` to
+    /// pair two runs from their summaries alone.
+    #[serde(default)]
+    pub outcomes: IndexMap<String, String>,
 }
 
 /// The token size of one variant's tool definitions.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct VariantTokens {
     /// Variant.
     pub variant: String,
@@ -39,7 +56,7 @@ pub struct VariantTokens {
 }
 
 /// A short failure line for the terminal and reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct FailureLine {
     /// Case id.
     pub case_id: String,
@@ -54,7 +71,7 @@ pub struct FailureLine {
 }
 
 /// Everything a summary report shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Summary {
     /// Format version.
     pub summary_version: u32,
@@ -73,6 +90,32 @@ pub struct Summary {
     /// Why the run stopped before every planned trial ran, with the counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+/// The verdict characters of one cell's trials, by case in order of first appearance.
+fn outcomes(trials: &[&TrialRecord]) -> IndexMap<String, String> {
+    let mut by_case: IndexMap<&str, Vec<char>> = IndexMap::new();
+    for t in trials {
+        // A run never has more repeats; a larger index can only come from an edited
+        // journal, and must not size a string.
+        if t.repeat >= MAX_REPEATS {
+            continue;
+        }
+        let v = by_case.entry(t.case_id.as_str()).or_default();
+        let i = t.repeat as usize;
+        if v.len() <= i {
+            v.resize(i + 1, OUTCOME_MISSING);
+        }
+        v[i] = match t.verdict {
+            Verdict::Pass => OUTCOME_PASS,
+            Verdict::Fail => OUTCOME_FAIL,
+            Verdict::Error => OUTCOME_ERROR,
+        };
+    }
+    by_case
+        .into_iter()
+        .map(|(case, v)| (case.to_string(), v.into_iter().collect()))
+        .collect()
 }
 
 impl Summary {
@@ -98,14 +141,8 @@ impl Summary {
         let mut cell_summaries = Vec::with_capacity(cells.len());
         for (target, variant, mode) in cells {
             let key = (target.as_str(), variant.as_str(), mode.clone());
-            let metrics = Metrics::of(
-                by_cell
-                    .get(&key)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                    .iter()
-                    .copied(),
-            );
+            let in_cell = by_cell.get(&key).map(Vec::as_slice).unwrap_or_default();
+            let metrics = Metrics::of(in_cell.iter().copied());
             cell_summaries.push(CellSummary {
                 target: target.clone(),
                 variant: variant.clone(),
@@ -115,6 +152,7 @@ impl Summary {
                     .find(|v| &v.variant == variant)
                     .map_or(0, |v| v.tool_definition_tokens),
                 metrics,
+                outcomes: outcomes(in_cell),
             });
         }
         let overall = Metrics::of(trials);
@@ -135,7 +173,7 @@ impl Summary {
                 case_id: t.case_id.clone(),
                 cell: format!("{} × {} × {}", t.target, t.variant, t.tool_choice),
                 repeat: t.repeat,
-                verdict: if t.verdict == crate::score::Verdict::Error {
+                verdict: if t.verdict == Verdict::Error {
                     "error"
                 } else {
                     "fail"

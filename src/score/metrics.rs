@@ -35,7 +35,7 @@ pub const METRIC_NAMES: &[&str] = &[
 
 /// Trigger decision counts and rates: should_call trials are positives, should_not_call
 /// trials negatives, "a call was made" the prediction. Ambiguous trials are left out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trigger {
     /// should_call, called.
     pub tp: u64,
@@ -59,7 +59,7 @@ pub struct Trigger {
 }
 
 /// Invalid calls by reason.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvalidBreakdown {
     /// Arguments not valid JSON.
     pub invalid_json: u64,
@@ -70,7 +70,7 @@ pub struct InvalidBreakdown {
 }
 
 /// Token totals.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tokens {
     /// Input tokens over scored trials.
     pub input: u64,
@@ -81,7 +81,7 @@ pub struct Tokens {
 }
 
 /// Latency percentiles over scored trials.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Latency {
     /// Median, ms.
     pub p50_ms: Option<f64>,
@@ -90,7 +90,7 @@ pub struct Latency {
 }
 
 /// Consistency over repeats: each case's `n` repeats give pass@k and pass^k with k = n.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Consistency {
     /// k (the number of repeats).
     pub k: u32,
@@ -103,7 +103,7 @@ pub struct Consistency {
 }
 
 /// All metrics of a set of trials.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     /// Trials in the set.
     pub trials: u64,

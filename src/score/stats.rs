@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// A proportion with its 95% Wilson interval; `value` is `None` when the denominator is 0.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rate {
     /// Numerator.
     pub num: u64,

@@ -6,7 +6,7 @@ use super::metrics::Metrics;
 use crate::suite::Threshold;
 
 /// One threshold checked on one scope.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ThresholdResult {
     /// The metric.
     pub metric: String,

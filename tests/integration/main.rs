@@ -13,5 +13,6 @@ mod live;
 mod readme;
 mod run;
 mod schema;
+mod snapshots;
 mod support;
 mod validate;

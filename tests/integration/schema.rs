@@ -29,3 +29,73 @@ fn docs_suite_schema_json_is_current_else_regenerate_with_cargo_run_schema() {
          Regenerate it with `{REGENERATE}` and commit the result."
     );
 }
+
+const REGENERATE_SUMMARY: &str = "cargo run -- schema summary > docs/summary.schema.json";
+
+#[test]
+fn docs_summary_schema_json_is_current_and_validates_a_real_summary() {
+    let t = Toolgauge::new();
+    let o = t.run(&["schema", "summary"]).expect_code(OK);
+    let printed: Value = serde_json::from_str(&o.stdout)
+        .unwrap_or_else(|e| panic!("`toolgauge schema summary` printed invalid JSON: {e}"));
+    let path = repo_root().join("docs/summary.schema.json");
+    let committed: Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{} is missing or invalid; generate it with `{REGENERATE_SUMMARY}`",
+                path.display()
+            )
+        });
+    assert!(
+        committed == printed,
+        "docs/summary.schema.json differs from `toolgauge schema summary`: the summary types \
+         changed. Regenerate it with `{REGENERATE_SUMMARY}`, and bump SUMMARY_VERSION if \
+         a reader of the old format would break."
+    );
+    assert!(
+        printed["$comment"]
+            .as_str()
+            .unwrap()
+            .contains("summary.json version"),
+        "the schema names the version it describes"
+    );
+
+    // Every summary.json a run writes is valid against it, and the schema is strict
+    // enough to refuse a broken one.
+    let validator = jsonschema::validator_for(&printed).expect("a valid JSON Schema");
+    let suite = repo_root().join("suites/weather.yaml");
+    t.run(&["run", suite.to_str().unwrap(), "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let summary: Value =
+        serde_json::from_str(&t.read("out/summary.json")).expect("summary.json is JSON");
+    let errors: Vec<String> = validator
+        .iter_errors(&summary)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "summary.json does not match its schema: {errors:?}"
+    );
+    let mut broken = summary.clone();
+    broken["cells"][0]["metrics"]["accuracy"] = Value::String("high".into());
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgauge"))
+        .arg("schema")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgauge starts");
+    // Close the reading end before the schema is printed, as `| head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("toolgauge ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(OK), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -29,6 +29,8 @@
 //! Per-metric deltas (every metric in [`METRIC_NAMES`]) are computed with
 //! [`Metrics::of`] over all of each side's trials in the cell, paired or not.
 
+pub mod html;
+
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
@@ -36,6 +38,7 @@ use comfy_table::{Cell, CellAlignment, Table, presets};
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use crate::report::summary::{CellSummary, OUTCOME_ERROR, OUTCOME_FAIL, OUTCOME_PASS};
 use crate::score::metrics::{METRIC_NAMES, Metrics};
 use crate::score::record::{TrialRecord, Verdict};
 
@@ -337,30 +340,127 @@ pub fn compare_runs(baseline: &[TrialRecord], candidate: &[TrialRecord]) -> Comp
     compare_runs_by(baseline, candidate, CellKey::ALL)
 }
 
+/// One side of a comparison: the trials of a journal, or the cells of a `summary.json`
+/// (their per-trial outcomes and metrics).
+#[derive(Debug, Clone, Copy)]
+pub enum Side<'a> {
+    /// Trials (a run's `trials.jsonl`).
+    Trials(&'a [TrialRecord]),
+    /// Summary cells (a run's `summary.json`, version 2 or later).
+    Cells(&'a [CellSummary]),
+}
+
+/// Where an [`Item`] came from, for its side's metrics.
+#[derive(Debug, Clone, Copy)]
+enum Origin<'a> {
+    Trial(&'a TrialRecord),
+    /// Index into the side's summary cells.
+    Cell(usize),
+}
+
+/// One trial of either side, as pairing sees it.
+#[derive(Debug, Clone)]
+struct Item<'a> {
+    target: &'a str,
+    variant: &'a str,
+    tool_choice: String,
+    case_id: &'a str,
+    repeat: u32,
+    verdict: Verdict,
+    origin: Origin<'a>,
+}
+
+impl<'a> Side<'a> {
+    fn items(self) -> Vec<Item<'a>> {
+        match self {
+            Side::Trials(trials) => trials
+                .iter()
+                .map(|t| Item {
+                    target: &t.target,
+                    variant: &t.variant,
+                    tool_choice: t.tool_choice.to_string(),
+                    case_id: &t.case_id,
+                    repeat: t.repeat,
+                    verdict: t.verdict,
+                    origin: Origin::Trial(t),
+                })
+                .collect(),
+            Side::Cells(cells) => {
+                let mut out = Vec::new();
+                for (i, c) in cells.iter().enumerate() {
+                    for (case, chars) in &c.outcomes {
+                        for (repeat, ch) in chars.chars().enumerate() {
+                            let verdict = match ch {
+                                OUTCOME_PASS => Verdict::Pass,
+                                OUTCOME_FAIL => Verdict::Fail,
+                                OUTCOME_ERROR => Verdict::Error,
+                                _ => continue,
+                            };
+                            out.push(Item {
+                                target: &c.target,
+                                variant: &c.variant,
+                                tool_choice: c.tool_choice.clone(),
+                                case_id: case,
+                                repeat: repeat as u32,
+                                verdict,
+                                origin: Origin::Cell(i),
+                            });
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The metrics of the items of one matched cell: computed from trials, or the summary
+    /// cell's own when the items are exactly one summary cell. `None` when summary cells
+    /// were merged (their metrics can not be combined) or there are no items.
+    fn metrics(self, items: &[&Item<'_>]) -> Option<Metrics> {
+        let first = items.first()?;
+        match (self, first.origin) {
+            (Side::Cells(cells), Origin::Cell(i)) => items
+                .iter()
+                .all(|t| matches!(t.origin, Origin::Cell(j) if j == i))
+                .then(|| cells[i].metrics.clone()),
+            _ => Some(Metrics::of(items.iter().filter_map(|t| match t.origin {
+                Origin::Trial(r) => Some(r),
+                Origin::Cell(_) => None,
+            }))),
+        }
+    }
+}
+
 /// Compare two runs, matching cells on the dimensions `key` keeps.
 pub fn compare_runs_by(
     baseline: &[TrialRecord],
     candidate: &[TrialRecord],
     key: CellKey,
 ) -> Comparison {
-    type Sides<'a> = (Vec<&'a TrialRecord>, Vec<&'a TrialRecord>);
-    let project = |t: &TrialRecord| {
+    compare_sides(Side::Trials(baseline), Side::Trials(candidate), key)
+}
+
+/// Compare two sides of any kind, matching cells on the dimensions `key` keeps.
+pub fn compare_sides(baseline: Side<'_>, candidate: Side<'_>, key: CellKey) -> Comparison {
+    type Sides<'a, 'b> = (Vec<&'b Item<'a>>, Vec<&'b Item<'a>>);
+    let project = |t: &Item<'_>| {
         (
-            key.target.then(|| t.target.clone()),
-            key.variant.then(|| t.variant.clone()),
-            key.tool_choice.then(|| t.tool_choice.to_string()),
+            key.target.then(|| t.target.to_string()),
+            key.variant.then(|| t.variant.to_string()),
+            key.tool_choice.then(|| t.tool_choice.clone()),
         )
     };
-    let mut cells: IndexMap<_, Sides<'_>> = IndexMap::new();
-    for t in baseline {
+    let (b_items, c_items) = (baseline.items(), candidate.items());
+    let mut cells: IndexMap<_, Sides<'_, '_>> = IndexMap::new();
+    for t in &b_items {
         cells.entry(project(t)).or_default().0.push(t);
     }
-    for t in candidate {
+    for t in &c_items {
         cells.entry(project(t)).or_default().1.push(t);
     }
     let cells: Vec<CellComparison> = cells
         .into_values()
-        .map(|(b, c)| compare_cell(&b, &c))
+        .map(|(b, c)| compare_cell(&b, &c, baseline.metrics(&b), candidate.metrics(&c)))
         .collect();
     let sum = |f: fn(&CellComparison) -> u64| cells.iter().map(f).sum::<u64>();
     let overall = Paired::from_counts(
@@ -389,15 +489,24 @@ pub fn compare_variants(trials: &[TrialRecord], a: &str, b: &str) -> Comparison 
     compare_runs_by(&side(a), &side(b), CellKey::IGNORE_VARIANT)
 }
 
-/// A trial's identity inside a cell.
-type TrialId<'a> = (&'a str, String, u32);
+/// [`compare_variants`] over a summary's cells.
+pub fn compare_variants_of_cells(cells: &[CellSummary], a: &str, b: &str) -> Comparison {
+    let side = |v: &str| -> Vec<CellSummary> {
+        cells.iter().filter(|c| c.variant == v).cloned().collect()
+    };
+    let (sa, sb) = (side(a), side(b));
+    compare_sides(Side::Cells(&sa), Side::Cells(&sb), CellKey::IGNORE_VARIANT)
+}
 
-/// Index one side's trials by identity, counting repeats of an identity.
-fn index<'a>(trials: &[&'a TrialRecord]) -> (IndexMap<TrialId<'a>, &'a TrialRecord>, u64) {
+/// A trial's identity inside a cell.
+type TrialId<'a> = (&'a str, &'a str, u32);
+
+/// Index one side's items by identity, counting repeats of an identity.
+fn index<'a, 'b>(items: &[&'b Item<'a>]) -> (IndexMap<TrialId<'b>, &'b Item<'a>>, u64) {
     let mut map = IndexMap::new();
     let mut duplicates = 0;
-    for t in trials {
-        let id = (t.case_id.as_str(), t.tool_choice.to_string(), t.repeat);
+    for t in items {
+        let id = (t.case_id, t.tool_choice.as_str(), t.repeat);
         if map.contains_key(&id) {
             duplicates += 1;
         } else {
@@ -408,23 +517,23 @@ fn index<'a>(trials: &[&'a TrialRecord]) -> (IndexMap<TrialId<'a>, &'a TrialReco
 }
 
 /// The values of one dimension on one side, distinct, in order, joined with `+`.
-fn joined<'a>(trials: &[&'a TrialRecord], f: impl Fn(&'a TrialRecord) -> String) -> String {
+fn joined<'a: 'b, 'b>(items: &[&'b Item<'a>], f: impl Fn(&'b Item<'a>) -> &'b str) -> String {
     let mut seen = HashSet::new();
-    let mut out: Vec<String> = Vec::new();
-    for t in trials {
+    let mut out: Vec<&str> = Vec::new();
+    for t in items {
         let v = f(t);
-        if seen.insert(v.clone()) {
+        if seen.insert(v) {
             out.push(v);
         }
     }
     out.join("+")
 }
 
-fn cell_id(trials: &[&TrialRecord]) -> Option<CellId> {
-    (!trials.is_empty()).then(|| CellId {
-        target: joined(trials, |t| t.target.clone()),
-        variant: joined(trials, |t| t.variant.clone()),
-        tool_choice: joined(trials, |t| t.tool_choice.to_string()),
+fn cell_id(items: &[&Item<'_>]) -> Option<CellId> {
+    (!items.is_empty()).then(|| CellId {
+        target: joined(items, |t| t.target),
+        variant: joined(items, |t| t.variant),
+        tool_choice: joined(items, |t| &t.tool_choice),
     })
 }
 
@@ -450,7 +559,12 @@ fn label(b: Option<&CellId>, c: Option<&CellId>) -> String {
     }
 }
 
-fn compare_cell(baseline: &[&TrialRecord], candidate: &[&TrialRecord]) -> CellComparison {
+fn compare_cell(
+    baseline: &[&Item<'_>],
+    candidate: &[&Item<'_>],
+    mb: Option<Metrics>,
+    mc: Option<Metrics>,
+) -> CellComparison {
     let (bi, duplicates_baseline) = index(baseline);
     let (ci, duplicates_candidate) = index(candidate);
     let (mut n11, mut n10, mut n01, mut n00) = (0, 0, 0, 0);
@@ -465,7 +579,8 @@ fn compare_cell(baseline: &[&TrialRecord], candidate: &[&TrialRecord]) -> CellCo
             unscored_pairs += 1;
             continue;
         }
-        let direction = match (bt.passed(), ct.passed()) {
+        let passed = |t: &Item<'_>| t.verdict == Verdict::Pass;
+        let direction = match (passed(bt), passed(ct)) {
             (true, true) => {
                 n11 += 1;
                 continue;
@@ -485,7 +600,7 @@ fn compare_cell(baseline: &[&TrialRecord], candidate: &[&TrialRecord]) -> CellCo
         };
         flips.push(Flip {
             case_id: id.0.to_string(),
-            tool_choice: id.1.clone(),
+            tool_choice: id.1.to_string(),
             repeat: id.2,
             direction,
         });
@@ -495,9 +610,6 @@ fn compare_cell(baseline: &[&TrialRecord], candidate: &[&TrialRecord]) -> CellCo
     });
     let only_candidate = ci.keys().filter(|id| !bi.contains_key(*id)).count() as u64;
 
-    let side_metrics =
-        |trials: &[&TrialRecord]| (!trials.is_empty()).then(|| Metrics::of(trials.iter().copied()));
-    let (mb, mc) = (side_metrics(baseline), side_metrics(candidate));
     let metrics = METRIC_NAMES
         .iter()
         .map(|name| {
@@ -880,7 +992,7 @@ mod tests {
 
     const T: &str = "openai:gpt-4o-mini";
 
-    fn trial(
+    pub(super) fn trial(
         case: &str,
         target: &str,
         variant: &str,
@@ -910,7 +1022,7 @@ mod tests {
 
     /// Two runs of one cell (`T × clear × auto`) with the given paired counts: `n11` both
     /// pass, `n10` pass → fail, `n01` fail → pass, `n00` both fail.
-    fn runs(
+    pub(super) fn runs(
         variant: &str,
         n11: usize,
         n10: usize,
