@@ -204,3 +204,55 @@ impl Summary {
         self.thresholds.iter().all(|t| t.ok)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Response, ToolChoice};
+    use crate::suite::CaseKind;
+
+    fn trial(case: &str, variant: &str, repeat: u32, verdict: Verdict) -> TrialRecord {
+        TrialRecord {
+            case_id: case.into(),
+            kind: CaseKind::ShouldCall,
+            tags: vec![],
+            target: "t".into(),
+            variant: variant.into(),
+            tool_choice: ToolChoice::Auto,
+            repeat,
+            messages: vec![],
+            response: (verdict != Verdict::Error).then(Response::default),
+            checks: None,
+            verdict,
+            reasons: vec![],
+            cost_usd: None,
+        }
+    }
+
+    #[test]
+    fn outcomes_keep_every_verdict_by_case_and_repeat() {
+        let trials = vec![
+            trial("b", "v", 1, Verdict::Fail),
+            trial("a", "v", 0, Verdict::Pass),
+            trial("b", "v", 0, Verdict::Pass),
+            // Repeat 1 of `a` never ran (a stopped run).
+            trial("a", "v", 2, Verdict::Error),
+            trial("a", "w", 0, Verdict::Fail),
+            // Beyond any real run: left out rather than sizing a string.
+            trial("c", "v", u32::MAX, Verdict::Pass),
+        ];
+        let cells = vec![
+            ("t".to_string(), "v".to_string(), "auto".to_string()),
+            ("t".to_string(), "w".to_string(), "auto".to_string()),
+        ];
+        let s = Summary::build("s", &cells, &[], &trials, &[]);
+        let v: Vec<(&str, &str)> = s.cells[0]
+            .outcomes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(v, [("b", "PF"), ("a", "P-E")]);
+        assert_eq!(s.cells[1].outcomes["a"], "F");
+        assert_eq!(s.summary_version, 2);
+    }
+}

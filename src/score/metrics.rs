@@ -240,7 +240,7 @@ impl Metrics {
                 }
             };
             Consistency {
-                k: max_repeat + 1,
+                k: max_repeat.saturating_add(1),
                 cases,
                 pass_at_k: mean(&|n, c| pass_at_k(n, c, k)),
                 pass_hat_k: mean(&|n, c| pass_hat_k(n, c, k)),

@@ -142,11 +142,11 @@ fn trials_jsonl_has_one_line_per_trial_with_verdict_and_checks() {
 }
 
 #[test]
-fn summary_json_has_version_1_and_one_cell_per_matrix_cell() {
+fn summary_json_has_version_2_and_one_cell_per_matrix_cell() {
     let (t, o) = oracle();
     o.assert_code(OK);
     let s = t.run_dir("out").json("summary.json");
-    assert_eq!(s["summary_version"], 1);
+    assert_eq!(s["summary_version"], 2);
     assert_eq!(s["suite"], "weather");
     let cells = s["cells"].as_array().expect("cells is a list");
     let names: Vec<String> = cells
@@ -165,6 +165,10 @@ fn summary_json_has_version_1_and_one_cell_per_matrix_cell() {
     for c in cells {
         assert!(c["metrics"].is_object(), "{c}");
         assert!(c["tool_definition_tokens"].as_u64().unwrap_or(0) > 0, "{c}");
+        // The oracle passes every trial: one `P` per repeat for each of the 4 cases.
+        let outcomes = c["outcomes"].as_object().expect("outcomes per case");
+        assert_eq!(outcomes.len(), 4, "{c}");
+        assert!(outcomes.values().all(|v| v == "P"), "{c}");
     }
     assert!(s["overall"].is_object());
     assert_eq!(s["thresholds"][0]["metric"], "accuracy");
