@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 use super::AppError;
 use super::report::read_journal;
 use crate::cli::CompareArgs;
+use std::collections::HashMap;
+
 use serde::Deserialize;
 
 use crate::compare::{self, CellKey, Comparison, Gate, Side};
 use crate::exit;
+use crate::report::RunMeta;
 use crate::report::summary::{CellSummary, SUMMARY_VERSION};
 use crate::score::TrialRecord;
 
@@ -96,11 +99,43 @@ fn read_summary(path: &Path) -> Result<Vec<CellSummary>, AppError> {
     Ok(file.cells)
 }
 
+/// The journal is in completion order, which varies from run to run; cells are compared
+/// and listed in the matrix order of the run's `run.json` (as its summary lists them).
+/// Without a readable `run.json` the journal order stays.
+fn in_matrix_order(trials: &mut [TrialRecord], dir: &Path) {
+    let Some(meta) = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<RunMeta>(&t).ok())
+    else {
+        return;
+    };
+    let m = &meta.matrix;
+    let mut order: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    for t in &m.targets {
+        for v in &m.variants {
+            for c in &m.tool_choice {
+                let next = order.len();
+                order.entry((t, v, c)).or_insert(next);
+            }
+        }
+    }
+    // Stable: within a cell the journal order stays.
+    trials.sort_by_cached_key(|t| {
+        let mode = t.tool_choice.to_string();
+        order
+            .get(&(t.target.as_str(), t.variant.as_str(), mode.as_str()))
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
+}
+
 fn load(path: &Path) -> Result<Loaded, AppError> {
     let dir = run_dir(path);
     let journal = dir.join("trials.jsonl");
     if journal.is_file() {
-        return read_journal(&journal).map(Loaded::Trials);
+        let mut trials = read_journal(&journal)?;
+        in_matrix_order(&mut trials, &dir);
+        return Ok(Loaded::Trials(trials));
     }
     let summary = if path.is_file() {
         path.to_path_buf()
