@@ -67,7 +67,11 @@ pub(crate) fn resolve(
         variants.to_vec()
     };
     for v in &variants {
-        for t in &suite.tools {
+        for t in suite
+            .tools
+            .iter()
+            .chain(suite.cases.iter().flat_map(|c| c.tools.iter().flatten()))
+        {
             if t.description(v).is_none() {
                 return Err(AppError::bad(
                     format!("tool `{}` has no description variant `{v}`", t.name),
@@ -93,7 +97,11 @@ pub(crate) fn resolve(
     };
     for m in &modes {
         if let ToolChoice::Function(f) = m
-            && !suite.tools.iter().any(|t| &t.name == f)
+            && !suite
+                .tools
+                .iter()
+                .chain(suite.cases.iter().flat_map(|c| c.tools.iter().flatten()))
+                .any(|t| &t.name == f)
         {
             return Err(AppError::bad(
                 format!("--tool-choice names unknown function `{f}`"),

@@ -38,6 +38,9 @@ pub struct Plan {
     pub repeats: u32,
     /// Tool definitions per variant (shared by every trial of the variant).
     pub tools: Vec<(String, Arc<Vec<ToolDefinition>>)>,
+    /// For each case with tools of its own: its definitions per variant, in the order
+    /// of `tools`.
+    case_tools: Vec<Option<Vec<Arc<Vec<ToolDefinition>>>>>,
     /// Token size of each variant's tool definitions, counted on first use.
     tool_tokens: Vec<OnceLock<u64>>,
 }
@@ -72,31 +75,75 @@ impl Plan {
                 )
             })
             .collect();
+        let case_tools = suite
+            .cases
+            .iter()
+            .map(|c| {
+                c.tools.as_ref().map(|own| {
+                    variants
+                        .iter()
+                        .map(|v| Arc::new(own.iter().map(|t| t.definition(v)).collect()))
+                        .collect()
+                })
+            })
+            .collect();
         Plan {
             suite,
             cells,
             repeats,
             tool_tokens: tools.iter().map(|_| OnceLock::new()).collect(),
             tools,
+            case_tools,
         }
     }
 
-    /// The o200k_base token size of `variant`'s tool definitions (counted once).
+    /// The o200k_base token size of `variant`'s tool definitions (counted once). When
+    /// cases offer tools of their own, the mean over cases of the tools each offers.
     pub fn tool_tokens(&self, variant: &str) -> u64 {
-        match self.tools.iter().position(|(v, _)| v == variant) {
-            Some(i) => *self.tool_tokens[i]
-                .get_or_init(|| crate::score::tokens::tool_definition_tokens(&self.tools[i].1)),
-            None => 0,
+        use crate::score::tokens::tool_definition_tokens;
+        let Some(i) = self.tools.iter().position(|(v, _)| v == variant) else {
+            return 0;
+        };
+        *self.tool_tokens[i].get_or_init(|| {
+            if self.case_tools.iter().all(Option::is_none) {
+                return tool_definition_tokens(&self.tools[i].1);
+            }
+            let shared = OnceLock::new();
+            let total: u64 = self
+                .case_tools
+                .iter()
+                .map(|own| match own {
+                    Some(per_variant) => tool_definition_tokens(&per_variant[i]),
+                    None => *shared.get_or_init(|| tool_definition_tokens(&self.tools[i].1)),
+                })
+                .sum();
+            total / self.case_tools.len().max(1) as u64
+        })
+    }
+
+    /// The o200k_base token size of the tool definitions of one request: the variant's
+    /// (counted once), or those of a case with tools of its own.
+    pub fn request_tool_tokens(&self, case: usize, variant: &str) -> u64 {
+        match self.own_tools(case, variant) {
+            Some(own) => crate::score::tokens::tool_definition_tokens(&own),
+            None => self.tool_tokens(variant),
         }
     }
 
-    /// The tool definitions of `variant`.
+    /// The tool definitions of `variant` (the suite's; see [`Plan::request`] for cases
+    /// with tools of their own).
     pub fn tools_for(&self, variant: &str) -> Arc<Vec<ToolDefinition>> {
         self.tools
             .iter()
             .find(|(v, _)| v == variant)
             .map(|(_, t)| t.clone())
             .unwrap_or_default()
+    }
+
+    fn own_tools(&self, case: usize, variant: &str) -> Option<Arc<Vec<ToolDefinition>>> {
+        let per_variant = self.case_tools.get(case)?.as_ref()?;
+        let i = self.tools.iter().position(|(v, _)| v == variant)?;
+        per_variant.get(i).cloned()
     }
 
     /// Every trial, in a stable order: cell, then case, then repeat. Cases restricted
@@ -126,7 +173,9 @@ impl Plan {
         let case = &self.suite.cases[t.case];
         let request = Request {
             messages: case.messages.clone(),
-            tools: self.tools_for(&cell.variant),
+            tools: self
+                .own_tools(t.case, &cell.variant)
+                .unwrap_or_else(|| self.tools_for(&cell.variant)),
             tool_choice: cell.tool_choice.clone(),
         };
         let key = TrialKey {

@@ -150,7 +150,7 @@ pub async fn execute(
             match result {
                 Ok(mut response) => {
                     if response.usage.is_none() {
-                        let tool_tokens = plan.tool_tokens(&cell.variant);
+                        let tool_tokens = plan.request_tool_tokens(t.case, &cell.variant);
                         response.usage =
                             Some(tokens::estimate_usage(&request, &response, tool_tokens));
                     }

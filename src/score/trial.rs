@@ -317,7 +317,11 @@ impl<'a> CaseScorer<'a> {
     }
 
     fn check_call(&self, call: &ToolCall, args: Option<&Value>) -> CallCheck {
-        let tool = self.suite.tools.iter().find(|t| t.name == call.name);
+        let tool = self
+            .case
+            .tools(self.suite)
+            .iter()
+            .find(|t| t.name == call.name);
         let mut check = CallCheck {
             tool: call.name.clone(),
             id: call.id.clone(),

@@ -15,7 +15,7 @@ use super::load::source_line;
 use super::matcher::{CompileContext, Matcher};
 use super::model::{
     CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec, Role,
-    SuiteFile, ToolChoiceSpec,
+    SuiteFile, ToolChoiceSpec, ToolSpec,
 };
 use super::normalize::Normalizer;
 use super::span::Spanned;
@@ -88,20 +88,37 @@ pub fn compile(
             Some("add at least one case".into()),
         );
     }
-    if model.tools.is_empty() && !model.cases.is_empty() {
+    if model.tools.is_empty()
+        && !model.cases.is_empty()
+        && model.cases.iter().any(|c| c.tools.is_none())
+    {
         c.report(
             (1, 1),
             "tools",
             "`tools` has no entries",
-            Some("offer at least one tool, or the suite measures nothing about tool calls".into()),
+            Some("offer at least one tool (or give every case its own `tools`), or the suite measures nothing about tool calls".into()),
         );
     }
 
-    let (tools, broken) = compile_tools(&mut c, &model);
+    let (tools, broken) = compile_tools(&mut c, &model.tools, "tools");
     let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    // Each case's own tools, compiled up front (variants are collected over all tools).
+    let case_tools: Vec<Option<(Vec<Tool>, Vec<String>)>> = model
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            spec.tools
+                .as_ref()
+                .map(|t| compile_tools(&mut c, t, &format!("cases[{i}].tools")))
+        })
+        .collect();
 
     let mut variants: Vec<String> = Vec::new();
-    for t in &tools {
+    for t in tools
+        .iter()
+        .chain(case_tools.iter().flatten().flat_map(|(t, _)| t.iter()))
+    {
         for v in t.descriptions.keys() {
             if !(variants.contains(v) || t.descriptions.len() == 1 && v == "default") {
                 variants.push(v.clone());
@@ -117,6 +134,7 @@ pub fn compile(
     let defaults_extra = model.defaults.extra_args.unwrap_or_default();
     let ctx = CaseContext {
         tools: &tool_index,
+        own_tools: false,
         broken: &broken,
         norm,
         count: defaults_count,
@@ -125,7 +143,7 @@ pub fn compile(
 
     let mut cases = Vec::with_capacity(model.cases.len());
     let mut seen: HashMap<String, u32> = HashMap::new();
-    for (i, spec) in model.cases.iter().enumerate() {
+    for ((i, spec), own) in model.cases.iter().enumerate().zip(case_tools) {
         let field = format!("cases[{i}]");
         if spec.id.value.trim().is_empty() {
             c.report(
@@ -147,7 +165,36 @@ pub fn compile(
         } else {
             seen.insert(spec.id.value.clone(), spec.id.line);
         }
-        if let Some(case) = compile_case(&mut c, spec, &field, &ctx, model.system.as_deref()) {
+        let compiled = match &own {
+            None => compile_case(&mut c, spec, &field, &ctx, model.system.as_deref()),
+            Some((own_tools, own_broken)) => {
+                if own_tools.is_empty() && own_broken.is_empty() {
+                    // A case may offer no tools at all (e.g. an irrelevance item), but
+                    // then nothing can be expected of a call.
+                    if spec.kind == CaseKind::ShouldCall {
+                        c.report(
+                            spec.id.at(),
+                            format!("{field}.tools"),
+                            format!("case `{}` expects a call but offers no tools", spec.id.value),
+                            Some("list the tools this case offers, or drop `tools:` to offer the suite's".into()),
+                        );
+                    }
+                }
+                let index: HashMap<&str, &Tool> =
+                    own_tools.iter().map(|t| (t.name.as_str(), t)).collect();
+                let own_ctx = CaseContext {
+                    tools: &index,
+                    own_tools: true,
+                    broken: own_broken,
+                    norm: ctx.norm,
+                    count: ctx.count,
+                    extra: ctx.extra,
+                };
+                compile_case(&mut c, spec, &field, &own_ctx, model.system.as_deref())
+            }
+        };
+        if let Some(mut case) = compiled {
+            case.tools = own.map(|(t, _)| t);
             cases.push(case);
         }
     }
@@ -211,11 +258,15 @@ fn valid_tool_name(name: &str) -> bool {
 
 /// The tools that compiled, and the names of those that did not (so expectations naming
 /// them are not reported a second time as unknown tools).
-fn compile_tools(c: &mut Checker<'_>, model: &SuiteFile) -> (Vec<Tool>, Vec<String>) {
+fn compile_tools(
+    c: &mut Checker<'_>,
+    specs: &[ToolSpec],
+    prefix: &str,
+) -> (Vec<Tool>, Vec<String>) {
     let mut tools: Vec<Tool> = Vec::new();
     let mut broken = Vec::new();
-    for (i, t) in model.tools.iter().enumerate() {
-        let field = format!("tools[{i}]");
+    for (i, t) in specs.iter().enumerate() {
+        let field = format!("{prefix}[{i}]");
         let name = &t.name.value;
         if !valid_tool_name(name) {
             c.report(
@@ -230,7 +281,7 @@ fn compile_tools(c: &mut Checker<'_>, model: &SuiteFile) -> (Vec<Tool>, Vec<Stri
                 t.name.at(),
                 format!("{field}.name"),
                 format!("duplicate tool name `{name}`"),
-                Some("tool names must be unique within a suite".into()),
+                Some("tool names must be unique within a tool list".into()),
             );
         }
         let descriptions: IndexMap<String, String> = match (&t.description, &t.variants) {
@@ -432,7 +483,14 @@ fn compile_matrix(
     variants: &[String],
 ) -> MatrixDefaults {
     let m = &model.matrix;
-    let known = |f: &str| tools.iter().any(|t| t.name == f);
+    let known = |f: &str| {
+        tools.iter().any(|t| t.name == f)
+            || model
+                .cases
+                .iter()
+                .flat_map(|c| c.tools.iter().flatten())
+                .any(|t| t.name.value == f)
+    };
     let modes = check_modes(c, &m.tool_choice, &known, "matrix.tool_choice");
     let mut chosen = Vec::new();
     for v in &m.variants {
@@ -446,15 +504,28 @@ fn compile_matrix(
         }
         chosen.push(v.value.clone());
     }
-    for v in if chosen.is_empty() { variants } else { &chosen } {
-        for (i, t) in model.tools.iter().enumerate() {
+    let all_tools = model
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("tools[{i}]"), t))
+        .chain(model.cases.iter().enumerate().flat_map(|(k, case)| {
+            case.tools
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(move |(i, t)| (format!("cases[{k}].tools[{i}]"), t))
+        }));
+    let run_variants = if chosen.is_empty() { variants } else { &chosen };
+    for (field, t) in all_tools {
+        for v in run_variants {
             if let Some(tv) = &t.variants
                 && !tv.value.contains_key(v)
                 && v != "default"
             {
                 c.report(
                     tv.at(),
-                    format!("tools[{i}].variants"),
+                    format!("{field}.variants"),
                     format!("tool `{}` has no variant `{v}`", t.name.value),
                     Some(format!(
                         "every tool with `variants` must word each variant the matrix runs ({})",
@@ -501,6 +572,8 @@ fn compile_matrix(
 
 struct CaseContext<'a> {
     tools: &'a HashMap<&'a str, &'a Tool>,
+    /// The tools are the case's own (for messages).
+    own_tools: bool,
     broken: &'a [String],
     norm: Normalizer,
     count: CountMode,
@@ -603,6 +676,7 @@ fn compile_case(
         kind: spec.kind,
         messages,
         tags: spec.tags.clone(),
+        tools: None,
         expect,
         modes,
         per_mode,
@@ -879,7 +953,11 @@ fn compile_calls(
                 call.tool.at(),
                 format!("{cf}.tool"),
                 format!("expectation names unknown tool `{}`", call.tool.value),
-                Some(format!("the suite's tools are: {}", sorted_list(&names))),
+                Some(format!(
+                    "the {} tools are: {}",
+                    if ctx.own_tools { "case's" } else { "suite's" },
+                    sorted_list(&names)
+                )),
             );
             continue;
         };

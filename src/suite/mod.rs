@@ -105,12 +105,21 @@ pub struct Case {
     pub messages: Vec<Message>,
     /// Labels.
     pub tags: Vec<String>,
+    /// The case's own tools, offered instead of the suite's (`None`: the suite's).
+    pub tools: Option<Vec<Tool>>,
     /// The expectation as written.
     pub expect: Expectation,
     /// Modes this case runs under (`None`: all).
     pub modes: Option<Vec<ToolChoice>>,
     /// Overrides per mode.
     pub per_mode: Vec<ModeOverride>,
+}
+
+impl Case {
+    /// The tools this case offers: its own, or the suite's.
+    pub fn tools<'a>(&'a self, suite: &'a Suite) -> &'a [Tool] {
+        self.tools.as_deref().unwrap_or(&suite.tools)
+    }
 }
 
 /// A different kind and expectation under some modes.

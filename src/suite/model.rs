@@ -31,7 +31,8 @@ pub struct SuiteFile {
     /// Path of the cassette to replay, relative to the suite file.
     #[serde(default)]
     pub cassette: Option<String>,
-    /// The tools offered to the model in every case.
+    /// The tools offered to the model in every case (a case may offer its own instead).
+    #[serde(default)]
     pub tools: Vec<ToolSpec>,
     /// The test cases.
     pub cases: Vec<CaseSpec>,
@@ -142,6 +143,10 @@ pub struct CaseSpec {
     /// Free labels for filtering reports.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The tools offered in this case instead of the suite's `tools` (same format), for
+    /// suites whose cases each come with their own functions (e.g. imported benchmarks).
+    #[serde(default)]
+    pub tools: Option<Vec<ToolSpec>>,
     /// The expectation (required for `should_call` and `ambiguous`).
     #[serde(default)]
     pub expect: Option<ExpectSpec>,

@@ -435,3 +435,39 @@ fn report_regenerates_the_files_of_a_run_without_a_model() {
     let o = t.run(&["report", "no-such-dir"]);
     o.assert_code(crate::support::BAD_INPUT);
 }
+
+#[test]
+fn cases_with_their_own_tools_send_and_score_those_tools() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("per_case_tools.yaml");
+    t.run(&["run", &suite, "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let trials = t.run_dir("out").trials();
+    assert_eq!(trials.len(), 3);
+    assert!(trials.iter().all(|t| t["verdict"] == "pass"), "{trials:?}");
+    // Each request carried its case's tools: the oracle called the one the case expects,
+    // and the same name (`math.add`) is a different tool in two cases.
+    let by_case = |id: &str| trials.iter().find(|t| t["case_id"] == id).unwrap().clone();
+    assert_eq!(
+        by_case("add")["response"]["tool_calls"][0]["name"],
+        "math.add"
+    );
+    assert_eq!(
+        by_case("weather")["response"]["tool_calls"][0]["name"],
+        "get_weather"
+    );
+    assert_eq!(by_case("chat")["checks"]["called"], false);
+
+    // An expectation naming a tool the case does not offer is located in that case.
+    let text = t
+        .read(&suite)
+        .replace("tool: get_weather, args", "tool: math.sub, args");
+    t.write("bad.yaml", text);
+    let o = t.run(&["validate", "bad.yaml"]);
+    o.assert_code(crate::support::BAD_INPUT);
+    o.stderr_has(&[
+        "expectation names unknown tool `math.sub`",
+        "cases[1].expect.calls[0].tool",
+        "the case's tools are: `get_weather`, `math.add`",
+    ]);
+}
