@@ -30,6 +30,30 @@ pub enum Command {
     /// Work with cassettes.
     #[command(subcommand)]
     Cassette(CassetteCommand),
+    /// Import a benchmark's data as suites.
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+/// `toolgauge import ...`.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// The Berkeley Function Calling Leaderboard's single-turn categories, one suite each.
+    Bfcl(ImportBfclArgs),
+}
+
+/// `toolgauge import bfcl`.
+#[derive(Debug, Args)]
+pub struct ImportBfclArgs {
+    /// BFCL's data directory (holding BFCL_v4_<category>.json and possible_answer/).
+    #[arg(value_name = "DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// Categories to import (default: all single-turn ones); repeat or separate with commas.
+    #[arg(long = "category", value_name = "NAME", value_delimiter = ',')]
+    pub categories: Vec<String>,
+    /// Directory the suites are written to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// `toolgauge run`.
@@ -57,6 +81,20 @@ pub struct RunArgs {
     /// Cassette to replay, replacing the suite's `cassette`.
     #[arg(long, value_name = "FILE")]
     pub cassette: Option<PathBuf>,
+    /// Suites with the bfcl profile: reproduce BFCL's checker exactly, its known defects
+    /// included (greedy pairing of parallel calls; broken calls on irrelevance items
+    /// count as abstaining). See docs/bfcl.md.
+    #[arg(long)]
+    pub bfcl_strict: bool,
+    /// Suites with the bfcl profile: expect `_` where BFCL function names have `.`, as
+    /// BFCL does for function-calling models.
+    #[arg(long)]
+    pub bfcl_underscore_names: bool,
+    /// `bfcl-result` targets: the model's style, `fc` (function calling: text results
+    /// are plain answers) or `prompt` (text results are Python call lists). Default:
+    /// `fc` for a file with any list result, else `prompt`.
+    #[arg(long, value_name = "STYLE")]
+    pub bfcl_style: Option<String>,
     /// Run directory (default: REPORTS_DIR/SUITE-TIMESTAMP). Only with a single suite.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

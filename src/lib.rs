@@ -7,6 +7,7 @@
 //! together for the command line.
 
 pub mod app;
+pub mod bfcl;
 pub mod cli;
 pub mod compare;
 pub mod exit;

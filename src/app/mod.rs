@@ -38,7 +38,9 @@ mod settings;
 
 use std::path::Path;
 
-use crate::cli::{CassetteCommand, Cli, Command, SchemaKind, ValidateArgs};
+use crate::cli::{
+    CassetteCommand, Cli, Command, ImportBfclArgs, ImportCommand, SchemaKind, ValidateArgs,
+};
 use crate::exit;
 use crate::suite::{self, Suite};
 
@@ -102,6 +104,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Cassette(CassetteCommand::Write(args)) => {
             cassette::cassette_write(&args).map(|()| exit::OK)
         }
+        Command::Import(ImportCommand::Bfcl(args)) => import_bfcl(&args),
     };
     result.unwrap_or_else(|e| {
         e.print();
@@ -127,6 +130,44 @@ pub fn summary_schema() -> String {
         .into(),
     );
     serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+/// `toolgauge import bfcl`: write one suite per category and check each loads.
+fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
+    use crate::suite::BFCL_CATEGORIES;
+    let categories: Vec<String> = if args.categories.is_empty() {
+        BFCL_CATEGORIES.iter().map(ToString::to_string).collect()
+    } else {
+        args.categories.clone()
+    };
+    for c in &categories {
+        if !BFCL_CATEGORIES.contains(&c.as_str()) {
+            return Err(AppError::bad(
+                format!("unknown BFCL category `{c}`"),
+                Some(&format!(
+                    "the single-turn categories are: {}",
+                    BFCL_CATEGORIES.join(", ")
+                )),
+            ));
+        }
+    }
+    let written = crate::bfcl::import::import(&args.data_dir, &categories, &args.out).map_err(|e| {
+        AppError::bad(
+            e.to_string(),
+            Some("give BFCL's data directory, e.g. site-packages/bfcl_eval/data of the bfcl-eval package"),
+        )
+    })?;
+    for w in &written {
+        // A suite that does not load is a defect of the importer, not of the user's input.
+        suite::load(&w.path).map_err(|e| {
+            AppError::Incomplete(format!(
+                "the imported suite `{}` does not load: {e}",
+                w.path.display()
+            ))
+        })?;
+        sayln!("{}: {} cases -> {}", w.category, w.cases, w.path.display());
+    }
+    Ok(exit::OK)
 }
 
 pub(crate) fn load_suite(path: &Path) -> Result<Suite, AppError> {

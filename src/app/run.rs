@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 
 use super::settings::{Source, live_settings, providers_for, resolve, source_for};
 use super::{AppError, load_suite};
+use crate::bfcl::result::ResultStyle;
 use crate::cli::RunArgs;
 use crate::exit;
 use crate::provider::Provider;
@@ -27,7 +28,7 @@ use crate::runner::journal::Journal;
 use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
 use crate::score::prices::PriceTable;
 use crate::score::{TrialRecord, Verdict};
-use crate::suite::Suite;
+use crate::suite::{Profile, Suite};
 
 /// Run every suite of `args` (or resume one run); the most serious exit code wins.
 pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
@@ -158,6 +159,8 @@ struct Answers {
     live: LiveSettings,
     source: Source,
     cassette: Option<PathBuf>,
+    /// `--bfcl-style` for `bfcl-result` targets (`None`: detected per file).
+    bfcl_style: Option<ResultStyle>,
 }
 
 /// Set up providers and the plan for `suite` with the resolved matrix and settings.
@@ -173,13 +176,14 @@ fn prepare(
         live,
         source,
         cassette,
+        bfcl_style,
     } = answers;
     let live = &live;
     let in_suite = in_suite(path);
     // Sampling parameters belong to every non-scripted target (and so to its cassette
     // keys), whether it replays, records or runs live.
     for t in &mut r.targets {
-        if t.provider != "scripted" {
+        if t.provider != "scripted" && t.provider != "bfcl-result" {
             t.params = live.params();
         }
     }
@@ -190,6 +194,7 @@ fn prepare(
         source,
         live,
         (args.rpm, args.tpm),
+        bfcl_style,
     )
     .map_err(in_suite)?;
     let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
@@ -235,6 +240,9 @@ fn prepare(
             parallel_tool_calls: live.parallel_tool_calls,
             extra: live.extra.clone(),
             api_key_env: live.api_key_env.clone(),
+            bfcl_strict: matches!(&suite.profile, Profile::Bfcl(p) if p.strict),
+            bfcl_style: bfcl_style.map(|s| s.as_str().to_string()),
+            bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
         },
     };
     Ok(Prepared {
@@ -246,8 +254,40 @@ fn prepare(
     })
 }
 
+/// `--bfcl-style`, checked.
+fn bfcl_style(flag: Option<&str>) -> Result<Option<ResultStyle>, AppError> {
+    flag.map(|f| {
+        f.parse::<ResultStyle>()
+            .map_err(|e| AppError::bad(e, Some("--bfcl-style is fc or prompt")))
+    })
+    .transpose()
+}
+
+/// `--bfcl-strict` and `--bfcl-underscore-names` on a suite with the `bfcl` profile.
+fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result<(), AppError> {
+    if !(strict || underscore) {
+        return Ok(());
+    }
+    match &mut suite.profile {
+        Profile::Bfcl(p) => {
+            p.strict |= strict;
+            p.underscore_names |= underscore;
+            Ok(())
+        }
+        Profile::Default => Err(AppError::bad(
+            format!(
+                "--bfcl-strict and --bfcl-underscore-names apply to suites with the bfcl profile; `{}` has none",
+                suite.path.display()
+            ),
+            Some("import BFCL suites with `toolgauge import bfcl`, or drop the flags"),
+        )),
+    }
+}
+
 fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
-    let suite = Arc::new(load_suite(path)?);
+    let mut suite = load_suite(path)?;
+    apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
+    let suite = Arc::new(suite);
     let r = resolve(
         &suite,
         &args.targets,
@@ -267,6 +307,7 @@ fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, Ap
         live,
         source,
         cassette,
+        bfcl_style: bfcl_style(args.bfcl_style.as_deref())?,
     };
     let prepared = prepare(path, suite, r, answers, args, dir)?;
     std::fs::create_dir_all(&prepared.dir)
@@ -293,7 +334,13 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         )
     })?;
     let path = PathBuf::from(&old.suite.path);
-    let suite = Arc::new(load_suite(&path)?);
+    let mut suite = load_suite(&path)?;
+    apply_bfcl_flags(
+        &mut suite,
+        old.settings.bfcl_strict,
+        old.settings.bfcl_underscore_names,
+    )?;
+    let suite = Arc::new(suite);
     if suite.hash != old.suite.hash {
         return Err(AppError::bad(
             format!(
@@ -326,6 +373,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         live,
         source,
         cassette: s.cassette.as_ref().map(PathBuf::from),
+        bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
     };
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();

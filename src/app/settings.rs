@@ -229,6 +229,7 @@ pub(crate) fn providers_for(
     source: Source,
     live: &LiveSettings,
     limits: (Option<NonZeroU32>, Option<NonZeroU32>),
+    bfcl_style: Option<crate::bfcl::result::ResultStyle>,
 ) -> Result<HashMap<String, Arc<dyn Provider>>, AppError> {
     let mut out: HashMap<String, Arc<dyn Provider>> = HashMap::new();
     let cassette_path = cassette_flag
@@ -237,7 +238,15 @@ pub(crate) fn providers_for(
     let mut cassette: Option<Arc<Cassette>> = None;
     let mut recorder: Option<Arc<Recorder>> = None;
     for t in targets {
-        let p: Arc<dyn Provider> = if t.provider == "scripted" {
+        let p: Arc<dyn Provider> = if t.provider == "bfcl-result" {
+            let p = crate::bfcl::result::BfclResultProvider::open(Path::new(&t.model), bfcl_style).map_err(|e| {
+                AppError::bad(
+                    e.to_string(),
+                    Some("a BFCL result file has one JSON object per line with `id` and `result` (docs/bfcl.md)"),
+                )
+            })?;
+            Arc::new(p)
+        } else if t.provider == "scripted" {
             Arc::new(ScriptedProvider::new(&t.model, suite.clone()).map_err(|e| {
                 AppError::bad(
                     e.to_string(),
@@ -275,7 +284,7 @@ pub(crate) fn providers_for(
             let live_provider = registry::live_provider(t, live).map_err(|e| {
                 let hint = match &e {
                     RegistryError::UnknownProvider(_) => format!(
-                        "providers are: scripted, {}",
+                        "providers are: scripted, bfcl-result, {}",
                         registry::LIVE_PROVIDERS.join(", ")
                     ),
                     RegistryError::MissingKey { .. } => "export the key, or pass --api-key-env NAME; shipped suites replay without a key (drop --live/--record)".to_string(),

@@ -79,6 +79,15 @@ pub struct RunSettings {
     /// `--api-key-env` values (variable names, never keys).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_key_env: Vec<String>,
+    /// The `bfcl` profile ran with `--bfcl-strict` (or the suite's `strict: true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bfcl_strict: bool,
+    /// `--bfcl-style` of `bfcl-result` targets (`fc` or `prompt`; absent: detected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bfcl_style: Option<String>,
+    /// The `bfcl` profile ran with `--bfcl-underscore-names`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bfcl_underscore_names: bool,
 }
 
 /// `run.json`: what ran, when, and with which tools.

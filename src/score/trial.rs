@@ -13,7 +13,7 @@ use crate::provider::{Message, Response, ToolCall, ToolChoice};
 use crate::suite::matcher::check_fields;
 use crate::suite::model::NormalizeRule;
 use crate::suite::{
-    CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Suite,
+    CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Profile, Suite,
     TextChecks,
 };
 
@@ -111,6 +111,8 @@ pub struct CaseScorer<'a> {
     case: &'a Case,
     grounding: String,
     grounding_norm: Normalizer,
+    /// The `bfcl` profile's view of the case, when the suite declares it.
+    bfcl: Option<crate::bfcl::profile::BfclCase>,
 }
 
 impl<'a> CaseScorer<'a> {
@@ -144,11 +146,16 @@ impl<'a> CaseScorer<'a> {
                 }
             }
         }
+        let bfcl = match &suite.profile {
+            Profile::Bfcl(p) => Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
+            Profile::Default => None,
+        };
         CaseScorer {
             suite,
             case,
             grounding: text,
             grounding_norm,
+            bfcl,
         }
     }
 
@@ -195,6 +202,15 @@ impl<'a> CaseScorer<'a> {
         let mut args_expected = 0;
         let mut expected_tools = Vec::new();
         match expect {
+            // `any_call`: some call, to any tool.
+            Expectation::Calls(e) if e.calls.is_empty() => {
+                if !called {
+                    reasons.push(Reason::new(
+                        "missed_call",
+                        "expected a call to any tool; none was made",
+                    ));
+                }
+            }
             Expectation::Calls(e) => {
                 let r = self.match_calls(e, &response.tool_calls, &parsed);
                 args_matched = r.args_matched;
@@ -304,6 +320,10 @@ impl<'a> CaseScorer<'a> {
                         .map(String::as_str)
                         .collect::<Vec<_>>()
             });
+        // A declared profile decides the verdict; the checks above still feed the metrics.
+        if let Some(b) = &self.bfcl {
+            reasons = b.reasons(response);
+        }
         let checks = TrialChecks {
             kind,
             called,

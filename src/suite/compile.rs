@@ -14,11 +14,12 @@ use super::error::{Diagnostic, SuiteError};
 use super::load::source_line;
 use super::matcher::{CompileContext, Matcher};
 use super::model::{
-    CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec, Role,
-    SuiteFile, ToolChoiceSpec, ToolSpec,
+    CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec,
+    ProfileSpec, Role, SuiteFile, ToolChoiceSpec, ToolSpec,
 };
 use super::normalize::Normalizer;
 use super::span::Spanned;
+use super::{BFCL_CATEGORIES, BfclProfile, Profile};
 use super::{
     CallsExpectation, Case, CaseKind, Expectation, ExpectedCall, MatrixDefaults, ModeOverride,
     Outcome, Suite, TextChecks, Threshold, Tool,
@@ -132,8 +133,10 @@ pub fn compile(
     let matrix = compile_matrix(&mut c, &model, &tools, &variants);
     let defaults_count = model.defaults.count.unwrap_or_default();
     let defaults_extra = model.defaults.extra_args.unwrap_or_default();
+    let profile = compile_profile(&mut c, &model);
     let ctx = CaseContext {
         tools: &tool_index,
+        bfcl: matches!(profile, Profile::Bfcl(_)),
         own_tools: false,
         broken: &broken,
         norm,
@@ -184,6 +187,7 @@ pub fn compile(
                     own_tools.iter().map(|t| (t.name.as_str(), t)).collect();
                 let own_ctx = CaseContext {
                     tools: &index,
+                    bfcl: ctx.bfcl,
                     own_tools: true,
                     broken: own_broken,
                     norm: ctx.norm,
@@ -221,7 +225,33 @@ pub fn compile(
         cassette,
         variants,
         sampling: model.sampling,
+        profile,
     })
+}
+
+/// The scoring profile the suite declares.
+fn compile_profile(c: &mut Checker<'_>, model: &SuiteFile) -> Profile {
+    match &model.profile {
+        None => Profile::Default,
+        Some(ProfileSpec::Bfcl(b)) => {
+            if !BFCL_CATEGORIES.contains(&b.category.value.as_str()) {
+                c.report(
+                    b.category.at(),
+                    "profile.bfcl.category",
+                    format!("unknown BFCL category `{}`", b.category.value),
+                    Some(format!(
+                        "the categories are: {}",
+                        BFCL_CATEGORIES.join(", ")
+                    )),
+                );
+            }
+            Profile::Bfcl(BfclProfile {
+                category: b.category.value.clone(),
+                strict: b.strict,
+                underscore_names: b.underscore_names,
+            })
+        }
+    }
 }
 
 /// `base/rel` with `.` and `..` resolved lexically where possible (`suites/../fixtures/x`
@@ -572,6 +602,8 @@ fn compile_matrix(
 
 struct CaseContext<'a> {
     tools: &'a HashMap<&'a str, &'a Tool>,
+    /// The suite uses the bfcl profile.
+    bfcl: bool,
     /// The tools are the case's own (for messages).
     own_tools: bool,
     broken: &'a [String],
@@ -813,6 +845,21 @@ fn compile_expect(
 ) -> Option<Expectation> {
     let has_text = !e.contains.is_empty() || e.regex.is_some();
     match kind {
+        CaseKind::ShouldCall if e.any_call => {
+            if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() || has_text {
+                c.report(
+                    at,
+                    field,
+                    "`any_call: true` takes no other expectation",
+                    Some("use `calls` to expect particular calls".into()),
+                );
+                return None;
+            }
+            Some(Expectation::Calls(CallsExpectation {
+                calls: Vec::new(),
+                count: CountMode::AtLeast,
+            }))
+        }
         CaseKind::ShouldCall => {
             if missing || e.calls.as_ref().is_none_or(Vec::is_empty) {
                 c.report(
@@ -843,7 +890,7 @@ fn compile_expect(
             Some(Expectation::Calls(calls))
         }
         CaseKind::ShouldNotCall => {
-            if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() {
+            if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() || e.any_call {
                 c.report(at, field, "a `should_not_call` case takes only `contains` and `regex` (checks on the text answer)", Some("use kind `should_call` or `ambiguous` to expect calls".into()));
                 return None;
             }
@@ -865,7 +912,7 @@ fn compile_expect(
                 );
                 return None;
             };
-            if e.calls.is_some() || has_text || e.count.is_some() {
+            if e.calls.is_some() || has_text || e.count.is_some() || e.any_call {
                 c.report(
                     at,
                     field,
@@ -966,8 +1013,11 @@ fn compile_calls(
         let mut args = Vec::with_capacity(call.args.len());
         for (name, value) in &call.args {
             let af = format!("{cf}.args.{}", name.value);
+            // BFCL answers name parameters their schemas lack (a data defect BFCL
+            // scores as it is), so the bfcl profile keeps them.
             if let Some(p) = props
                 && !p.contains_key(&name.value)
+                && !ctx.bfcl
             {
                 let known: Vec<&str> = p.keys().map(String::as_str).collect();
                 let hint = match crate::suite::matcher::closest_keyword(&name.value) {
@@ -1010,6 +1060,11 @@ fn compile_calls(
         out.push(ExpectedCall {
             tool: tool.name.clone(),
             args,
+            raw_args: call
+                .args
+                .iter()
+                .map(|(k, v)| (k.value.clone(), v.value.clone()))
+                .collect(),
             extra,
         });
     }

@@ -90,6 +90,12 @@ pub fn yaml_options() -> Options {
     let mut budget = Budget::default();
     budget.max_depth = MAX_DEPTH;
     budget.max_aliases = 10_000;
+    // Imported benchmarks are big plain documents (BFCL's live_multiple is 5.5 MB and
+    // about 400,000 nodes). The 16 MiB file limit already bounds a document without
+    // aliases, and the alias budgets bound expansion, so these only need to exceed what
+    // 16 MiB of plain YAML can hold.
+    budget.max_nodes = 8_000_000;
+    budget.max_events = 16_000_000;
     let mut options = Options::default();
     options.budget = Some(budget);
     options.strict_booleans = true;

@@ -22,6 +22,21 @@ use serde_json::Value;
 pub use error::{Diagnostic, SuiteError};
 pub use matcher::Matcher;
 pub use model::{CaseKind, CountMode, ExtraArgs, NormalizeRule};
+
+/// The BFCL categories `profile: {bfcl: {category}}` accepts (the single-turn ones).
+pub const BFCL_CATEGORIES: [&str; 11] = [
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+];
 pub use normalize::Normalizer;
 
 use crate::provider::types::{Message, ToolChoice, ToolDefinition};
@@ -53,6 +68,29 @@ pub struct Suite {
     pub variants: Vec<String>,
     /// Sampling parameters for live targets.
     pub sampling: model::SamplingSpec,
+    /// How verdicts are reached.
+    pub profile: Profile,
+}
+
+/// How a suite's verdicts are reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// toolgauge's matchers.
+    #[default]
+    Default,
+    /// BFCL's AST checker (see `crate::bfcl`).
+    Bfcl(BfclProfile),
+}
+
+/// The `bfcl` profile's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BfclProfile {
+    /// The BFCL category (selects the checker).
+    pub category: String,
+    /// Reproduce BFCL's known defects.
+    pub strict: bool,
+    /// Expect `_` for `.` in function names.
+    pub underscore_names: bool,
 }
 
 /// A tool with its compiled argument schema.
@@ -188,6 +226,8 @@ pub struct ExpectedCall {
     pub tool: String,
     /// Argument matchers in suite order.
     pub args: Vec<(String, Matcher)>,
+    /// The matchers as written, in suite order (profiles read them their own way).
+    pub raw_args: Vec<(String, Value)>,
     /// Whether unlisted arguments fail.
     pub extra: ExtraArgs,
 }

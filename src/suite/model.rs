@@ -48,6 +48,34 @@ pub struct SuiteFile {
     /// Sampling parameters sent to live targets (command-line flags override each).
     #[serde(default)]
     pub sampling: SamplingSpec,
+    /// How verdicts are reached: toolgauge's matchers (default), or a declared profile
+    /// such as `{bfcl: {category: simple_python}}` (see docs/bfcl.md).
+    #[serde(default)]
+    pub profile: Option<ProfileSpec>,
+}
+
+/// A scoring profile.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ProfileSpec {
+    /// Score as the Berkeley Function Calling Leaderboard's AST checker does.
+    Bfcl(BfclProfileSpec),
+}
+
+/// Settings of the `bfcl` profile.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BfclProfileSpec {
+    /// The BFCL category the cases come from (e.g. `simple_python`, `live_parallel`); it
+    /// selects BFCL's checker (simple, multiple, parallel, irrelevance or relevance).
+    pub category: Spanned<String>,
+    /// Reproduce BFCL exactly, its known defects included (`--bfcl-strict`).
+    #[serde(default)]
+    pub strict: bool,
+    /// Expect `_` where BFCL's function names have `.`, as BFCL does for function-calling
+    /// APIs (`--bfcl-underscore-names`).
+    #[serde(default)]
+    pub underscore_names: bool,
 }
 
 /// Sampling parameters for live targets; part of the cassette key when set.
@@ -226,6 +254,9 @@ pub struct ExpectSpec {
     /// `should_call`: `exact` (no other calls) or `at_least` (other calls allowed).
     #[serde(default)]
     pub count: Option<CountMode>,
+    /// `should_call`: any call to any tool passes (instead of `calls`).
+    #[serde(default)]
+    pub any_call: bool,
     /// `should_not_call` (or an outcome): the text answer must contain these strings.
     #[serde(default)]
     pub contains: Vec<String>,

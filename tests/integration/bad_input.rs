@@ -320,6 +320,6 @@ fn live_target_without_a_key_is_refused_naming_the_variable() {
 fn unknown_live_provider_is_refused_with_the_providers() {
     refuse_flags(&["--target", "mystery:model"]).stderr_has(&[
         "unknown provider `mystery`",
-        "hint: providers are: scripted, openai, openai-compatible, ollama, anthropic, gemini",
+        "hint: providers are: scripted, bfcl-result, openai, openai-compatible, ollama, anthropic, gemini",
     ]);
 }

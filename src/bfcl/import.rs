@@ -1,0 +1,496 @@
+//! `toolgauge import bfcl`: BFCL's single-turn categories as toolgauge suites, one per
+//! category, scored by the `bfcl` profile.
+//!
+//! Each BFCL item becomes a case with BFCL's id, its messages, and its own tools (BFCL
+//! items each come with their functions). BFCL parameter types become JSON Schema
+//! (`dict` → `object`, `float` → `number`, `tuple` → `array`, `any` → no type), and every
+//! converted node keeps BFCL's own type as `x-bfcl-type`, so the profile scores with
+//! BFCL's type rules exactly. Possible answers become matchers: one acceptable value is a
+//! literal (`{eq: V}` for lists and maps), several are `{one_of: [...]}`, and `""` among
+//! them (BFCL's "may be omitted") is `optional: true`; an empty list (no value can pass,
+//! a defect of a few BFCL items) is `{absent: true}`. Irrelevance items become
+//! `should_not_call` cases; relevance items `should_call` with `any_call: true`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::data::{self, DataError, Item};
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Reading BFCL's files.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// An item is not what BFCL writes.
+    #[error("item `{id}`: {message}")]
+    Item {
+        /// The item id.
+        id: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Writing a suite.
+    #[error("failed to write `{path}`: {message}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One written suite.
+#[derive(Debug)]
+pub struct Imported {
+    /// The category.
+    pub category: String,
+    /// The suite file written.
+    pub path: PathBuf,
+    /// Cases in it.
+    pub cases: usize,
+}
+
+/// Import `categories` from BFCL's data directory `dir` into `out` (created if
+/// missing): one suite `bfcl_<category>.yaml` per category.
+pub fn import(dir: &Path, categories: &[String], out: &Path) -> Result<Vec<Imported>, ImportError> {
+    std::fs::create_dir_all(out).map_err(|e| ImportError::Write {
+        path: out.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut written = Vec::new();
+    for category in categories {
+        let qfile = data::question_file(dir, category)?;
+        let items = data::read_items(&qfile)?;
+        let answers = match data::answer_file(&qfile) {
+            Some(a) => data::read_answers(&a)?,
+            None => Default::default(),
+        };
+        let kind = Kind::of(category);
+        let mut cases = Vec::with_capacity(items.len());
+        for item in &items {
+            let answer = answers.get(&item.id);
+            if kind == Kind::Ast && answer.is_none() {
+                return Err(ImportError::Item {
+                    id: item.id.clone(),
+                    message: format!(
+                        "no possible answer for it in `{}`",
+                        data::answer_file(&qfile)
+                            .map_or_else(|| "possible_answer/".into(), |p| p.display().to_string())
+                    ),
+                });
+            }
+            cases.push(case(item, kind, answer)?);
+        }
+        let source = qfile
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let suite = json!({
+            "name": format!("bfcl_{category}"),
+            "description": format!(
+                "BFCL {category} ({} items), imported from {source} by `toolgauge import bfcl`. \
+                 Scored as BFCL's AST checker does (docs/bfcl.md). Run it against a BFCL \
+                 result file with --target bfcl-result:FILE.",
+                items.len()
+            ),
+            "profile": {"bfcl": {"category": category}},
+            "cases": cases,
+        });
+        let text = serde_saphyr::to_string(&suite).map_err(|e| ImportError::Write {
+            path: category.clone(),
+            message: e.to_string(),
+        })?;
+        let path = out.join(format!("bfcl_{category}.yaml"));
+        let header = format!(
+            "# BFCL {category}: {} items from {source}, imported by `toolgauge import bfcl`.\n\
+             # BFCL data: Apache License 2.0, Gorilla / Berkeley Function Calling Leaderboard.\n",
+            items.len()
+        );
+        std::fs::write(&path, header + &text).map_err(|e| ImportError::Write {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        written.push(Imported {
+            category: category.clone(),
+            path,
+            cases: items.len(),
+        });
+    }
+    Ok(written)
+}
+
+/// How a category's items are expected to be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Calls checked against possible answers.
+    Ast,
+    /// No call.
+    Irrelevance,
+    /// Any call.
+    Relevance,
+}
+
+impl Kind {
+    fn of(category: &str) -> Kind {
+        if category.contains("irrelevance") {
+            Kind::Irrelevance
+        } else if category.contains("relevance") {
+            Kind::Relevance
+        } else {
+            Kind::Ast
+        }
+    }
+}
+
+fn case(item: &Item, kind: Kind, answer: Option<&Value>) -> Result<Value, ImportError> {
+    let bad = |message: String| ImportError::Item {
+        id: item.id.clone(),
+        message,
+    };
+    let messages: Vec<&data::Message> = item.question.iter().flatten().collect();
+    let mut case = Map::new();
+    case.insert("id".into(), json!(item.id));
+    case.insert(
+        "kind".into(),
+        json!(match kind {
+            Kind::Irrelevance => "should_not_call",
+            _ => "should_call",
+        }),
+    );
+    let text = |m: &data::Message| match &m.content {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if let [m] = messages.as_slice()
+        && m.role == "user"
+    {
+        case.insert("prompt".into(), json!(text(m)));
+    } else {
+        let mut out = Vec::new();
+        for m in &messages {
+            if !["system", "user", "assistant"].contains(&m.role.as_str()) {
+                return Err(bad(format!(
+                    "message role `{}` is not system, user or assistant",
+                    m.role
+                )));
+            }
+            out.push(json!({"role": m.role, "content": text(m)}));
+        }
+        case.insert("messages".into(), Value::Array(out));
+    }
+    let tools: Vec<Value> = item
+        .function
+        .iter()
+        .map(|f| tool(f).map_err(&bad))
+        .collect::<Result<_, _>>()?;
+    case.insert("tools".into(), Value::Array(tools));
+    match kind {
+        Kind::Irrelevance => {}
+        Kind::Relevance => {
+            case.insert("expect".into(), json!({"any_call": true}));
+        }
+        Kind::Ast => {
+            let gt = answer
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("the possible answer's `ground_truth` is not a list".into()))?;
+            let mut calls = Vec::new();
+            for call in gt {
+                let Some((name, params)) = call.as_object().and_then(|o| o.iter().next()) else {
+                    return Err(bad(format!(
+                        "ground-truth call {call} is not {{name: {{...}}}}"
+                    )));
+                };
+                let Some(params) = params.as_object() else {
+                    return Err(bad(format!(
+                        "ground-truth parameters of `{name}` are not a map"
+                    )));
+                };
+                let mut args = Map::new();
+                for (p, options) in params {
+                    let Some(options) = options.as_array() else {
+                        return Err(bad(format!(
+                            "acceptable values of `{name}.{p}` are not a list: {options}"
+                        )));
+                    };
+                    args.insert(p.clone(), matcher(options));
+                }
+                calls.push(json!({"tool": name, "args": args}));
+            }
+            case.insert("expect".into(), json!({"calls": calls}));
+        }
+    }
+    Ok(Value::Object(case))
+}
+
+/// One BFCL function as a suite tool.
+fn tool(f: &Value) -> Result<Value, String> {
+    let name = f
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("a function has no name: {f}"))?;
+    let description = f.get("description").and_then(Value::as_str).unwrap_or("");
+    let params = f
+        .get("parameters")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "dict", "properties": {}}));
+    let mut schema = to_json_schema(&params);
+    if let Value::Object(o) = &mut schema
+        && !o.contains_key("type")
+    {
+        o.insert("type".into(), json!("object"));
+    }
+    Ok(json!({"name": name, "description": description, "parameters": schema}))
+}
+
+/// The JSON Schema type standing for a BFCL type; `None` when it has none (`any`).
+fn json_type(bfcl: &str) -> Option<&'static str> {
+    Some(match bfcl {
+        "dict" | "object" => "object",
+        "float" | "number" => "number",
+        "tuple" | "array" => "array",
+        "integer" => "integer",
+        "string" => "string",
+        "boolean" => "boolean",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+/// The BFCL type a JSON Schema type stands for when no `x-bfcl-type` says otherwise.
+fn inferred(json: Option<&str>) -> Option<&'static str> {
+    Some(match json? {
+        "object" => "dict",
+        "number" => "float",
+        "array" => "array",
+        "integer" => "integer",
+        "string" => "string",
+        "boolean" => "boolean",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+/// BFCL's parameter schema as JSON Schema, BFCL's types kept as `x-bfcl-type` where the
+/// JSON type does not imply them (`tuple`, `any`, and any type BFCL may add).
+pub fn to_json_schema(node: &Value) -> Value {
+    let Value::Object(o) = node else {
+        return node.clone();
+    };
+    let mut out = Map::new();
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("type", Value::String(t)) => {
+                if let Some(j) = json_type(t) {
+                    out.insert("type".into(), json!(j));
+                }
+                // Only where the JSON type does not say which BFCL type it was.
+                if inferred(json_type(t)) != Some(t.as_str()) {
+                    out.insert("x-bfcl-type".into(), v.clone());
+                }
+            }
+            ("properties", Value::Object(props)) => {
+                out.insert(
+                    k.clone(),
+                    Value::Object(
+                        props
+                            .iter()
+                            .map(|(p, s)| (p.clone(), to_json_schema(s)))
+                            .collect(),
+                    ),
+                );
+            }
+            ("items", _) => {
+                out.insert(k.clone(), to_json_schema(v));
+            }
+            // Only a list of names is JSON Schema's `required`; BFCL's own flags are kept
+            // under other names so the schema still compiles.
+            ("required", Value::Array(_)) => {
+                out.insert(k.clone(), v.clone());
+            }
+            ("required" | "optional", _) => {
+                out.insert(format!("x-bfcl-{k}"), v.clone());
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The suite's JSON Schema back in BFCL's form (what [`to_json_schema`] converted).
+pub fn to_bfcl_schema(node: &Value) -> Value {
+    let Value::Object(o) = node else {
+        return node.clone();
+    };
+    let bfcl_type = o.get("x-bfcl-type").cloned().or_else(|| {
+        inferred(o.get("type").and_then(Value::as_str)).map(|t| Value::String(t.into()))
+    });
+    let mut out = Map::new();
+    for (k, v) in o {
+        match k.as_str() {
+            "x-bfcl-type" => {}
+            "type" => {
+                out.insert(k.clone(), bfcl_type.clone().unwrap_or_else(|| v.clone()));
+            }
+            "x-bfcl-required" | "x-bfcl-optional" => {
+                out.insert(k.trim_start_matches("x-bfcl-").to_string(), v.clone());
+            }
+            "properties" => {
+                let props = v
+                    .as_object()
+                    .map(|p| {
+                        p.iter()
+                            .map(|(n, s)| (n.clone(), to_bfcl_schema(s)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.insert(k.clone(), Value::Object(props));
+            }
+            "items" => {
+                out.insert(k.clone(), to_bfcl_schema(v));
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if let Some(t) = bfcl_type
+        && !out.contains_key("type")
+    {
+        out.insert("type".into(), t);
+    }
+    Value::Object(out)
+}
+
+/// The matcher for one parameter's acceptable values.
+fn matcher(options: &[Value]) -> Value {
+    let optional = options.iter().any(|o| o.as_str() == Some(""));
+    let values: Vec<Value> = options
+        .iter()
+        .filter(|o| o.as_str() != Some(""))
+        .map(|v| match v {
+            Value::Array(_) | Value::Object(_) => json!({"eq": v}),
+            _ => v.clone(),
+        })
+        .collect();
+    match (values.as_slice(), optional) {
+        ([], true) => json!({"optional": true}),
+        ([], false) => json!({"absent": true}),
+        ([one], false) => one.clone(),
+        (_, false) => json!({"one_of": values}),
+        (_, true) => json!({"one_of": values, "optional": true}),
+    }
+}
+
+/// The acceptable values a matcher written by the importer stands for (BFCL's list,
+/// `""` for "may be omitted"); `Err` for matchers the `bfcl` profile can not read.
+pub fn options_of(matcher: &Value) -> Result<Vec<Value>, String> {
+    let lit = |v: &Value| -> Result<Value, String> {
+        match v {
+            Value::Object(o) if o.len() == 1 && o.contains_key("eq") => Ok(o["eq"].clone()),
+            Value::Object(_) | Value::Array(_) => Err(format!(
+                "{v} is not a literal; write lists and maps as {{eq: ...}}"
+            )),
+            _ => Ok(v.clone()),
+        }
+    };
+    let Value::Object(o) = matcher else {
+        return lit(matcher).map(|v| vec![v]);
+    };
+    let optional = match o.get("optional") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(format!("`optional` must be true or false, got {other}")),
+    };
+    let mut keys: Vec<&str> = o
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "optional")
+        .collect();
+    keys.sort_unstable();
+    let mut values = match keys.as_slice() {
+        [] if optional => Vec::new(),
+        ["eq"] => vec![o["eq"].clone()],
+        ["one_of"] => o["one_of"]
+            .as_array()
+            .ok_or("`one_of` must be a list")?
+            .iter()
+            .map(lit)
+            .collect::<Result<_, _>>()?,
+        ["absent"] if o["absent"] == json!(true) && !optional => return Ok(Vec::new()),
+        _ => {
+            return Err(format!(
+                "the bfcl profile reads literals, `eq`, `one_of`, `optional` and `absent: true`; got {matcher}"
+            ));
+        }
+    };
+    if optional {
+        values.push(json!(""));
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bfcl_types_become_json_schema_and_back() {
+        let bfcl = json!({
+            "type": "dict",
+            "properties": {
+                "x": {"type": "float", "description": "a"},
+                "pair": {"type": "tuple", "items": {"type": "integer"}},
+                "any": {"type": "any"},
+                "opts": {"type": "dict", "properties": {"k": {"type": "string"}}, "required": ["k"]},
+                "flag": {"type": "boolean", "optional": true, "default": false}
+            },
+            "required": ["x"]
+        });
+        let schema = to_json_schema(&bfcl);
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["x"]["type"], "number");
+        assert_eq!(schema["properties"]["pair"]["type"], "array");
+        assert_eq!(schema["properties"]["pair"]["items"]["type"], "integer");
+        assert!(schema["properties"]["any"].get("type").is_none());
+        assert_eq!(schema["properties"]["any"]["x-bfcl-type"], "any");
+        assert_eq!(schema["properties"]["pair"]["x-bfcl-type"], "tuple");
+        assert!(
+            schema["properties"]["x"].get("x-bfcl-type").is_none(),
+            "float is implied"
+        );
+        assert_eq!(schema["properties"]["flag"]["x-bfcl-optional"], true);
+        assert!(jsonschema::validator_for(&schema).is_ok());
+        assert_eq!(to_bfcl_schema(&schema), bfcl);
+    }
+
+    #[test]
+    fn possible_answers_round_trip_through_matchers() {
+        for options in [
+            json!([10]),
+            json!(["units", ""]),
+            json!(["", 0]),
+            json!([""]),
+            json!([]),
+            json!([[1, 2], [2, 1]]),
+            json!([{"a": 1}, ""]),
+            json!([null, "x"]),
+            json!([1.5, 2]),
+        ] {
+            let opts = options.as_array().unwrap();
+            let m = matcher(opts);
+            let mut back = options_of(&m).unwrap();
+            let mut want = opts.clone();
+            // `""` moves to the end; its position never matters to BFCL.
+            let key = |v: &Value| (v.as_str() == Some(""), v.to_string());
+            back.sort_by_key(key);
+            want.sort_by_key(key);
+            assert_eq!(back, want, "{m}");
+        }
+        assert!(options_of(&json!({"regex": "x"})).is_err());
+        assert!(options_of(&json!([1, 2])).is_err());
+    }
+}

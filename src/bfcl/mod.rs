@@ -1,0 +1,12 @@
+//! The Berkeley Function Calling Leaderboard (BFCL): importing its single-turn categories
+//! as suites ([`import`]), replaying its result files as a recorded target ([`result`]),
+//! and scoring them exactly as BFCL's AST checker does (the `bfcl` profile, [`profile`]
+//! with [`checker`] and [`decode`]). See docs/bfcl.md.
+
+pub mod checker;
+pub mod data;
+pub mod decode;
+pub mod import;
+pub mod profile;
+pub mod result;
+pub mod value;

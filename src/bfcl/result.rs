@@ -1,0 +1,259 @@
+//! `bfcl-result:FILE`: a BFCL result file replayed as a recorded target.
+//!
+//! A result file has one JSON object per line: `id`, `result`, and optionally
+//! `input_token_count`, `output_token_count` and `latency` (seconds). `result` is what
+//! the model produced in one of BFCL's two forms: a list of `{name: "<JSON arguments>"}`
+//! (function-calling models) or text such as `[f(a=1, b='x')]` (prompt-mode models, and
+//! function-calling models that answered in text). The response shows the calls decoded
+//! as BFCL decodes them; the original `result` travels with it (in `raw`) so the `bfcl`
+//! profile scores exactly what BFCL would. An item with no line is an error trial that
+//! says so ("missing"), never a failure.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::decode;
+use super::value::Decoded;
+use crate::provider::{Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
+
+/// The key under which a response's `raw` carries the BFCL `result`.
+pub const RAW_KEY: &str = "bfcl_result";
+/// The key under which it carries the [`ResultStyle`].
+pub const STYLE_KEY: &str = "bfcl_style";
+
+/// How a model wrote its results, which decides how BFCL decodes a text `result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultStyle {
+    /// A function-calling model: calls are `[{name: "<JSON>"}]`, text is a plain answer
+    /// (BFCL's decoding of it fails: no call).
+    Fc,
+    /// A prompt-mode model: text is a Python list of calls.
+    Prompt,
+}
+
+impl ResultStyle {
+    /// `fc` or `prompt`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultStyle::Fc => "fc",
+            ResultStyle::Prompt => "prompt",
+        }
+    }
+}
+
+impl std::str::FromStr for ResultStyle {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ResultStyle, String> {
+        match s {
+            "fc" => Ok(ResultStyle::Fc),
+            "prompt" => Ok(ResultStyle::Prompt),
+            other => Err(format!("unknown BFCL result style `{other}`")),
+        }
+    }
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultFileError {
+    /// The file could not be read.
+    #[error("failed to read BFCL result file `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A line is not a BFCL result line.
+    #[error("BFCL result file `{path}` line {line}: {message}")]
+    Line {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One line of a result file.
+#[derive(Debug, Clone)]
+struct Line {
+    result: Value,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    latency_s: Option<f64>,
+}
+
+/// The provider.
+pub struct BfclResultProvider {
+    path: PathBuf,
+    lines: HashMap<String, Line>,
+    style: ResultStyle,
+}
+
+/// A token count BFCL stored as a number (or a list of numbers, one per step).
+fn count(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_f64().map(|f| f.max(0.0) as u64),
+        Value::Array(a) => Some(a.iter().filter_map(|x| count(Some(x))).sum()),
+        _ => None,
+    }
+}
+
+impl BfclResultProvider {
+    /// Read `path`, written by a model of `style` (`None`: `fc` when any result is a
+    /// list, else `prompt`). A later line with an id already seen replaces it (as a re-run
+    /// appended to a file would).
+    pub fn open(
+        path: &Path,
+        style: Option<ResultStyle>,
+    ) -> Result<BfclResultProvider, ResultFileError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let mut lines = HashMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let bad = |message: String| ResultFileError::Line {
+                path: shown.clone(),
+                line: i + 1,
+                message,
+            };
+            let v: Value = serde_json::from_str(raw).map_err(|e| bad(e.to_string()))?;
+            let id = v
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("no string `id`".into()))?
+                .to_string();
+            let result = v
+                .get("result")
+                .cloned()
+                .ok_or_else(|| bad(format!("item `{id}` has no `result`")))?;
+            let latency_s = match v.get("latency") {
+                Some(Value::Number(n)) => n.as_f64(),
+                Some(Value::Array(a)) => Some(a.iter().filter_map(Value::as_f64).sum()),
+                _ => None,
+            };
+            lines.insert(
+                id,
+                Line {
+                    result,
+                    input_tokens: count(v.get("input_token_count")),
+                    output_tokens: count(v.get("output_token_count")),
+                    latency_s,
+                },
+            );
+        }
+        let style = style.unwrap_or_else(|| {
+            if lines.values().any(|l| l.result.is_array()) {
+                ResultStyle::Fc
+            } else {
+                ResultStyle::Prompt
+            }
+        });
+        Ok(BfclResultProvider {
+            path: path.to_path_buf(),
+            lines,
+            style,
+        })
+    }
+
+    /// Result lines read.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// True when the file has no result line.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+/// The calls a `result` of a `style` model shows, decoded as BFCL decodes it (the
+/// profile re-decodes the original for scoring; these are for reports and toolgauge's
+/// own checks).
+pub fn response_of(result: &Value, style: ResultStyle) -> Response {
+    let mut response = Response::default();
+    match result {
+        Value::Array(items) => {
+            for item in items {
+                let Some((name, args)) = item.as_object().and_then(|o| o.iter().next()) else {
+                    continue;
+                };
+                response.tool_calls.push(ToolCall {
+                    id: None,
+                    name: name.clone(),
+                    arguments: match args {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                });
+            }
+        }
+        Value::String(text) => {
+            // Prompt-mode text: the calls it decodes to, with the text kept.
+            if style == ResultStyle::Prompt
+                && let Decoded::Calls(calls) = decode::decode_prompt(text, false)
+            {
+                response.tool_calls = calls
+                    .into_iter()
+                    .map(|(name, args)| ToolCall {
+                        id: None,
+                        name,
+                        arguments: args.to_json().to_string(),
+                    })
+                    .collect();
+            }
+            response.text = Some(text.clone());
+        }
+        other => response.text = Some(other.to_string()),
+    }
+    response.raw = Some(json!({ RAW_KEY: result, STYLE_KEY: style.as_str() }));
+    response
+}
+
+#[async_trait]
+impl Provider for BfclResultProvider {
+    async fn complete(
+        &self,
+        _request: &Request,
+        key: &TrialKey,
+    ) -> Result<Response, ProviderError> {
+        let Some(line) = self.lines.get(&key.case_id) else {
+            return Err(ProviderError::Decode {
+                provider: "bfcl-result".into(),
+                message: format!(
+                    "missing: `{}` has no result line for item `{}`",
+                    self.path.display(),
+                    key.case_id
+                ),
+            });
+        };
+        let mut response = response_of(&line.result, self.style);
+        if let (Some(i), Some(o)) = (line.input_tokens, line.output_tokens) {
+            response.usage = Some(Usage {
+                input_tokens: i,
+                output_tokens: o,
+                estimated: false,
+            });
+        }
+        response.latency_ms = line.latency_s.map_or(0.0, |s| s * 1000.0);
+        Ok(response)
+    }
+
+    fn source(&self) -> String {
+        format!(
+            "BFCL result file {} ({} items, {} style)",
+            self.path.display(),
+            self.lines.len(),
+            self.style.as_str()
+        )
+    }
+}
