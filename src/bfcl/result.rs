@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -90,9 +91,16 @@ struct Line {
 /// The provider.
 pub struct BfclResultProvider {
     path: PathBuf,
-    lines: HashMap<String, Line>,
+    lines: Arc<Lines>,
     style: ResultStyle,
 }
+
+/// Result files already read in this process, by path: `toolgauge run suites/*.yaml -t
+/// bfcl-result:DIR` reads a model's whole result directory once, not once per suite.
+static READ: Mutex<Vec<(PathBuf, Arc<Lines>)>> = Mutex::new(Vec::new());
+
+/// A result file's lines by item id.
+type Lines = HashMap<String, Line>;
 
 /// A token count BFCL stored as a number (or a list of numbers, one per step).
 fn count(v: Option<&Value>) -> Option<u64> {
@@ -105,52 +113,29 @@ fn count(v: Option<&Value>) -> Option<u64> {
 
 impl BfclResultProvider {
     /// Read `path`, written by a model of `style` (`None`: `fc` when any result is a
-    /// list, else `prompt`). A later line with an id already seen replaces it (as a re-run
-    /// appended to a file would).
+    /// list, else `prompt`). `path` is a result file, or a directory in BFCL's layout
+    /// (`result/<model>/`), whose `*_result.json` files are all read. A later line with
+    /// an id already seen replaces it (as a re-run appended to a file would).
     pub fn open(
         path: &Path,
         style: Option<ResultStyle>,
     ) -> Result<BfclResultProvider, ResultFileError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
-            path: shown.clone(),
-            source,
-        })?;
-        let mut lines = HashMap::new();
-        for (i, raw) in text.lines().enumerate() {
-            if raw.trim().is_empty() {
-                continue;
+        let cached = READ
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, l)| l.clone());
+        let lines = match cached {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(read_path(path)?);
+                READ.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((path.to_path_buf(), l.clone()));
+                l
             }
-            let bad = |message: String| ResultFileError::Line {
-                path: shown.clone(),
-                line: i + 1,
-                message,
-            };
-            let v: Value = serde_json::from_str(raw).map_err(|e| bad(e.to_string()))?;
-            let id = v
-                .get("id")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("no string `id`".into()))?
-                .to_string();
-            let result = v
-                .get("result")
-                .cloned()
-                .ok_or_else(|| bad(format!("item `{id}` has no `result`")))?;
-            let latency_s = match v.get("latency") {
-                Some(Value::Number(n)) => n.as_f64(),
-                Some(Value::Array(a)) => Some(a.iter().filter_map(Value::as_f64).sum()),
-                _ => None,
-            };
-            lines.insert(
-                id,
-                Line {
-                    result,
-                    input_tokens: count(v.get("input_token_count")),
-                    output_tokens: count(v.get("output_token_count")),
-                    latency_s,
-                },
-            );
-        }
+        };
         let style = style.unwrap_or_else(|| {
             if lines.values().any(|l| l.result.is_array()) {
                 ResultStyle::Fc
@@ -174,6 +159,100 @@ impl BfclResultProvider {
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
+}
+
+/// Every line of the result file or directory at `path`, by id.
+fn read_path(path: &Path) -> Result<HashMap<String, Line>, ResultFileError> {
+    let mut lines = HashMap::new();
+    {
+        let files = if path.is_dir() {
+            let mut found = Vec::new();
+            result_files(path, &mut found, 0).map_err(|source| ResultFileError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            found.sort();
+            if found.is_empty() {
+                return Err(ResultFileError::Io {
+                    path: path.display().to_string(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "the directory holds no *_result.json file",
+                    ),
+                });
+            }
+            found
+        } else {
+            vec![path.to_path_buf()]
+        };
+        for file in &files {
+            read_file(file, &mut lines)?;
+        }
+    }
+    Ok(lines)
+}
+
+/// The `*_result.json` files under `dir` (BFCL writes them a level or two down).
+fn result_files(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) -> std::io::Result<()> {
+    if depth > 8 {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let p = entry?.path();
+        if p.is_dir() {
+            result_files(&p, out, depth + 1)?;
+        } else if p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with("_result.json"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The lines of one result file, into `lines` by id.
+fn read_file(path: &Path, lines: &mut HashMap<String, Line>) -> Result<(), ResultFileError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    for (i, raw) in text.lines().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| ResultFileError::Line {
+            path: shown.clone(),
+            line: i + 1,
+            message,
+        };
+        let v: Value = serde_json::from_str(raw).map_err(|e| bad(e.to_string()))?;
+        let id = v
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no string `id`".into()))?
+            .to_string();
+        let result = v
+            .get("result")
+            .cloned()
+            .ok_or_else(|| bad(format!("item `{id}` has no `result`")))?;
+        let latency_s = match v.get("latency") {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::Array(a)) => Some(a.iter().filter_map(Value::as_f64).sum()),
+            _ => None,
+        };
+        lines.insert(
+            id,
+            Line {
+                result,
+                input_tokens: count(v.get("input_token_count")),
+                output_tokens: count(v.get("output_token_count")),
+                latency_s,
+            },
+        );
+    }
+    Ok(())
 }
 
 /// The calls a `result` of a `style` model shows, decoded as BFCL decodes it (the

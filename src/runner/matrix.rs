@@ -5,6 +5,9 @@ use std::sync::{Arc, OnceLock};
 use crate::provider::{Request, Target, ToolChoice, ToolDefinition, TrialKey};
 use crate::suite::Suite;
 
+/// Cases whose own tools are tokenized to estimate a variant's mean tool-definition size.
+pub const TOKEN_SAMPLE: usize = 100;
+
 /// One cell of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cell {
@@ -98,7 +101,10 @@ impl Plan {
     }
 
     /// The o200k_base token size of `variant`'s tool definitions (counted once). When
-    /// cases offer tools of their own, the mean over cases of the tools each offers.
+    /// cases offer tools of their own, the mean over cases of the tools each offers,
+    /// estimated from at most [`TOKEN_SAMPLE`] cases spread evenly over the suite
+    /// (tokenizing every case's tools would cost more than scoring a whole imported
+    /// benchmark).
     pub fn tool_tokens(&self, variant: &str) -> u64 {
         use crate::score::tokens::tool_definition_tokens;
         let Some(i) = self.tools.iter().position(|(v, _)| v == variant) else {
@@ -109,15 +115,17 @@ impl Plan {
                 return tool_definition_tokens(&self.tools[i].1);
             }
             let shared = OnceLock::new();
-            let total: u64 = self
-                .case_tools
+            let n = self.case_tools.len();
+            let step = n.div_ceil(TOKEN_SAMPLE).max(1);
+            let sample: Vec<_> = self.case_tools.iter().step_by(step).collect();
+            let total: u64 = sample
                 .iter()
                 .map(|own| match own {
                     Some(per_variant) => tool_definition_tokens(&per_variant[i]),
                     None => *shared.get_or_init(|| tool_definition_tokens(&self.tools[i].1)),
                 })
                 .sum();
-            total / self.case_tools.len().max(1) as u64
+            total / sample.len().max(1) as u64
         })
     }
 

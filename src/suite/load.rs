@@ -80,22 +80,28 @@ pub fn parse_yaml(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
             source_line: None,
         }]));
     }
-    serde_saphyr::from_str_with_options(text, yaml_options())
+    serde_saphyr::from_str_with_options(text, yaml_options_for(text.len()))
         .map_err(|e| SuiteError::Invalid(vec![yaml_diagnostic(&e, text, path)]))
 }
 
 /// YAML options: strict booleans and leading zeros kept as text, so `country: NO` and
 /// `zip: 010` stay strings; budgets refuse bombs and deep nesting.
 pub fn yaml_options() -> Options {
+    yaml_options_for(0)
+}
+
+/// [`yaml_options`] for a document of `len` bytes. The node budget is what stops an
+/// alias bomb (a few bytes that expand into millions of nodes), so it stays at 250,000
+/// for small files and grows only with the text: a node takes at least two bytes of
+/// plain YAML, so `len / 2` nodes can not come from expansion. Imported benchmarks are
+/// big plain documents (BFCL's live_multiple is about 5 MB).
+pub fn yaml_options_for(len: usize) -> Options {
     let mut budget = Budget::default();
     budget.max_depth = MAX_DEPTH;
     budget.max_aliases = 10_000;
-    // Imported benchmarks are big plain documents (BFCL's live_multiple is 5.5 MB and
-    // about 400,000 nodes). The 16 MiB file limit already bounds a document without
-    // aliases, and the alias budgets bound expansion, so these only need to exceed what
-    // 16 MiB of plain YAML can hold.
-    budget.max_nodes = 8_000_000;
-    budget.max_events = 16_000_000;
+    let nodes = (len / 2).max(250_000);
+    budget.max_nodes = nodes;
+    budget.max_events = nodes.saturating_mul(4);
     let mut options = Options::default();
     options.budget = Some(budget);
     options.strict_booleans = true;

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# BFCL end-to-end bench: import every single-turn category from BFCL's data and score one
+# model's result files, timed as processes with /usr/bin/time -v.
+#
+# The result files are built from the possible answers (the first acceptable value of
+# every parameter; text for irrelevance items, a call for relevance items), in BFCL's
+# layout (result/<model>/{non_live,live}/BFCL_v4_<category>_result.json) with token
+# counts and latency, as BFCL's generation writes them. With BFCL_VENV set, BFCL's own
+# `bfcl evaluate` scores the same files for comparison.
+#
+# Usage: BFCL_DATA=/path/to/bfcl_eval/data benches/bfcl.sh
+#        BFCL_VENV=/path/to/venv benches/bfcl.sh       (data found in the venv)
+# Environment:
+#   RUNS=3        timed runs of each command
+#   KEEP=0        KEEP=1 keeps the temporary directory (suites, results, runs, BFCL scores)
+#   TOOLGAUGE=    use this binary instead of building target/release/toolgauge
+#   TIME_BIN=/usr/bin/time
+set -euo pipefail
+RUNS=${RUNS:-3}
+TIME_BIN=${TIME_BIN:-/usr/bin/time}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+MODEL=gpt-4o-2024-11-20-FC
+
+if [[ -z "${BFCL_DATA:-}" && -n "${BFCL_VENV:-}" ]]; then
+    BFCL_DATA=$("$BFCL_VENV/bin/python" -c 'import importlib.util, os; print(os.path.join(os.path.dirname(importlib.util.find_spec("bfcl_eval").origin), "data"))')
+fi
+if [[ -z "${BFCL_DATA:-}" || ! -d "$BFCL_DATA" ]]; then
+    echo "error: set BFCL_DATA to BFCL's data directory (or BFCL_VENV to a venv with bfcl-eval)" >&2
+    exit 2
+fi
+if [[ ! -x "$TIME_BIN" ]]; then
+    echo "error: $TIME_BIN is missing (Debian package \`time\`)" >&2
+    exit 2
+fi
+if [[ -z "${TOOLGAUGE:-}" ]]; then
+    (cd "$root" && cargo build --release --quiet)
+    TOOLGAUGE="$root/target/release/toolgauge"
+fi
+
+tmp=$(mktemp -d /tmp/toolgauge-bfcl.XXXXXX)
+if [[ "${KEEP:-0}" == 1 ]]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+
+python3 - "$BFCL_DATA" "$tmp/root/result/$MODEL" <<'PY'
+import json, os, sys
+data, out = sys.argv[1], sys.argv[2]
+cats = ["simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
+        "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
+        "live_irrelevance", "live_relevance"]
+NONE = object()  # "only \"\" is acceptable": leave the parameter out
+def first(opts):
+    if not isinstance(opts, list):
+        return inst(opts)
+    for o in opts:
+        if o != "":
+            return inst(o)
+    return NONE
+def inst(v):
+    if isinstance(v, dict):
+        return {k: first(o) for k, o in v.items() if first(o) is not NONE}
+    if isinstance(v, list):
+        return [inst(x) for x in v]
+    return v
+n = 0
+for c in cats:
+    group = "live" if c.startswith("live") else "non_live"
+    os.makedirs(os.path.join(out, group), exist_ok=True)
+    answers = {}
+    ap = os.path.join(data, "possible_answer", f"BFCL_v4_{c}.json")
+    if os.path.exists(ap):
+        for l in open(ap):
+            if l.strip():
+                a = json.loads(l); answers[a["id"]] = a["ground_truth"]
+    with open(os.path.join(out, group, f"BFCL_v4_{c}_result.json"), "w") as f:
+        for l in open(os.path.join(data, f"BFCL_v4_{c}.json")):
+            if not l.strip():
+                continue
+            q = json.loads(l)
+            if "irrelevance" in c:
+                result = "I can not answer that with the functions I have."
+            elif "relevance" in c:
+                result = [{q["function"][0]["name"].replace(".", "_"): "{}"}]
+            else:
+                result = []
+                for call in answers[q["id"]]:
+                    name, params = next(iter(call.items()))
+                    args = {p: first(o) for p, o in params.items() if first(o) is not NONE}
+                    result.append({name.replace(".", "_"): json.dumps(args)})
+            f.write(json.dumps({"id": q["id"], "result": result, "input_token_count": 812,
+                                "output_token_count": 31, "latency": 0.74}) + "\n")
+            n += 1
+print(f"{n} result lines written", file=sys.stderr)
+PY
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+measure() { # name, command...
+    local name=$1; shift
+    local walls=() rss=()
+    for i in $(seq 1 "$RUNS"); do
+        rm -rf "$tmp/suites" "$tmp/runs"
+        if [[ "$name" != import ]]; then
+            "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites" >/dev/null
+        fi
+        "$TIME_BIN" -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt" || true
+        walls+=("$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$tmp/time.txt")")
+        rss+=("$(awk -F': ' '/Maximum resident set size/ {print $2/1024}' "$tmp/time.txt")")
+    done
+    printf '%-34s wall median %6.3f s   peak RSS max %6.1f MB\n' "$name" \
+        "$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
+}
+
+echo "toolgauge: $TOOLGAUGE; data: $BFCL_DATA; runs: $RUNS"
+measure import "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites"
+measure "run (11 suites, csv)" bash -c "\"$TOOLGAUGE\" run \"$tmp\"/suites/*.yaml -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
+measure "import + run" bash -c "\"$TOOLGAUGE\" import bfcl \"$BFCL_DATA\" --out \"$tmp/suites\" >/dev/null && \"$TOOLGAUGE\" run \"$tmp\"/suites/*.yaml -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
+grep -h "passed" "$tmp/out.txt" | head -11
+
+if [[ -n "${BFCL_VENV:-}" ]]; then
+    measure "bfcl evaluate (BFCL's checker)" env BFCL_PROJECT_ROOT="$tmp/root" OPENAI_API_KEY=unused \
+        "$BFCL_VENV/bin/bfcl" evaluate --model "$MODEL" --test-category single_turn
+fi
+
+if [[ -n "${BFCL_VENV:-}" ]]; then
+    # Item by item: toolgauge --bfcl-strict against BFCL's own score files.
+    rm -rf "$tmp/suites" "$tmp/runs"
+    "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites" >/dev/null
+    "$TOOLGAUGE" run "$tmp"/suites/*.yaml -t bfcl-result:"$tmp/root/result/$MODEL" --bfcl-strict \
+        --bfcl-underscore-names --format csv --reports-dir "$tmp/runs" --quiet >/dev/null || true
+    python3 - "$tmp" <<'PY'
+import csv, glob, json, sys
+tmp = sys.argv[1]
+bfcl = {}
+for f in glob.glob(f"{tmp}/root/score/**/*_score.json", recursive=True):
+    for line in open(f).read().splitlines()[1:]:
+        d = json.loads(line)
+        bfcl[d["id"]] = d.get("error_type")
+ours, n = {}, 0
+for f in glob.glob(f"{tmp}/runs/*/trials.csv"):
+    for row in csv.DictReader(open(f)):
+        n += 1
+        if row["passed"] != "true":
+            ours[row["case_id"]] = row["reasons"].split(": ")[0]
+same = n - len(set(bfcl) ^ set(ours)) - sum(1 for k in set(bfcl) & set(ours) if bfcl[k] != ours[k])
+print(f"item verdicts equal to BFCL's (valid and error type): {same} of {n}")
+print("failed in both:", ", ".join(sorted(bfcl)))
+PY
+fi
