@@ -111,8 +111,8 @@ measure() { # name, command...
 
 echo "toolgauge: $TOOLGAUGE; data: $BFCL_DATA; runs: $RUNS"
 measure import "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites"
-measure "run (11 suites, csv)" bash -c "\"$TOOLGAUGE\" run \"$tmp\"/suites/*.yaml -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
-measure "import + run" bash -c "\"$TOOLGAUGE\" import bfcl \"$BFCL_DATA\" --out \"$tmp/suites\" >/dev/null && \"$TOOLGAUGE\" run \"$tmp\"/suites/*.yaml -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
+measure "run (11 suites, csv)" bash -c "\"$TOOLGAUGE\" run \"$tmp\"/suites/*.json -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
+measure "import + run" bash -c "\"$TOOLGAUGE\" import bfcl \"$BFCL_DATA\" --out \"$tmp/suites\" >/dev/null && \"$TOOLGAUGE\" run \"$tmp\"/suites/*.json -t bfcl-result:\"$tmp/root/result/$MODEL\" --bfcl-strict --bfcl-underscore-names --format csv --reports-dir \"$tmp/runs\" --quiet"
 grep -h "passed" "$tmp/out.txt" | head -11
 
 if [[ -n "${BFCL_VENV:-}" ]]; then
@@ -124,7 +124,7 @@ if [[ -n "${BFCL_VENV:-}" ]]; then
     # Item by item: toolgauge --bfcl-strict against BFCL's own score files.
     rm -rf "$tmp/suites" "$tmp/runs"
     "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites" >/dev/null
-    "$TOOLGAUGE" run "$tmp"/suites/*.yaml -t bfcl-result:"$tmp/root/result/$MODEL" --bfcl-strict \
+    "$TOOLGAUGE" run "$tmp"/suites/*.json -t bfcl-result:"$tmp/root/result/$MODEL" --bfcl-strict \
         --bfcl-underscore-names --format csv --reports-dir "$tmp/runs" --quiet >/dev/null || true
     python3 - "$tmp" <<'PY'
 import csv, glob, json, sys

@@ -151,7 +151,12 @@ fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
             ));
         }
     }
-    let written = crate::bfcl::import::import(&args.data_dir, &categories, &args.out).map_err(|e| {
+    let format = if args.yaml {
+        crate::bfcl::import::SuiteFormat::Yaml
+    } else {
+        crate::bfcl::import::SuiteFormat::Json
+    };
+    let written = crate::bfcl::import::import(&args.data_dir, &categories, &args.out, format).map_err(|e| {
         AppError::bad(
             e.to_string(),
             Some("give BFCL's data directory, e.g. site-packages/bfcl_eval/data of the bfcl-eval package"),

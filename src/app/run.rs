@@ -33,6 +33,8 @@ use crate::suite::{Profile, Suite};
 /// Run every suite of `args` (or resume one run); the most serious exit code wins.
 pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
     check_formats(&args.format)?;
+    // Every run counts tool-definition tokens; load the vocabulary while suites load.
+    crate::score::tokens::warm_up();
     if args.out.is_some() && args.suites.len() > 1 {
         return Err(AppError::bad(
             "--out names one run directory, but several suites were given",

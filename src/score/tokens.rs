@@ -15,6 +15,14 @@ fn count(text: &str) -> u64 {
     tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64
 }
 
+/// Load the tokenizer's vocabulary now, in the background, so that a run's first count
+/// does not wait for it (the load takes about 0.1 s in a release build).
+pub fn warm_up() {
+    std::thread::spawn(|| {
+        let _ = tiktoken_rs::o200k_base_singleton();
+    });
+}
+
 /// Tokens of `tools` as sent in an OpenAI-style `tools` array.
 pub fn tool_definition_tokens(tools: &[ToolDefinition]) -> u64 {
     let json: Vec<serde_json::Value> = tools

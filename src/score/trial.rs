@@ -364,12 +364,22 @@ impl<'a> CaseScorer<'a> {
             check.invalid = Some(InvalidReason::UnknownTool);
             return check;
         };
-        let valid = tool.validator.is_valid(args);
+        let validator = match tool.validator() {
+            Ok(v) => v,
+            Err(e) => {
+                // Not checkable: the schema itself is broken (reported, not guessed).
+                check.schema_errors = vec![format!(
+                    "the schema of `{}` does not compile: {e}",
+                    tool.name
+                )];
+                return check;
+            }
+        };
+        let valid = validator.is_valid(args);
         check.schema_ok = Some(valid);
         if !valid {
             check.invalid = Some(InvalidReason::SchemaViolation);
-            check.schema_errors = tool
-                .validator
+            check.schema_errors = validator
                 .iter_errors(args)
                 .take(3)
                 .map(|e| {

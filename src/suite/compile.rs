@@ -101,7 +101,14 @@ pub fn compile(
         );
     }
 
-    let (tools, broken) = compile_tools(&mut c, &model.tools, "tools");
+    let declared = model.tools.len()
+        + model
+            .cases
+            .iter()
+            .map(|c| c.tools.as_ref().map_or(0, Vec::len))
+            .sum::<usize>();
+    let eager = declared <= EAGER_SCHEMAS;
+    let (tools, broken) = compile_tools(&mut c, &model.tools, "tools", eager);
     let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
     // Each case's own tools, compiled up front (variants are collected over all tools).
     let case_tools: Vec<Option<(Vec<Tool>, Vec<String>)>> = model
@@ -111,7 +118,7 @@ pub fn compile(
         .map(|(i, spec)| {
             spec.tools
                 .as_ref()
-                .map(|t| compile_tools(&mut c, t, &format!("cases[{i}].tools")))
+                .map(|t| compile_tools(&mut c, t, &format!("cases[{i}].tools"), eager))
         })
         .collect();
 
@@ -286,12 +293,17 @@ fn valid_tool_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// Suites with at most this many tool declarations compile every schema when they load.
+pub const EAGER_SCHEMAS: usize = 500;
+
 /// The tools that compiled, and the names of those that did not (so expectations naming
-/// them are not reported a second time as unknown tools).
+/// them are not reported a second time as unknown tools). `eager`: compile each schema
+/// now rather than on first use.
 fn compile_tools(
     c: &mut Checker<'_>,
     specs: &[ToolSpec],
     prefix: &str,
+    eager: bool,
 ) -> (Vec<Tool>, Vec<String>) {
     let mut tools: Vec<Tool> = Vec::new();
     let mut broken = Vec::new();
@@ -373,34 +385,45 @@ fn compile_tools(
                 Some("set `type: object` and describe arguments under `properties`".into()),
             );
         }
-        let validator = match jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .build(&params.value)
-        {
-            Ok(v) => v,
-            Err(e) => {
-                // The error's instance path points into the user's schema (the schema is
-                // the instance its meta-schema validates), e.g. `/properties/city/type`.
-                let pointer = e.instance_path().to_string();
-                let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
-                let at = locate_path(c.text, params.at(), &segments);
-                let field = segments.iter().fold(pfield.clone(), |f, s| {
-                    if s.chars().all(|c| c.is_ascii_digit()) {
-                        format!("{f}[{s}]")
-                    } else {
-                        format!("{f}.{s}")
-                    }
-                });
-                c.report(
-                    at,
-                    field,
-                    format!("the parameter schema of `{name}` does not compile: {e}"),
-                    Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
-                );
-                broken.push(name.clone());
-                continue;
-            }
+        // Small suites compile every schema now, so every defect is reported with its
+        // location. Big ones (imported benchmarks: thousands of tools, most never
+        // called) check each schema against the draft 2020-12 meta-schema now and
+        // compile it on first use.
+        let validator = std::sync::OnceLock::new();
+        let checked = if eager {
+            jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&params.value)
+                .map(|v| {
+                    let _ = validator.set(Ok(v));
+                })
+                .map_err(|e| (e.instance_path().to_string(), e.to_string()))
+        } else {
+            jsonschema::draft202012::meta::validator()
+                .validate(&params.value)
+                .map_err(|e| (e.instance_path().to_string(), e.to_string()))
         };
+        if let Err((pointer, e)) = checked {
+            // The error's instance path points into the user's schema (the schema is
+            // the instance its meta-schema validates), e.g. `/properties/city/type`.
+            let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
+            let at = locate_path(c.text, params.at(), &segments);
+            let field = segments.iter().fold(pfield.clone(), |f, s| {
+                if s.chars().all(|c| c.is_ascii_digit()) {
+                    format!("{f}[{s}]")
+                } else {
+                    format!("{f}.{s}")
+                }
+            });
+            c.report(
+                at,
+                field,
+                format!("the parameter schema of `{name}` does not compile: {e}"),
+                Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
+            );
+            broken.push(name.clone());
+            continue;
+        }
         let required = params
             .value
             .get("required")

@@ -61,8 +61,44 @@ pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String, Vec<u8>), Suit
             }]));
         }
     };
-    let model = parse_yaml(&text, path)?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let model = if is_json {
+        parse_json(&text, path)?
+    } else {
+        parse_yaml(&text, path)?
+    };
     Ok((model, text, bytes))
+}
+
+/// Parse a suite written as JSON (`.json`; what `toolgauge import` writes for big
+/// benchmarks, read ten times faster than YAML). serde_json locates syntax and shape
+/// errors; checks of meaning report the field path without a line.
+pub fn parse_json(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
+    super::span::without_spans(|| serde_json::from_str::<SuiteFile>(text)).map_err(|e| {
+        let (line, column) = (e.line() as u32, e.column() as u32);
+        let msg = e.to_string();
+        // serde_json appends " at line L column C"; the diagnostic shows it already.
+        let message = msg
+            .rsplit_once(" at line ")
+            .map_or(msg.as_str(), |(m, _)| m)
+            .to_string();
+        SuiteError::Invalid(vec![Diagnostic {
+            file: path.to_path_buf(),
+            line,
+            column,
+            field: String::new(),
+            message,
+            hint: Some(
+                "the file is read as JSON (it ends in .json); see docs/suite-format.md".into(),
+            ),
+            source_line: text
+                .lines()
+                .nth((line as usize).saturating_sub(1))
+                .map(|l| l.chars().take(200).collect()),
+        }])
+    })
 }
 
 /// Parse suite YAML text; `path` is only used in messages.

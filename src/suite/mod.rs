@@ -102,8 +102,9 @@ pub struct Tool {
     pub descriptions: IndexMap<String, String>,
     /// The JSON Schema of the arguments.
     pub parameters: Value,
-    /// The compiled validator (draft 2020-12).
-    pub validator: jsonschema::Validator,
+    /// The compiled validator (draft 2020-12), built when the suite loads or, in big
+    /// suites, on first use (see [`Tool::validator`]).
+    pub validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
     /// Names listed in `required`.
     pub required: Vec<String>,
 }
@@ -124,6 +125,20 @@ impl Tool {
             description: self.description(variant).unwrap_or_default().to_string(),
             parameters: self.parameters.clone(),
         }
+    }
+
+    /// The argument validator; `Err` with the reason when the schema does not compile
+    /// (only possible for a schema first compiled here: see `compile::EAGER_SCHEMAS`).
+    pub fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(&self.parameters)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The schema of top-level parameter `name`, if declared.

@@ -3,6 +3,7 @@
 //! Wraps `serde_saphyr::Spanned` so the suite model can derive `JsonSchema` and be used
 //! as a map key; equality and hashing look at the value only.
 
+use std::cell::Cell;
 use std::hash::{Hash, Hasher};
 
 use schemars::JsonSchema;
@@ -26,8 +27,33 @@ impl<T> Spanned<T> {
     }
 }
 
+thread_local! {
+    /// Set while a suite is read by a deserializer without locations (JSON).
+    static PLAIN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` (a deserialization by a format other than YAML) with [`Spanned`] values read
+/// as plain values at location 0:0.
+pub fn without_spans<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            PLAIN.set(self.0);
+        }
+    }
+    let _reset = Reset(PLAIN.replace(true));
+    f()
+}
+
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if PLAIN.get() {
+            return T::deserialize(deserializer).map(|value| Spanned {
+                value,
+                line: 0,
+                column: 0,
+            });
+        }
         let inner = serde_saphyr::Spanned::<T>::deserialize(deserializer)?;
         Ok(Spanned {
             value: inner.value,

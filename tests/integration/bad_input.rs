@@ -1,7 +1,7 @@
 //! Bad input: every broken suite or flag exits 2 with a message that names the file,
 //! line and column, the field where there is one, and a hint; no run directory is made.
 
-use crate::support::{BAD_INPUT, Output, Toolgauge};
+use crate::support::{BAD_INPUT, OK, Output, Toolgauge};
 
 /// What the message about a bad suite must say.
 struct Expect<'a> {
@@ -321,5 +321,65 @@ fn unknown_live_provider_is_refused_with_the_providers() {
     refuse_flags(&["--target", "mystery:model"]).stderr_has(&[
         "unknown provider `mystery`",
         "hint: providers are: scripted, bfcl-result, openai, openai-compatible, ollama, anthropic, gemini",
+    ]);
+}
+
+#[test]
+fn a_json_suite_loads_and_its_errors_name_line_or_field() {
+    let t = Toolgauge::new();
+    let suite = serde_json::json!({
+        "name": "j",
+        "tools": [{"name": "get_weather", "description": "Weather.",
+                   "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+        "cases": [{"id": "a", "kind": "should_call", "prompt": "Paris?",
+                   "expect": {"calls": [{"tool": "get_weather", "args": {"city": "Paris"}}]}}],
+        "matrix": {"targets": ["scripted:oracle"]}
+    });
+    t.write("ok.json", serde_json::to_string_pretty(&suite).unwrap());
+    t.run(&["run", "ok.json", "--out", "out", "--quiet"])
+        .assert_code(OK);
+
+    // Syntax: line and column from the JSON parser.
+    t.write(
+        "syntax.json",
+        "{\n  \"name\": \"j\",\n  \"tools\": [,]\n}\n",
+    );
+    let o = t.run(&["validate", "syntax.json"]);
+    o.assert_code(BAD_INPUT);
+    o.stderr_has(&["syntax.json:3:", "read as JSON"]);
+
+    // Meaning: the field path (JSON carries no locations into the checks).
+    let mut bad = suite.clone();
+    bad["cases"][0]["expect"]["calls"][0]["tool"] = "get_wether".into();
+    t.write("bad.json", serde_json::to_string(&bad).unwrap());
+    let o = t.run(&["validate", "bad.json"]);
+    o.assert_code(BAD_INPUT);
+    o.stderr_has(&["unknown tool `get_wether`", "cases[0].expect.calls[0].tool"]);
+}
+
+#[test]
+fn a_big_suite_still_reports_a_broken_schema_where_it_is() {
+    // Over 500 tool declarations: schemas are checked against the meta-schema when the
+    // suite loads and compiled on first use; a broken one is still found at load.
+    let t = Toolgauge::new();
+    let cases: Vec<serde_json::Value> = (0..501)
+        .map(|i| {
+            let ty = if i == 321 { "strin" } else { "string" };
+            serde_json::json!({
+                "id": format!("c{i}"), "kind": "should_call", "prompt": "Paris?",
+                "tools": [{"name": "get_weather", "description": "Weather.",
+                           "parameters": {"type": "object", "properties": {"city": {"type": ty}}}}],
+                "expect": {"calls": [{"tool": "get_weather", "args": {"city": "Paris"}}]}
+            })
+        })
+        .collect();
+    let suite = serde_json::json!({"name": "big", "cases": cases,
+                                   "matrix": {"targets": ["scripted:oracle"]}});
+    t.write("big.json", serde_json::to_string(&suite).unwrap());
+    let o = t.run(&["validate", "big.json"]);
+    o.assert_code(BAD_INPUT);
+    o.stderr_has(&[
+        "the parameter schema of `get_weather` does not compile",
+        "cases[321].tools[0].parameters.properties.city.type",
     ]);
 }

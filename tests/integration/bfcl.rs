@@ -33,7 +33,7 @@ fn sample_counts() -> BTreeMap<String, usize> {
     out
 }
 
-/// Import the sample into `suites/` of `t`.
+/// Import the sample into `suites/` of `t` (JSON suites, the default).
 fn import(t: &Toolgauge) {
     let data = fixtures_dir().join("bfcl/data");
     let o = t.run(&["import", "bfcl", data.to_str().unwrap(), "--out", "suites"]);
@@ -44,24 +44,38 @@ fn import(t: &Toolgauge) {
 fn import_writes_one_loadable_suite_per_category_with_bfcl_ids() {
     let t = Toolgauge::new();
     import(&t);
+    let data = fixtures_dir().join("bfcl/data");
+    let o = t.run(&[
+        "import",
+        "bfcl",
+        data.to_str().unwrap(),
+        "--out",
+        "yaml",
+        "--yaml",
+    ]);
+    o.assert_code(OK);
     let counts = sample_counts();
     assert_eq!(counts.len(), 11);
     for (cat, n) in &counts {
-        let path = format!("suites/bfcl_{cat}.yaml");
+        // The JSON and YAML forms load to the same suite.
+        let o = t.run(&["validate", &format!("suites/bfcl_{cat}.json")]);
+        o.assert_code(OK);
+        o.stdout_has(&[&format!("{n} cases")]);
+        let path = format!("yaml/bfcl_{cat}.yaml");
         let o = t.run(&["validate", &path]);
         o.assert_code(OK);
         o.stdout_has(&[&format!("{n} cases")]);
         let text = t.read(&path);
         assert!(text.contains(&format!("category: {cat}")), "{path}");
     }
-    let simple = t.read("suites/bfcl_simple_python.yaml");
+    let simple = t.read("yaml/bfcl_simple_python.yaml");
     // BFCL's ids, its types as JSON Schema, possible answers as matchers.
     assert!(simple.contains("- id: simple_python_"));
     assert!(simple.contains("type: object") && !simple.contains("type: dict"));
     assert!(simple.contains("optional: true"));
-    let irrelevance = t.read("suites/bfcl_irrelevance.yaml");
+    let irrelevance = t.read("yaml/bfcl_irrelevance.yaml");
     assert!(irrelevance.contains("kind: should_not_call"));
-    let relevance = t.read("suites/bfcl_live_relevance.yaml");
+    let relevance = t.read("yaml/bfcl_live_relevance.yaml");
     assert!(relevance.contains("any_call: true"));
 
     // Bad input: an unknown category, a directory without BFCL data.
@@ -151,7 +165,7 @@ fn replay_all(strict: bool) -> (Vec<Pair>, Verdicts) {
         }
         let mut args: Vec<String> = vec![
             "run".into(),
-            format!("suites/bfcl_{cat}.yaml"),
+            format!("suites/bfcl_{cat}.json"),
             "--out".into(),
             format!("out-{cat}-{style}-{strict}"),
             "--format".into(),
@@ -369,7 +383,7 @@ fn every_possible_answer_replayed_as_a_result_passes() {
         let out = format!("answers-{cat}");
         let o = t.run(&[
             "run",
-            &format!("suites/bfcl_{cat}.yaml"),
+            &format!("suites/bfcl_{cat}.json"),
             "-t",
             &format!("bfcl-result:{file}"),
             "--bfcl-style",
