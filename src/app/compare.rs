@@ -109,23 +109,19 @@ fn in_matrix_order(trials: &mut [TrialRecord], dir: &Path) {
     else {
         return;
     };
-    let m = &meta.matrix;
-    let mut order: HashMap<(&str, &str, &str), usize> = HashMap::new();
-    for t in &m.targets {
-        for v in &m.variants {
-            for c in &m.tool_choice {
-                let next = order.len();
-                order.entry((t, v, c)).or_insert(next);
-            }
-        }
+    let mut order: HashMap<(String, String, String), usize> = HashMap::new();
+    for cell in meta.matrix.cells() {
+        let next = order.len();
+        order.entry(cell).or_insert(next);
     }
     // Stable: within a cell the journal order stays.
     trials.sort_by_cached_key(|t| {
-        let mode = t.tool_choice.to_string();
-        order
-            .get(&(t.target.as_str(), t.variant.as_str(), mode.as_str()))
-            .copied()
-            .unwrap_or(usize::MAX)
+        let cell = (
+            t.target.clone(),
+            t.variant.clone(),
+            t.tool_choice.to_string(),
+        );
+        order.get(&cell).copied().unwrap_or(usize::MAX)
     });
 }
 

@@ -41,14 +41,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         );
     }
     let m = &meta.matrix;
-    let mut cells = Vec::new();
-    for t in &m.targets {
-        for v in &m.variants {
-            for c in &m.tool_choice {
-                cells.push((t.clone(), v.clone(), c.clone()));
-            }
-        }
-    }
+    let cells = m.cells();
     // The journal is in completion order; reports list trials in plan order (cell, then
     // case, then repeat), as the run itself does.
     let cell_index: HashMap<(String, String, String), usize> = cells

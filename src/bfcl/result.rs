@@ -306,13 +306,9 @@ impl Provider for BfclResultProvider {
         key: &TrialKey,
     ) -> Result<Response, ProviderError> {
         let Some(line) = self.lines.get(&key.case_id) else {
-            return Err(ProviderError::Decode {
-                provider: "bfcl-result".into(),
-                message: format!(
-                    "missing: `{}` has no result line for item `{}`",
-                    self.path.display(),
-                    key.case_id
-                ),
+            return Err(ProviderError::MissingResult {
+                file: self.path.display().to_string(),
+                case_id: key.case_id.clone(),
             });
         };
         let mut response = response_of(&line.result, self.style);

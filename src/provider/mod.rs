@@ -135,6 +135,15 @@ pub enum ProviderError {
         /// The request hash looked up.
         hash: String,
     },
+    /// A recorded result file (e.g. a BFCL result file) has no line for this item: the
+    /// item is missing, which is not a failure of the model.
+    #[error("missing: `{file}` has no result for item `{case_id}`")]
+    MissingResult {
+        /// The result file or directory.
+        file: String,
+        /// The item.
+        case_id: String,
+    },
     /// The scripted provider has no response for this trial.
     #[error("the script has no response for {0}")]
     NoScriptedResponse(Box<TrialKey>),

@@ -52,6 +52,22 @@ pub struct MatrixRef {
     pub repeats: u32,
 }
 
+impl MatrixRef {
+    /// The cells `(target, variant, tool_choice)` in plan order: target, then variant,
+    /// then tool_choice.
+    pub fn cells(&self) -> Vec<(String, String, String)> {
+        let mut cells = Vec::new();
+        for t in &self.targets {
+            for v in &self.variants {
+                for c in &self.tool_choice {
+                    cells.push((t.clone(), v.clone(), c.clone()));
+                }
+            }
+        }
+        cells
+    }
+}
+
 /// How a run's non-scripted targets were answered, kept so `--resume` continues the
 /// same way. Holds the name of the key variable, never a key.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
