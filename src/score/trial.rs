@@ -113,6 +113,10 @@ pub struct CaseScorer<'a> {
     grounding_norm: Normalizer,
     /// The `bfcl` profile's view of the case, when the suite declares it.
     bfcl: Option<crate::bfcl::profile::BfclCase>,
+    /// Under the bfcl profile with `underscore_names`: the case's dotted tool names by
+    /// the underscored names models call them, so toolgauge's own checks (known tool,
+    /// schema, tool selection) see the tool that was meant.
+    dotted: Vec<(String, String)>,
 }
 
 impl<'a> CaseScorer<'a> {
@@ -146,9 +150,20 @@ impl<'a> CaseScorer<'a> {
                 }
             }
         }
-        let bfcl = match &suite.profile {
-            Profile::Bfcl(p) => Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
-            Profile::Default => None,
+        let (bfcl, dotted) = match &suite.profile {
+            Profile::Bfcl(p) => (
+                Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
+                if p.underscore_names {
+                    case.tools(suite)
+                        .iter()
+                        .filter(|t| t.name.contains('.'))
+                        .map(|t| (t.name.replace('.', "_"), t.name.clone()))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            ),
+            Profile::Default => (None, Vec::new()),
         };
         CaseScorer {
             suite,
@@ -156,12 +171,44 @@ impl<'a> CaseScorer<'a> {
             grounding: text,
             grounding_norm,
             bfcl,
+            dotted,
         }
+    }
+
+    /// `response` with underscored names of dotted tools renamed back (see `dotted`);
+    /// `None` when nothing needs renaming.
+    fn undotted(&self, response: &Response) -> Option<Response> {
+        if self.dotted.is_empty() {
+            return None;
+        }
+        let rename = |name: &str| {
+            self.dotted
+                .iter()
+                .find(|(u, _)| u == name)
+                .map(|(_, d)| d.clone())
+        };
+        if !response
+            .tool_calls
+            .iter()
+            .any(|c| rename(&c.name).is_some())
+        {
+            return None;
+        }
+        let mut r = response.clone();
+        for c in &mut r.tool_calls {
+            if let Some(d) = rename(&c.name) {
+                c.name = d;
+            }
+        }
+        Some(r)
     }
 
     /// Score `response` to this case under `mode`: the checks, and the reasons it
     /// failed (none when it passed).
     pub fn score(&self, mode: &ToolChoice, response: &Response) -> (TrialChecks, Vec<Reason>) {
+        let original = response;
+        let renamed = self.undotted(response);
+        let response = renamed.as_ref().unwrap_or(response);
         let (kind, expect) = self.case.effective(mode);
         let parsed: Vec<Option<Value>> = response
             .tool_calls
@@ -322,7 +369,7 @@ impl<'a> CaseScorer<'a> {
             });
         // A declared profile decides the verdict; the checks above still feed the metrics.
         if let Some(b) = &self.bfcl {
-            reasons = b.reasons(response);
+            reasons = b.reasons(original);
         }
         let checks = TrialChecks {
             kind,
