@@ -1062,6 +1062,19 @@ fn compile_calls(
                 ok = false;
                 continue;
             }
+            // The bfcl profile reads each matcher as BFCL's list of acceptable values.
+            if ctx.bfcl
+                && let Err(e) = crate::bfcl::import::options_of(&value.value)
+            {
+                c.report(
+                    value.at(),
+                    &af,
+                    format!("the bfcl profile can not read this matcher: {e}"),
+                    Some("under `profile: {bfcl: ...}` write a value, `{eq: V}`, `{one_of: [...]}` (with `optional: true` for BFCL's \"\") or `{absent: true}`".into()),
+                );
+                ok = false;
+                continue;
+            }
             let mctx = CompileContext {
                 norm: ctx.norm,
                 extra,

@@ -78,6 +78,19 @@ fn import_writes_one_loadable_suite_per_category_with_bfcl_ids() {
     let relevance = t.read("yaml/bfcl_live_relevance.yaml");
     assert!(relevance.contains("any_call: true"));
 
+    // A matcher the profile can not read as BFCL's acceptable values is bad input,
+    // located in the file.
+    let edited = simple.replacen("optional: true", "regex: x\n          optional: true", 1);
+    assert_ne!(edited, simple);
+    t.write("edited.yaml", edited);
+    let o = t.run(&["validate", "edited.yaml"]);
+    o.assert_code(crate::support::BAD_INPUT);
+    o.stderr_has(&[
+        "edited.yaml:",
+        "the bfcl profile can not read this matcher",
+        "hint:",
+    ]);
+
     // Bad input: an unknown category, a directory without BFCL data.
     let o = t.run(&["import", "bfcl", ".", "--category", "simple", "--out", "x"]);
     o.assert_code(crate::support::BAD_INPUT);
