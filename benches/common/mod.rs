@@ -856,7 +856,7 @@ pub fn response(
                     .tools
                     .iter()
                     .find(|t| t.name == expected_tool)
-                    .map(|t| &t.parameters),
+                    .map(|t| &*t.parameters),
             );
             Response {
                 tool_calls: vec![call(0, expected_tool, schema.to_string())],

@@ -208,7 +208,7 @@ impl AnthropicProvider {
                     if !t.description.is_empty() {
                         tool.insert("description".into(), Value::from(t.description.as_str()));
                     }
-                    let schema = match &t.parameters {
+                    let schema = match &*t.parameters {
                         Value::Null => json!({"type": "object", "properties": {}}),
                         Value::Object(o) if o.is_empty() => {
                             json!({"type": "object", "properties": {}})
@@ -426,7 +426,8 @@ mod tests {
                 "type": "object",
                 "properties": {"location": {"type": "string"}, "units": {"enum": ["c", "f"]}},
                 "required": ["location"]
-            }),
+            })
+            .into(),
         }
     }
 
@@ -516,7 +517,7 @@ mod tests {
         for (choice, wire) in cases {
             let body = p.build_body(&request(choice.clone())).unwrap();
             assert_eq!(body["tool_choice"], wire, "{choice}");
-            assert_eq!(body["tools"][0]["input_schema"], weather_tool().parameters);
+            assert_eq!(body["tools"][0]["input_schema"], *weather_tool().parameters);
         }
     }
 
@@ -565,7 +566,7 @@ mod tests {
         r.tools = Arc::new(vec![ToolDefinition {
             name: "ping".into(),
             description: String::new(),
-            parameters: Value::Null,
+            parameters: Value::Null.into(),
         }]);
         let body = p.build_body(&r).unwrap();
         assert_eq!(

@@ -438,7 +438,8 @@ mod tests {
             tools: std::sync::Arc::new(vec![ToolDefinition {
                 name: "get_weather".into(),
                 description: desc.into(),
-                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                    .into(),
             }]),
             tool_choice: ToolChoice::Auto,
         }

@@ -524,12 +524,14 @@ mod tests {
                     "properties": {"city": {"type": "string"}},
                     "required": ["city"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
             },
             ToolDefinition {
                 name: "get_time".into(),
                 description: "Local time in a city.".into(),
-                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                    .into(),
             },
         ])
     }
@@ -777,12 +779,12 @@ mod tests {
                 ToolDefinition {
                     name: "convert".into(),
                     description: "Convert.".into(),
-                    parameters: schema.clone(),
+                    parameters: schema.clone().into(),
                 },
                 ToolDefinition {
                     name: "ping".into(),
                     description: "No arguments.".into(),
-                    parameters: Value::Null,
+                    parameters: Value::Null.into(),
                 },
             ]),
             tool_choice: ToolChoice::Auto,

@@ -239,7 +239,7 @@ fn tool_json(tool: &ToolDefinition) -> Value {
     f.insert("name".into(), Value::from(tool.name.clone()));
     f.insert("description".into(), Value::from(tool.description.clone()));
     if !tool.parameters.is_null() {
-        f.insert("parameters".into(), tool.parameters.clone());
+        f.insert("parameters".into(), (*tool.parameters).clone());
     }
     json!({"type": "function", "function": f})
 }
@@ -504,7 +504,8 @@ mod tests {
         let tools = Arc::new(vec![ToolDefinition {
             name: "get_weather".into(),
             description: "Weather.".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                .into(),
         }]);
         let request = Request {
             messages: vec![Message::User {
@@ -558,12 +559,14 @@ mod tests {
                     },
                     "required": ["city"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
             },
             ToolDefinition {
                 name: "get_time".into(),
                 description: "Local time in a timezone.".into(),
-                parameters: json!({"type": "object", "properties": {"tz": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"tz": {"type": "string"}}})
+                    .into(),
             },
         ])
     }
@@ -1284,7 +1287,7 @@ mod tests {
         assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
         assert_eq!(
             body["tools"][0]["function"]["parameters"],
-            weather_tools()[0].parameters
+            *weather_tools()[0].parameters
         );
         assert_eq!(body["messages"][2]["tool_calls"][1]["id"], "call_2");
         assert_eq!(

@@ -261,7 +261,7 @@ impl ScriptedProvider {
                     .tools
                     .iter()
                     .find(|t| t.name == tool)
-                    .map(|t| &t.parameters);
+                    .map(|t| &*t.parameters);
                 calls(vec![(tool, wrong_types(schema).to_string())])
             }
         };

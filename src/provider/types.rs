@@ -72,8 +72,9 @@ pub struct ToolDefinition {
     pub name: String,
     /// The description wording of the selected variant.
     pub description: String,
-    /// JSON Schema of the arguments.
-    pub parameters: Value,
+    /// JSON Schema of the arguments (shared: every request of a variant, and every
+    /// case offering the tool, points at one copy).
+    pub parameters: Arc<Value>,
 }
 
 /// How the model may use tools.

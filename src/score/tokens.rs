@@ -76,7 +76,7 @@ mod tests {
         let vague = ToolDefinition {
             name: "get_weather".into(),
             description: "Weather.".into(),
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).into(),
         };
         let clear = ToolDefinition {
             description: "Current temperature (°C) and condition for one city. Use when the user asks about the weather in a named city.".into(),

@@ -438,7 +438,7 @@ fn compile_tools(
         tools.push(Tool {
             name: name.clone(),
             descriptions,
-            parameters: params.value.clone(),
+            parameters: std::sync::Arc::new(params.value.clone()),
             validator,
             required,
         });

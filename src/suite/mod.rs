@@ -101,7 +101,7 @@ pub struct Tool {
     /// Description per variant; a tool with one plain description has `default` only.
     pub descriptions: IndexMap<String, String>,
     /// The JSON Schema of the arguments.
-    pub parameters: Value,
+    pub parameters: std::sync::Arc<Value>,
     /// The compiled validator (draft 2020-12), built when the suite loads or, in big
     /// suites, on first use (see [`Tool::validator`]).
     pub validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
