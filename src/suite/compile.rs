@@ -108,16 +108,17 @@ pub fn compile(
             .map(|c| c.tools.as_ref().map_or(0, Vec::len))
             .sum::<usize>();
     let eager = declared <= EAGER_SCHEMAS;
-    let (tools, broken) = compile_tools(&mut c, &model.tools, "tools", eager);
+    let mut model = model;
+    let (tools, broken) = compile_tools(&mut c, &mut model.tools, "tools", eager);
     let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
     // Each case's own tools, compiled up front (variants are collected over all tools).
     let case_tools: Vec<Option<(Vec<Tool>, Vec<String>)>> = model
         .cases
-        .iter()
+        .iter_mut()
         .enumerate()
         .map(|(i, spec)| {
             spec.tools
-                .as_ref()
+                .as_mut()
                 .map(|t| compile_tools(&mut c, t, &format!("cases[{i}].tools"), eager))
         })
         .collect();
@@ -301,13 +302,13 @@ pub const EAGER_SCHEMAS: usize = 500;
 /// now rather than on first use.
 fn compile_tools(
     c: &mut Checker<'_>,
-    specs: &[ToolSpec],
+    specs: &mut [ToolSpec],
     prefix: &str,
     eager: bool,
 ) -> (Vec<Tool>, Vec<String>) {
     let mut tools: Vec<Tool> = Vec::new();
     let mut broken = Vec::new();
-    for (i, t) in specs.iter().enumerate() {
+    for (i, t) in specs.iter_mut().enumerate() {
         let field = format!("{prefix}[{i}]");
         let name = &t.name.value;
         if !valid_tool_name(name) {
@@ -438,7 +439,8 @@ fn compile_tools(
         tools.push(Tool {
             name: name.clone(),
             descriptions,
-            parameters: std::sync::Arc::new(params.value.clone()),
+            // Taken, not copied: the file's model is not read for schemas again.
+            parameters: std::sync::Arc::new(std::mem::take(&mut t.parameters.value)),
             validator,
             required,
         });
