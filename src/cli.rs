@@ -45,7 +45,7 @@ pub enum ImportCommand {
 /// `toolgauge import bfcl`.
 #[derive(Debug, Args)]
 pub struct ImportBfclArgs {
-    /// BFCL's data directory (holding BFCL_v4_<category>.json and possible_answer/).
+    /// BFCL's data directory (holding `BFCL_v4_<category>.json` and `possible_answer/`).
     #[arg(value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
     /// Categories to import (default: all single-turn ones); repeat or separate with commas.

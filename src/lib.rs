@@ -2,9 +2,12 @@
 //!
 //! A [`suite`] of cases runs across a matrix of targets, description variants and
 //! tool_choice modes; a [`provider`] answers each trial (replayed cassettes, a scripted
-//! model, later live APIs); [`score`] judges every trial and aggregates metrics;
-//! [`report`] writes the run directory and the terminal summary. [`app`] ties them
-//! together for the command line.
+//! model, live OpenAI-compatible, Anthropic and Gemini APIs, BFCL result files);
+//! [`score`] judges every trial and aggregates metrics (or a declared profile such as
+//! [`bfcl`]'s checker does); [`report`] writes the run directory and the terminal
+//! summary; [`compare`] pairs two runs. [`app`] ties them together for the command line.
+
+#![warn(missing_docs)]
 
 pub mod app;
 pub mod bfcl;

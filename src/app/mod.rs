@@ -1,8 +1,9 @@
 //! The command-line glue: resolve settings (suite + flags), build providers, run, write
 //! the run directory, print, and map every outcome to an exit code in one place.
 //!
-//! [`settings`] resolves the suite and flags into targets and providers, [`run`] runs
-//! (and resumes) a suite, [`cassette`] writes hand-written cassettes.
+//! `settings` resolves the suite and flags into targets and providers, `run` runs (and
+//! resumes) a suite, `cassette` writes hand-written cassettes, `compare` and `report`
+//! read finished runs.
 
 /// `print!` that never panics: stdout is best effort. When the reader has gone
 /// (`toolgauge ... | head`) the rest of the output is dropped and the command still

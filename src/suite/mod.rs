@@ -1,7 +1,7 @@
-//! Suites: the YAML model, loading with located errors, and the compiled form the
-//! runner and scorer use.
+//! Suites: the YAML (or JSON) model, loading with located errors, and the compiled form
+//! the runner and scorer use.
 //!
-//! Loading is two stages: [`load`] parses the file into [`model::SuiteFile`] (shape
+//! Loading is two stages: [`load()`] parses the file into [`model::SuiteFile`] (shape
 //! only), then [`compile`] checks meaning (tools, schemas, matchers, ids) and builds a
 //! [`Suite`] in which every schema and matcher is ready to use.
 
