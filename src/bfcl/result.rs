@@ -162,32 +162,30 @@ impl BfclResultProvider {
 }
 
 /// Every line of the result file or directory at `path`, by id.
-fn read_path(path: &Path) -> Result<HashMap<String, Line>, ResultFileError> {
-    let mut lines = HashMap::new();
-    {
-        let files = if path.is_dir() {
-            let mut found = Vec::new();
-            result_files(path, &mut found, 0).map_err(|source| ResultFileError::Io {
+fn read_path(path: &Path) -> Result<Lines, ResultFileError> {
+    let files = if path.is_dir() {
+        let mut found = Vec::new();
+        result_files(path, &mut found, 0).map_err(|source| ResultFileError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        found.sort();
+        if found.is_empty() {
+            return Err(ResultFileError::Io {
                 path: path.display().to_string(),
-                source,
-            })?;
-            found.sort();
-            if found.is_empty() {
-                return Err(ResultFileError::Io {
-                    path: path.display().to_string(),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "the directory holds no *_result.json file",
-                    ),
-                });
-            }
-            found
-        } else {
-            vec![path.to_path_buf()]
-        };
-        for file in &files {
-            read_file(file, &mut lines)?;
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the directory holds no *_result.json file",
+                ),
+            });
         }
+        found
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut lines = HashMap::new();
+    for file in &files {
+        read_file(file, &mut lines)?;
     }
     Ok(lines)
 }
@@ -212,7 +210,7 @@ fn result_files(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) -> std::io::Resu
 }
 
 /// The lines of one result file, into `lines` by id.
-fn read_file(path: &Path, lines: &mut HashMap<String, Line>) -> Result<(), ResultFileError> {
+fn read_file(path: &Path, lines: &mut Lines) -> Result<(), ResultFileError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
         path: shown.clone(),
