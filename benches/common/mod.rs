@@ -937,11 +937,7 @@ pub fn trials_of(suite: &Suite, n: usize, seed: u64, only: Option<ResponseKind>)
 
 /// One prepared scorer per case, in case order.
 pub fn scorers(suite: &Suite) -> Vec<CaseScorer<'_>> {
-    suite
-        .cases
-        .iter()
-        .map(|c| CaseScorer::new(suite, c))
-        .collect()
+    CaseScorer::for_suite(suite)
 }
 
 /// Score every trial; returns how many passed (so the work is observable).

@@ -8,6 +8,9 @@
 //! code is BFCL's error type (e.g. `value_error:string`), so failures can be put side by
 //! side with BFCL's score files.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::checker::{self, Category, ExpectedCall, Function, Options};
@@ -17,7 +20,7 @@ use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
 use crate::provider::Response;
 use crate::score::Reason;
-use crate::suite::{BfclProfile, Case, Expectation, Suite};
+use crate::suite::{BfclProfile, Case, Expectation, Suite, Tool};
 
 /// What scoring one case under the profile needs, prepared once per case.
 pub struct BfclCase {
@@ -30,23 +33,38 @@ pub struct BfclCase {
     problem: Option<String>,
 }
 
+/// BFCL function declarations read back from a suite's tools, once per distinct tool:
+/// cases that declare the same tool share it (see `suite::model::CaseTools`), and BFCL's
+/// live categories offer the same functions in hundreds of items.
+#[derive(Default)]
+pub struct Functions(HashMap<*const Tool, Result<Function, String>>);
+
+impl Functions {
+    /// `tool` as BFCL's checker declares it, or why it can not be.
+    fn of(&mut self, tool: &Arc<Tool>) -> Result<Function, String> {
+        self.0
+            .entry(Arc::as_ptr(tool))
+            .or_insert_with(|| {
+                let decl = json!({
+                    "name": tool.name,
+                    "description": tool.description("default").unwrap_or_default(),
+                    "parameters": to_bfcl_schema(&tool.parameters),
+                });
+                Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
+            })
+            .clone()
+    }
+}
+
 impl BfclCase {
-    /// Prepare `case` of `suite` under profile `p`.
-    pub fn new(suite: &Suite, case: &Case, p: &BfclProfile) -> BfclCase {
+    /// Prepare `case` of `suite` under profile `p`; `functions` carries the declarations
+    /// read for earlier cases of the same suite.
+    pub fn new(suite: &Suite, case: &Case, p: &BfclProfile, functions: &mut Functions) -> BfclCase {
         let mut problem = None;
         let functions = case
             .tools(suite)
             .iter()
-            .filter_map(|t| {
-                let decl = json!({
-                    "name": t.name,
-                    "description": t.description("default").unwrap_or_default(),
-                    "parameters": to_bfcl_schema(&t.parameters),
-                });
-                Function::from_bfcl(&decl)
-                    .map_err(|e| problem = Some(format!("tool `{}`: {e}", t.name)))
-                    .ok()
-            })
+            .filter_map(|t| functions.of(t).map_err(|e| problem = Some(e)).ok())
             .collect();
         let mut ground_truth = Vec::new();
         if let Expectation::Calls(e) = &case.expect {

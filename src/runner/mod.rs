@@ -91,11 +91,7 @@ pub async fn execute(
     mut on_trial: impl FnMut(usize, TrialRecord),
 ) {
     let suite = &plan.suite;
-    let scorers: Vec<CaseScorer<'_>> = suite
-        .cases
-        .iter()
-        .map(|c| CaseScorer::new(suite, c))
-        .collect();
+    let scorers = CaseScorer::for_suite(suite);
     let prices: Vec<_> = plan
         .cells
         .iter()

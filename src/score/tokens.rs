@@ -5,22 +5,87 @@
 //! Counts are of the JSON tool definitions as OpenAI-style APIs send them; providers add
 //! a few formatting tokens of their own, so treat them as close estimates.
 
+use std::sync::LazyLock;
+
 use crate::provider::{Message, Request, Response, ToolDefinition, Usage};
 
 /// The tokenizer used for every offline count.
 pub const TOKENIZER: &str = "o200k_base";
 
-fn count(text: &str) -> u64 {
-    // The singleton loads the vocabulary once (about 0.3 s) on first use.
-    tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64
+/// o200k_base's vocabulary: the bytes of every token in rank order (rank 0 first), each
+/// preceded by its length in one byte. Made from tiktoken-rs's copy of OpenAI's
+/// `o200k_base.tiktoken` (MIT licence; see `src/score/O200K_NOTICE.md`); the test
+/// `vocabulary_is_tiktokens` checks it token by token and rewrites it when asked.
+static VOCABULARY: &[u8] = include_bytes!("o200k_base.vocab");
+
+/// o200k_base's pre-tokenizer pattern.
+const PATTERN: &str = tiktoken_rs::O200K_BASE_PAT_STR;
+
+/// What counting needs: the ranks of the tokens, and the pattern that splits text
+/// into pieces before byte-pair merging.
+///
+/// Counting is all toolgauge does with the tokenizer, so it keeps only this: loading
+/// tiktoken-rs's full `CoreBPE` (an encoder, a decoder and a sorted copy of the
+/// vocabulary, from base64 text) took about 0.15 s and 45 MB, more than scoring a
+/// whole imported benchmark; this loads in a few hundredths of a second.
+struct Counter {
+    ranks: FxHashMap<Vec<u8>, tiktoken_rs::Rank>,
+    pieces: fancy_regex::Regex,
 }
 
-/// Load the tokenizer's vocabulary now, in the background, so that a run's first count
-/// does not wait for it (the load takes about 0.1 s in a release build).
+type FxHashMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+
+static COUNTER: LazyLock<Counter> = LazyLock::new(|| {
+    let mut ranks = FxHashMap::with_capacity_and_hasher(200_000, Default::default());
+    let mut rest = VOCABULARY;
+    let mut rank: tiktoken_rs::Rank = 0;
+    while let Some((&len, tail)) = rest.split_first() {
+        let (token, tail) = tail.split_at(usize::from(len).min(tail.len()));
+        ranks.insert(token.to_vec(), rank);
+        rank += 1;
+        rest = tail;
+    }
+    Counter {
+        ranks,
+        // The pattern is a constant that compiles (the tests build it).
+        pieces: fancy_regex::Regex::new(PATTERN).unwrap_or_else(|e| panic!("o200k pattern: {e}")),
+    }
+});
+
+impl Counter {
+    /// The number of tokens tiktoken's `encode_ordinary` gives `text`: each piece of the
+    /// pattern is one token when it is in the vocabulary, else as many as byte-pair
+    /// merging leaves (tiktoken-rs's own merge).
+    fn count(&self, text: &str) -> u64 {
+        let mut n = 0u64;
+        let mut at = 0;
+        for piece in self.pieces.find_iter(text) {
+            let Ok(piece) = piece else {
+                // The pattern backtracks only on whitespace lookahead; should the regex
+                // engine ever give up, estimate the rest at four bytes a token.
+                n += (text.len() - at).div_ceil(4) as u64;
+                break;
+            };
+            at = piece.end();
+            let bytes = piece.as_str().as_bytes();
+            n += if bytes.len() < 2 || self.ranks.contains_key(bytes) {
+                1
+            } else {
+                tiktoken_rs::byte_pair_split(bytes, &self.ranks).len() as u64
+            };
+        }
+        n
+    }
+}
+
+fn count(text: &str) -> u64 {
+    COUNTER.count(text)
+}
+
+/// Load the vocabulary now, in the background, so that a run's first count does not
+/// wait for it.
 pub fn warm_up() {
-    std::thread::spawn(|| {
-        let _ = tiktoken_rs::o200k_base_singleton();
-    });
+    std::thread::spawn(|| LazyLock::force(&COUNTER));
 }
 
 /// Tokens of `tools` as sent in an OpenAI-style `tools` array.
@@ -85,5 +150,126 @@ mod tests {
         let v = tool_definition_tokens(std::slice::from_ref(&vague));
         let c = tool_definition_tokens(std::slice::from_ref(&clear));
         assert!(v > 5 && c > v + 15, "vague {v}, clear {c}");
+    }
+
+    /// tiktoken-rs's own o200k_base, the reference for every count.
+    fn reference() -> &'static tiktoken_rs::CoreBPE {
+        tiktoken_rs::o200k_base_singleton()
+    }
+
+    fn assert_same(text: &str) {
+        let want = reference().encode_ordinary(text).len() as u64;
+        assert_eq!(
+            count(text),
+            want,
+            "count of {:?}",
+            text.chars().take(200).collect::<String>()
+        );
+    }
+
+    #[test]
+    fn vocabulary_is_tiktokens() {
+        // Rebuild the vocabulary file from tiktoken-rs and require it to be the one
+        // compiled in. TOOLGAUGE_WRITE_VOCAB=1 writes it (after a tiktoken-rs update).
+        let bpe = reference();
+        let mut vocab = Vec::with_capacity(VOCABULARY.len());
+        let mut rank = 0;
+        while let Ok(token) = bpe.decode_bytes(&[rank]) {
+            vocab.push(u8::try_from(token.len()).expect("o200k tokens are at most 128 bytes"));
+            vocab.extend_from_slice(&token);
+            rank += 1;
+        }
+        assert_eq!(rank, 199_998, "o200k_base has 199,998 ordinary tokens");
+        if std::env::var_os("TOOLGAUGE_WRITE_VOCAB").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/score/o200k_base.vocab");
+            std::fs::write(path, &vocab).expect("write the vocabulary");
+        }
+        assert!(
+            vocab == VOCABULARY,
+            "src/score/o200k_base.vocab differs from tiktoken-rs's o200k_base"
+        );
+        assert_eq!(COUNTER.ranks.len(), 199_998, "every token has its own rank");
+    }
+
+    #[test]
+    fn counts_equal_tiktokens_on_the_repositorys_text() {
+        // Suites, docs, fixtures (wire examples, BFCL items, cassettes): whole files and
+        // every line on its own.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut dirs = vec![
+            root.join("examples"),
+            root.join("docs"),
+            root.join("tests/integration/fixtures"),
+            root.join("src/provider/testdata"),
+        ];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    files.push(text);
+                }
+            }
+        }
+        assert!(files.len() > 20, "found {} files", files.len());
+        for text in &files {
+            assert_same(text);
+            for line in text.lines() {
+                assert_same(line);
+            }
+        }
+    }
+
+    #[test]
+    fn counts_equal_tiktokens_on_edge_cases() {
+        for text in [
+            "",
+            " ",
+            "\n\n\n",
+            "a",
+            "hello world",
+            "Hello WORLD it's I'M they'll we'VE",
+            "   leading and trailing   ",
+            "tabs\tand\r\nwindows\r\nlines\n",
+            "1234567890 3.14159 -42 1e10",
+            "北京明天的天气怎么样？请帮我查一下。",
+            "Ünïcödé façade naïve coöperate",
+            "combining: e\u{301} a\u{308}",
+            "emoji 👍🏽 🇫🇷 👨‍👩‍👧",
+            "{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}",
+            "path/to/file.rs:12:5 https://example.invalid/a?b=c",
+            "====================================================================================================================================",
+            "                                                                                                                                          x",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "zqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxj",
+        ] {
+            assert_same(text);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+        #[test]
+        fn counts_equal_tiktokens_on_random_text(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::char::range('a', 'z'),
+                    proptest::char::range('A', 'Z'),
+                    proptest::char::range('0', '9'),
+                    proptest::sample::select(vec![' ', ' ', '\n', '\r', '\t', '\'', '"', '.', ',', '/', '-', '_', '{', '}', ':', '\u{301}', '\u{a0}', '\u{3000}']),
+                    proptest::char::range('\u{4e00}', '\u{4fff}'),
+                    proptest::char::range('\u{00c0}', '\u{024f}'),
+                    proptest::char::range('\u{0400}', '\u{04ff}'),
+                    proptest::char::range('\u{1f600}', '\u{1f64f}'),
+                    proptest::char::any(),
+                ],
+                0..300,
+            )
+        ) {
+            let text: String = text.into_iter().collect();
+            assert_same(&text);
+        }
     }
 }

@@ -122,6 +122,25 @@ pub struct CaseScorer<'a> {
 impl<'a> CaseScorer<'a> {
     /// Prepare scoring for `case` of `suite`.
     pub fn new(suite: &'a Suite, case: &'a Case) -> Self {
+        Self::with(suite, case, &mut Default::default())
+    }
+
+    /// Prepare scoring for every case of `suite`, in order (work on tools that cases
+    /// share is done once).
+    pub fn for_suite(suite: &'a Suite) -> Vec<Self> {
+        let mut functions = crate::bfcl::profile::Functions::default();
+        suite
+            .cases
+            .iter()
+            .map(|c| Self::with(suite, c, &mut functions))
+            .collect()
+    }
+
+    fn with(
+        suite: &'a Suite,
+        case: &'a Case,
+        functions: &mut crate::bfcl::profile::Functions,
+    ) -> Self {
         let mut rules = suite.norm.rules();
         for r in [
             NormalizeRule::Casefold,
@@ -152,7 +171,9 @@ impl<'a> CaseScorer<'a> {
         }
         let (bfcl, dotted) = match &suite.profile {
             Profile::Bfcl(p) => (
-                Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
+                Some(crate::bfcl::profile::BfclCase::new(
+                    suite, case, p, functions,
+                )),
                 if p.underscore_names {
                     case.tools(suite)
                         .iter()

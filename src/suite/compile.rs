@@ -3,8 +3,9 @@
 //! Every problem is collected (not only the first), each with the file, line, column,
 //! field path and a hint, so a user fixes a suite in one pass.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -56,13 +57,8 @@ impl Checker<'_> {
     }
 }
 
-/// Check `model` (parsed from `text`, whose bytes are `bytes`) and build the suite.
-pub fn compile(
-    model: SuiteFile,
-    text: &str,
-    bytes: &[u8],
-    path: &Path,
-) -> Result<Suite, SuiteError> {
+/// Check `model` (parsed from `text`) and build the suite.
+pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, SuiteError> {
     let mut c = Checker {
         path,
         text,
@@ -105,28 +101,35 @@ pub fn compile(
         + model
             .cases
             .iter()
-            .map(|c| c.tools.as_ref().map_or(0, Vec::len))
+            .map(|c| c.tools.as_ref().map_or(0, |t| t.0.len()))
             .sum::<usize>();
     let eager = declared <= EAGER_SCHEMAS;
-    let mut model = model;
-    let (tools, broken) = compile_tools(&mut c, &mut model.tools, "tools", eager);
-    let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut shared = Shared::new();
+    let suite_specs: Vec<&ToolSpec> = model.tools.iter().collect();
+    let (tools, broken) = compile_tools(&mut c, &suite_specs, "tools", eager, &mut shared);
+    let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), &**t)).collect();
     // Each case's own tools, compiled up front (variants are collected over all tools).
-    let case_tools: Vec<Option<(Vec<Tool>, Vec<String>)>> = model
+    let case_tools: Vec<Option<ToolList>> = model
         .cases
-        .iter_mut()
+        .iter()
         .enumerate()
         .map(|(i, spec)| {
-            spec.tools
-                .as_mut()
-                .map(|t| compile_tools(&mut c, t, &format!("cases[{i}].tools"), eager))
+            spec.tools.as_ref().map(|t| {
+                let specs: Vec<&ToolSpec> = t.0.iter().map(|s| &**s).collect();
+                let field = format!("cases[{i}].tools");
+                compile_tools(&mut c, &specs, &field, eager, &mut shared)
+            })
         })
         .collect();
+    drop(shared);
 
     let mut variants: Vec<String> = Vec::new();
+    // Shared tools are looked at once.
+    let mut seen: HashSet<*const Tool> = HashSet::new();
     for t in tools
         .iter()
         .chain(case_tools.iter().flatten().flat_map(|(t, _)| t.iter()))
+        .filter(|t| seen.insert(Arc::as_ptr(t)))
     {
         for v in t.descriptions.keys() {
             if !(variants.contains(v) || t.descriptions.len() == 1 && v == "default") {
@@ -192,7 +195,7 @@ pub fn compile(
                     }
                 }
                 let index: HashMap<&str, &Tool> =
-                    own_tools.iter().map(|t| (t.name.as_str(), t)).collect();
+                    own_tools.iter().map(|t| (t.name.as_str(), &**t)).collect();
                 let own_ctx = CaseContext {
                     tools: &index,
                     bfcl: ctx.bfcl,
@@ -224,7 +227,7 @@ pub fn compile(
         name,
         description: model.description,
         path: path.to_path_buf(),
-        hash: hex(&Sha256::digest(bytes)),
+        hash: hex(&Sha256::digest(text.as_bytes())),
         norm,
         tools,
         cases,
@@ -297,28 +300,29 @@ fn valid_tool_name(name: &str) -> bool {
 /// Suites with at most this many tool declarations compile every schema when they load.
 pub const EAGER_SCHEMAS: usize = 500;
 
-/// The tools that compiled, and the names of those that did not (so expectations naming
-/// them are not reported a second time as unknown tools). `eager`: compile each schema
-/// now rather than on first use.
+/// Tools compiled so far, by the [`ToolSpec`] they come from: cases that share a spec
+/// (see `model::CaseTools`) share the compiled tool, so its schema is checked, compiled
+/// and later scored against once. `None`: the spec did not compile (reported once).
+type Shared = HashMap<*const ToolSpec, Option<Arc<Tool>>>;
+
+/// A compiled tool list: the tools, and the names of those that did not compile.
+type ToolList = (Vec<Arc<Tool>>, Vec<String>);
+
+/// The tools of one tool list that compiled, and the names of those that did not (so
+/// expectations naming them are not reported a second time as unknown tools). `eager`:
+/// compile each schema now rather than on first use.
 fn compile_tools(
     c: &mut Checker<'_>,
-    specs: &mut [ToolSpec],
+    specs: &[&ToolSpec],
     prefix: &str,
     eager: bool,
-) -> (Vec<Tool>, Vec<String>) {
-    let mut tools: Vec<Tool> = Vec::new();
+    shared: &mut Shared,
+) -> ToolList {
+    let mut tools: Vec<Arc<Tool>> = Vec::new();
     let mut broken = Vec::new();
-    for (i, t) in specs.iter_mut().enumerate() {
+    for (i, t) in specs.iter().enumerate() {
         let field = format!("{prefix}[{i}]");
         let name = &t.name.value;
-        if !valid_tool_name(name) {
-            c.report(
-                t.name.at(),
-                format!("{field}.name"),
-                format!("invalid tool name `{name}`"),
-                Some("use 1-64 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into()),
-            );
-        }
         if tools.iter().any(|o| &o.name == name) {
             c.report(
                 t.name.at(),
@@ -327,125 +331,142 @@ fn compile_tools(
                 Some("tool names must be unique within a tool list".into()),
             );
         }
-        let descriptions: IndexMap<String, String> = match (&t.description, &t.variants) {
-            (Some(d), None) => IndexMap::from([("default".to_string(), d.clone())]),
-            (None, Some(v)) if !v.value.is_empty() => v.value.clone(),
-            (None, Some(v)) => {
-                c.report(
-                    v.at(),
-                    format!("{field}.variants"),
-                    "`variants` is empty",
-                    Some("name at least one wording, e.g. `clear: ...`".into()),
-                );
-                IndexMap::new()
-            }
-            (Some(_), Some(v)) => {
-                c.report(
-                    v.at(),
-                    format!("{field}.variants"),
-                    format!("tool `{name}` has both `description` and `variants`"),
-                    Some(
-                        "use `description` for one wording or `variants` for several, not both"
-                            .into(),
-                    ),
-                );
-                IndexMap::new()
-            }
-            (None, None) => {
-                c.report(
-                    t.name.at(),
-                    field.clone(),
-                    format!("tool `{name}` has no description"),
-                    Some("add `description:` or `variants:`".into()),
-                );
-                IndexMap::new()
-            }
-        };
-        let params = &t.parameters;
-        let pfield = format!("{field}.parameters");
-        if !params.value.is_object() {
-            c.report(
-                params.at(),
-                &pfield,
-                format!(
-                    "`parameters` must be a JSON Schema object, got {}",
-                    super::matcher::show(&params.value)
-                ),
-                Some("write `parameters: {type: object, properties: {...}}`".into()),
-            );
-            broken.push(name.clone());
-            continue;
+        let compiled = shared
+            .entry(std::ptr::from_ref(*t))
+            .or_insert_with(|| compile_tool(c, t, &field, eager).map(Arc::new));
+        match compiled {
+            Some(tool) => tools.push(tool.clone()),
+            None => broken.push(name.clone()),
         }
-        if let Some(ty) = params.value.get("type")
-            && ty != "object"
-        {
-            c.report(
-                params.at(),
-                format!("{pfield}.type"),
-                format!("tool arguments must be an object schema, got type {ty}"),
-                Some("set `type: object` and describe arguments under `properties`".into()),
-            );
-        }
-        // Small suites compile every schema now, so every defect is reported with its
-        // location. Big ones (imported benchmarks: thousands of tools, most never
-        // called) check each schema against the draft 2020-12 meta-schema now and
-        // compile it on first use.
-        let validator = std::sync::OnceLock::new();
-        let checked = if eager {
-            jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft202012)
-                .build(&params.value)
-                .map(|v| {
-                    let _ = validator.set(Ok(v));
-                })
-                .map_err(|e| (e.instance_path().to_string(), e.to_string()))
-        } else {
-            jsonschema::draft202012::meta::validator()
-                .validate(&params.value)
-                .map_err(|e| (e.instance_path().to_string(), e.to_string()))
-        };
-        if let Err((pointer, e)) = checked {
-            // The error's instance path points into the user's schema (the schema is
-            // the instance its meta-schema validates), e.g. `/properties/city/type`.
-            let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
-            let at = locate_path(c.text, params.at(), &segments);
-            let field = segments.iter().fold(pfield.clone(), |f, s| {
-                if s.chars().all(|c| c.is_ascii_digit()) {
-                    format!("{f}[{s}]")
-                } else {
-                    format!("{f}.{s}")
-                }
-            });
-            c.report(
-                at,
-                field,
-                format!("the parameter schema of `{name}` does not compile: {e}"),
-                Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
-            );
-            broken.push(name.clone());
-            continue;
-        }
-        let required = params
-            .value
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
-        tools.push(Tool {
-            name: name.clone(),
-            descriptions,
-            // Taken, not copied: the file's model is not read for schemas again.
-            parameters: std::sync::Arc::new(std::mem::take(&mut t.parameters.value)),
-            validator,
-            required,
-        });
     }
     (tools, broken)
+}
+
+/// Check one tool declaration and build it; `None` (with the problems reported) when
+/// its schema is unusable.
+fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> Option<Tool> {
+    let name = &t.name.value;
+    if !valid_tool_name(name) {
+        c.report(
+            t.name.at(),
+            format!("{field}.name"),
+            format!("invalid tool name `{name}`"),
+            Some("use 1-64 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into()),
+        );
+    }
+    let descriptions: IndexMap<String, String> = match (&t.description, &t.variants) {
+        (Some(d), None) => IndexMap::from([("default".to_string(), d.clone())]),
+        (None, Some(v)) if !v.value.is_empty() => v.value.clone(),
+        (None, Some(v)) => {
+            c.report(
+                v.at(),
+                format!("{field}.variants"),
+                "`variants` is empty",
+                Some("name at least one wording, e.g. `clear: ...`".into()),
+            );
+            IndexMap::new()
+        }
+        (Some(_), Some(v)) => {
+            c.report(
+                v.at(),
+                format!("{field}.variants"),
+                format!("tool `{name}` has both `description` and `variants`"),
+                Some(
+                    "use `description` for one wording or `variants` for several, not both".into(),
+                ),
+            );
+            IndexMap::new()
+        }
+        (None, None) => {
+            c.report(
+                t.name.at(),
+                field,
+                format!("tool `{name}` has no description"),
+                Some("add `description:` or `variants:`".into()),
+            );
+            IndexMap::new()
+        }
+    };
+    let params = &t.parameters;
+    let pfield = format!("{field}.parameters");
+    if !params.value.is_object() {
+        c.report(
+            params.at(),
+            &pfield,
+            format!(
+                "`parameters` must be a JSON Schema object, got {}",
+                super::matcher::show(params.value.as_ref())
+            ),
+            Some("write `parameters: {type: object, properties: {...}}`".into()),
+        );
+        return None;
+    }
+    if let Some(ty) = params.value.get("type")
+        && ty != "object"
+    {
+        c.report(
+            params.at(),
+            format!("{pfield}.type"),
+            format!("tool arguments must be an object schema, got type {ty}"),
+            Some("set `type: object` and describe arguments under `properties`".into()),
+        );
+    }
+    // Small suites compile every schema now, so every defect is reported with its
+    // location. Big ones (imported benchmarks: thousands of tools, most never
+    // called) check each schema against the draft 2020-12 meta-schema now and
+    // compile it on first use.
+    let validator = std::sync::OnceLock::new();
+    let checked = if eager {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(params.value.as_ref())
+            .map(|v| {
+                let _ = validator.set(Ok(v));
+            })
+            .map_err(|e| (e.instance_path().to_string(), e.to_string()))
+    } else {
+        jsonschema::draft202012::meta::validator()
+            .validate(params.value.as_ref())
+            .map_err(|e| (e.instance_path().to_string(), e.to_string()))
+    };
+    if let Err((pointer, e)) = checked {
+        // The error's instance path points into the user's schema (the schema is
+        // the instance its meta-schema validates), e.g. `/properties/city/type`.
+        let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
+        let at = locate_path(c.text, params.at(), &segments);
+        let field = segments.iter().fold(pfield.clone(), |f, s| {
+            if s.chars().all(|c| c.is_ascii_digit()) {
+                format!("{f}[{s}]")
+            } else {
+                format!("{f}.{s}")
+            }
+        });
+        c.report(
+            at,
+            field,
+            format!("the parameter schema of `{name}` does not compile: {e}"),
+            Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
+        );
+        return None;
+    }
+    let required = params
+        .value
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Tool {
+        name: name.clone(),
+        descriptions,
+        parameters: params.value.clone(),
+        validator,
+        required,
+    })
 }
 
 /// Best-effort location of a path of keys inside the YAML under `start`: each key is
@@ -534,7 +555,7 @@ fn check_modes(
 fn compile_matrix(
     c: &mut Checker<'_>,
     model: &SuiteFile,
-    tools: &[Tool],
+    tools: &[Arc<Tool>],
     variants: &[String],
 ) -> MatrixDefaults {
     let m = &model.matrix;
@@ -543,7 +564,7 @@ fn compile_matrix(
             || model
                 .cases
                 .iter()
-                .flat_map(|c| c.tools.iter().flatten())
+                .flat_map(|c| c.tools.iter().flat_map(|t| t.0.iter()))
                 .any(|t| t.name.value == f)
     };
     let modes = check_modes(c, &m.tool_choice, &known, "matrix.tool_choice");
@@ -567,9 +588,9 @@ fn compile_matrix(
         .chain(model.cases.iter().enumerate().flat_map(|(k, case)| {
             case.tools
                 .iter()
-                .flatten()
+                .flat_map(|t| t.0.iter())
                 .enumerate()
-                .map(move |(i, t)| (format!("cases[{k}].tools[{i}]"), t))
+                .map(move |(i, t)| (format!("cases[{k}].tools[{i}]"), &**t))
         }));
     let run_variants = if chosen.is_empty() { variants } else { &chosen };
     for (field, t) in all_tools {

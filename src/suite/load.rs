@@ -17,8 +17,9 @@ pub const MAX_SUITE_BYTES: u64 = 16 * 1024 * 1024;
 /// Deepest YAML nesting accepted; JSON Schemas of real tools stay far below it.
 pub const MAX_DEPTH: usize = 64;
 
-/// Read `path` and parse it into the raw model, with the source text kept for messages.
-pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String, Vec<u8>), SuiteError> {
+/// Read `path` and parse it into the raw model, with the source text kept for messages
+/// (and hashed: it is the file's bytes).
+pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String), SuiteError> {
     let read_err = |source| SuiteError::Read {
         path: path.to_path_buf(),
         source,
@@ -40,10 +41,11 @@ pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String, Vec<u8>), Suit
         }]));
     }
     let bytes = std::fs::read(path).map_err(read_err)?;
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(t) => t.to_string(),
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
         Err(e) => {
-            let good = &bytes[..e.valid_up_to()];
+            let valid = e.utf8_error().valid_up_to();
+            let good = &e.as_bytes()[..valid];
             let line = good.iter().filter(|b| **b == b'\n').count() as u32 + 1;
             let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
             let column = String::from_utf8_lossy(&good[line_start..]).chars().count() as u32 + 1;
@@ -52,10 +54,7 @@ pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String, Vec<u8>), Suit
                 line,
                 column,
                 field: String::new(),
-                message: format!(
-                    "the file is not valid UTF-8 (byte offset {})",
-                    e.valid_up_to()
-                ),
+                message: format!("the file is not valid UTF-8 (byte offset {valid})"),
                 hint: Some("save the suite as UTF-8".into()),
                 source_line: None,
             }]));
@@ -69,36 +68,42 @@ pub fn read_suite_file(path: &Path) -> Result<(SuiteFile, String, Vec<u8>), Suit
     } else {
         parse_yaml(&text, path)?
     };
-    Ok((model, text, bytes))
+    Ok((model, text))
 }
 
 /// Parse a suite written as JSON (`.json`; what `toolgauge import` writes for big
 /// benchmarks, read ten times faster than YAML). serde_json locates syntax and shape
 /// errors; checks of meaning report the field path without a line.
 pub fn parse_json(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
-    super::span::without_spans(|| serde_json::from_str::<SuiteFile>(text)).map_err(|e| {
-        let (line, column) = (e.line() as u32, e.column() as u32);
-        let msg = e.to_string();
-        // serde_json appends " at line L column C"; the diagnostic shows it already.
-        let message = msg
-            .rsplit_once(" at line ")
-            .map_or(msg.as_str(), |(m, _)| m)
-            .to_string();
-        SuiteError::Invalid(vec![Diagnostic {
-            file: path.to_path_buf(),
-            line,
-            column,
-            field: String::new(),
-            message,
-            hint: Some(
-                "the file is read as JSON (it ends in .json); see docs/suite-format.md".into(),
-            ),
-            source_line: text
-                .lines()
-                .nth((line as usize).saturating_sub(1))
-                .map(|l| l.chars().take(200).collect()),
-        }])
-    })
+    let read = || super::span::without_spans(|| serde_json::from_str::<SuiteFile>(text));
+    // Identical case tools are read once (see `model::CaseTools`). A tool that does not
+    // parse is then reported without its position, so the file is read again without
+    // sharing to say where the error is.
+    super::share::sharing(read)
+        .or_else(|_| read())
+        .map_err(|e| {
+            let (line, column) = (e.line() as u32, e.column() as u32);
+            let msg = e.to_string();
+            // serde_json appends " at line L column C"; the diagnostic shows it already.
+            let message = msg
+                .rsplit_once(" at line ")
+                .map_or(msg.as_str(), |(m, _)| m)
+                .to_string();
+            SuiteError::Invalid(vec![Diagnostic {
+                file: path.to_path_buf(),
+                line,
+                column,
+                field: String::new(),
+                message,
+                hint: Some(
+                    "the file is read as JSON (it ends in .json); see docs/suite-format.md".into(),
+                ),
+                source_line: text
+                    .lines()
+                    .nth((line as usize).saturating_sub(1))
+                    .map(|l| l.chars().take(200).collect()),
+            }])
+        })
 }
 
 /// Parse suite YAML text; `path` is only used in messages.

@@ -11,9 +11,11 @@ pub mod load;
 pub mod matcher;
 pub mod model;
 pub mod normalize;
+pub mod share;
 pub mod span;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use regex::Regex;
@@ -55,7 +57,7 @@ pub struct Suite {
     /// Suite-wide normalisation.
     pub norm: Normalizer,
     /// Tools in file order.
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Arc<Tool>>,
     /// Cases in file order.
     pub cases: Vec<Case>,
     /// The matrix declared in the file (the command line may override it).
@@ -158,8 +160,9 @@ pub struct Case {
     pub messages: Vec<Message>,
     /// Labels.
     pub tags: Vec<String>,
-    /// The case's own tools, offered instead of the suite's (`None`: the suite's).
-    pub tools: Option<Vec<Tool>>,
+    /// The case's own tools, offered instead of the suite's (`None`: the suite's);
+    /// cases declaring identical tools share them.
+    pub tools: Option<Vec<Arc<Tool>>>,
     /// The expectation as written.
     pub expect: Expectation,
     /// Modes this case runs under (`None`: all).
@@ -170,7 +173,7 @@ pub struct Case {
 
 impl Case {
     /// The tools this case offers: its own, or the suite's.
-    pub fn tools<'a>(&'a self, suite: &'a Suite) -> &'a [Tool] {
+    pub fn tools<'a>(&'a self, suite: &'a Suite) -> &'a [Arc<Tool>] {
         self.tools.as_deref().unwrap_or(&suite.tools)
     }
 }
@@ -313,12 +316,12 @@ impl Threshold {
 
 /// Load and check the suite at `path`.
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
-    let (model, text, bytes) = load::read_suite_file(path)?;
-    compile::compile(model, &text, &bytes, path)
+    let (model, text) = load::read_suite_file(path)?;
+    compile::compile(model, &text, path)
 }
 
 /// Parse and check suite text (for tests and tools that hold the text in memory).
 pub fn load_str(text: &str, path: &Path) -> Result<Suite, SuiteError> {
     let model = load::parse_yaml(text, path)?;
-    compile::compile(model, text, text.as_bytes(), path)
+    compile::compile(model, text, path)
 }

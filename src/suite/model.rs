@@ -5,6 +5,8 @@
 //! [`crate::suite::compile`], which turns this model into a [`crate::suite::Suite`].
 //! The JSON Schema in `docs/suite.schema.json` is generated from these types.
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -128,7 +130,49 @@ pub struct ToolSpec {
     pub variants: Option<Spanned<IndexMap<String, String>>>,
     /// JSON Schema (draft 2020-12) of the arguments object.
     #[schemars(with = "Value")]
-    pub parameters: Spanned<Value>,
+    pub parameters: Spanned<Arc<Value>>,
+}
+
+/// A case's own tools (`cases[].tools`).
+///
+/// Imported benchmarks repeat the same tool definitions across hundreds of cases (BFCL's
+/// live_multiple declares 4,178 tools, 1,073 of them distinct). In a JSON suite read by
+/// [`crate::suite::load::parse_json`], a tool whose JSON text equals one already read is
+/// not parsed again: the cases share one [`ToolSpec`], and later stages (compiling,
+/// scoring) do their work once per distinct tool. YAML suites read every tool.
+#[derive(Debug, Default)]
+pub struct CaseTools(pub Vec<Arc<ToolSpec>>);
+
+impl<'de> Deserialize<'de> for CaseTools {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if !super::share::active() {
+            return Vec::<ToolSpec>::deserialize(deserializer)
+                .map(|v| CaseTools(v.into_iter().map(Arc::new).collect()));
+        }
+        let raw = Vec::<&'de serde_json::value::RawValue>::deserialize(deserializer)?;
+        raw.into_iter()
+            .map(|r| super::share::tool(r.get()).map_err(serde::de::Error::custom))
+            .collect::<Result<_, _>>()
+            .map(CaseTools)
+    }
+}
+
+impl JsonSchema for CaseTools {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Vec<ToolSpec>>::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        <Vec<ToolSpec>>::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<ToolSpec>>::json_schema(generator)
+    }
+
+    fn inline_schema() -> bool {
+        <Vec<ToolSpec>>::inline_schema()
+    }
 }
 
 /// How a case's expectation is judged.
@@ -174,7 +218,7 @@ pub struct CaseSpec {
     /// The tools offered in this case instead of the suite's `tools` (same format), for
     /// suites whose cases each come with their own functions (e.g. imported benchmarks).
     #[serde(default)]
-    pub tools: Option<Vec<ToolSpec>>,
+    pub tools: Option<CaseTools>,
     /// The expectation (required for `should_call` and `ambiguous`).
     #[serde(default)]
     pub expect: Option<ExpectSpec>,
