@@ -157,20 +157,15 @@ fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
     } else {
         crate::bfcl::import::SuiteFormat::Json
     };
-    let written = crate::bfcl::import::import(&args.data_dir, &categories, &args.out, format).map_err(|e| {
-        AppError::bad(
-            e.to_string(),
-            Some("give BFCL's data directory, e.g. site-packages/bfcl_eval/data of the bfcl-eval package"),
-        )
-    })?;
-    for w in &written {
-        // A suite that does not load is a defect of the importer, not of the user's input.
-        suite::load(&w.path).map_err(|e| {
-            AppError::Incomplete(format!(
-                "the imported suite `{}` does not load: {e}",
-                w.path.display()
-            ))
+    let written = crate::bfcl::import::import(&args.data_dir, &categories, &args.out, format)
+        .map_err(|e| match e {
+            crate::bfcl::import::ImportError::Check { .. } => AppError::Incomplete(e.to_string()),
+            e => AppError::bad(
+                e.to_string(),
+                Some("give BFCL's data directory, e.g. site-packages/bfcl_eval/data of the bfcl-eval package"),
+            ),
         })?;
+    for w in &written {
         sayln!("{}: {} cases -> {}", w.category, w.cases, w.path.display());
     }
     Ok(exit::OK)

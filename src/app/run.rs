@@ -68,13 +68,35 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
         return resume(dir, args, &options);
     }
     let mut code = exit::OK;
-    for path in &args.suites {
-        let c = run_suite(path, args, &options).unwrap_or_else(|e| {
+    let mut finish = |c: Result<u8, AppError>| {
+        let c = c.unwrap_or_else(|e| {
             e.print();
             e.code()
         });
         code = worst(code, c);
+    };
+    if args.suites.len() < 2 {
+        for path in &args.suites {
+            finish(load_suite(path).and_then(|s| run_suite(path, s, args, &options)));
+        }
+        return Ok(code);
     }
+    // Several suites (an imported benchmark is eleven): the next one loads on another
+    // thread while the current one runs. The channel holds none, so at most one suite
+    // waits loaded beside the one running.
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        scope.spawn(move || {
+            for path in &args.suites {
+                if tx.send(load_suite(path)).is_err() {
+                    break;
+                }
+            }
+        });
+        for (path, suite) in args.suites.iter().zip(rx) {
+            finish(suite.and_then(|s| run_suite(path, s, args, &options)));
+        }
+    });
     Ok(code)
 }
 
@@ -286,8 +308,13 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
     }
 }
 
-fn run_suite(path: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
-    let mut suite = load_suite(path)?;
+/// Run `suite`, loaded from `path`.
+fn run_suite(
+    path: &Path,
+    mut suite: Suite,
+    args: &RunArgs,
+    options: &RunOptions,
+) -> Result<u8, AppError> {
     apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
     let suite = Arc::new(suite);
     let r = resolve(

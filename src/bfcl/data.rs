@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Why BFCL data could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -51,16 +52,18 @@ pub struct Message {
     pub content: Value,
 }
 
-/// One question item.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Item {
+/// One question item, borrowing from the file's text.
+#[derive(Debug, Deserialize)]
+pub struct Item<'a> {
     /// BFCL's id, e.g. `simple_python_0`, `live_multiple_12-4-1`.
     pub id: String,
     /// Turns of messages (single-turn categories have one).
     pub question: Vec<Vec<Message>>,
-    /// The functions offered, in BFCL's format.
-    #[serde(default)]
-    pub function: Vec<Value>,
+    /// The functions offered, in BFCL's format, as their JSON text (BFCL's live
+    /// categories repeat the same functions across hundreds of items; the importer
+    /// converts each distinct text once).
+    #[serde(default, borrow)]
+    pub function: Vec<&'a RawValue>,
 }
 
 /// The question file of `category` under `dir`: `BFCL_v<N>_<category>.json` with the
@@ -108,12 +111,16 @@ fn newest(dir: &Path, category: &str) -> Option<PathBuf> {
     best.map(|(_, p)| p)
 }
 
-/// Every non-empty line of a JSON-lines file, parsed.
-fn lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
+/// The text of `path`.
+pub fn read(path: &Path) -> Result<String, DataError> {
+    std::fs::read_to_string(path).map_err(|source| DataError::Io {
         path: path.display().to_string(),
         source,
-    })?;
+    })
+}
+
+/// Every non-empty line of JSON-lines `text` (read from `path`), parsed.
+fn lines<'a, T: Deserialize<'a>>(text: &'a str, path: &Path) -> Result<Vec<T>, DataError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -128,9 +135,9 @@ fn lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, DataError>
     Ok(out)
 }
 
-/// The items of a question file.
-pub fn read_items(path: &Path) -> Result<Vec<Item>, DataError> {
-    lines(path)
+/// The items of question file `text` (read from `path`).
+pub fn read_items<'a>(text: &'a str, path: &Path) -> Result<Vec<Item<'a>>, DataError> {
+    lines(text, path)
 }
 
 #[derive(Deserialize)]
@@ -141,7 +148,8 @@ struct AnswerLine {
 
 /// The ground truth of each item of a possible-answer file, by id.
 pub fn read_answers(path: &Path) -> Result<HashMap<String, Value>, DataError> {
-    Ok(lines::<AnswerLine>(path)?
+    let text = read(path)?;
+    Ok(lines::<AnswerLine>(&text, path)?
         .into_iter()
         .map(|a| (a.id, a.ground_truth))
         .collect())

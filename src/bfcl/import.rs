@@ -11,8 +11,12 @@
 //! a defect of a few BFCL items) is `{absent: true}`. Irrelevance items become
 //! `should_not_call` cases; relevance items `should_call` with `any_call: true`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::data::{self, DataError, Item};
@@ -29,6 +33,14 @@ pub enum ImportError {
         /// The item id.
         id: String,
         /// What is wrong.
+        message: String,
+    },
+    /// A written suite does not load (a defect of the importer).
+    #[error("the imported suite `{path}` does not load: {message}")]
+    Check {
+        /// The file.
+        path: String,
+        /// Why.
         message: String,
     },
     /// Writing a suite.
@@ -62,7 +74,8 @@ pub enum SuiteFormat {
 }
 
 /// Import `categories` from BFCL's data directory `dir` into `out` (created if
-/// missing): one suite `bfcl_<category>.json` (or `.yaml`) per category.
+/// missing): one suite `bfcl_<category>.json` (or `.yaml`) per category, each loaded
+/// back as a check.
 pub fn import(
     dir: &Path,
     categories: &[String],
@@ -73,86 +86,156 @@ pub fn import(
         path: out.display().to_string(),
         message: e.to_string(),
     })?;
-    let mut written = Vec::new();
-    for category in categories {
-        let qfile = data::question_file(dir, category)?;
-        let items = data::read_items(&qfile)?;
-        let answers = match data::answer_file(&qfile) {
-            Some(a) => data::read_answers(&a)?,
-            None => Default::default(),
-        };
-        let kind = Kind::of(category);
-        let mut cases = Vec::with_capacity(items.len());
-        for item in &items {
-            let answer = answers.get(&item.id);
-            if kind == Kind::Ast && answer.is_none() {
-                return Err(ImportError::Item {
-                    id: item.id.clone(),
-                    message: format!(
-                        "no possible answer for it in `{}`",
-                        data::answer_file(&qfile)
-                            .map_or_else(|| "possible_answer/".into(), |p| p.display().to_string())
-                    ),
-                });
+    // Categories are independent: convert them on every core, two at most (memory
+    // grows with the categories in flight), and report in the order asked.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, 2)
+        .min(categories.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Vec<(usize, Result<Imported, ImportError>)>> = std::thread::scope(|scope| {
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(category) = categories.get(i) else {
+                    break;
+                };
+                let r = import_one(dir, category, out, format);
+                let failed = r.is_err();
+                done.push((i, r));
+                if failed {
+                    // Stop taking new categories; the first error in order is reported.
+                    next.store(categories.len(), std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
             }
-            cases.push(case(item, kind, answer)?);
+            done
+        };
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut all = vec![work()];
+        all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_default()));
+        all
+    });
+    let mut results: Vec<_> = results.into_iter().flatten().collect();
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// One case of a written suite. Tools are their converted JSON text, shared by the
+/// items that offer the same function (and written compactly, one per line).
+#[derive(Serialize)]
+struct CaseOut<'a> {
+    id: &'a str,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    messages: Option<Vec<Value>>,
+    tools: Vec<Arc<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expect: Option<Value>,
+}
+
+/// A written suite.
+#[derive(Serialize)]
+struct SuiteOut<'a> {
+    name: String,
+    description: String,
+    profile: Value,
+    cases: Vec<CaseOut<'a>>,
+}
+
+/// Import one category into `out`.
+fn import_one(
+    dir: &Path,
+    category: &str,
+    out: &Path,
+    format: SuiteFormat,
+) -> Result<Imported, ImportError> {
+    let qfile = data::question_file(dir, category)?;
+    let text = data::read(&qfile)?;
+    let items = data::read_items(&text, &qfile)?;
+    let answers = match data::answer_file(&qfile) {
+        Some(a) => data::read_answers(&a)?,
+        None => Default::default(),
+    };
+    let kind = Kind::of(category);
+    // Converted tools by their BFCL text: each distinct function is converted once.
+    let mut tools: HashMap<&str, Arc<RawValue>> = HashMap::new();
+    let mut cases = Vec::with_capacity(items.len());
+    for item in &items {
+        let answer = answers.get(&item.id);
+        if kind == Kind::Ast && answer.is_none() {
+            return Err(ImportError::Item {
+                id: item.id.clone(),
+                message: format!(
+                    "no possible answer for it in `{}`",
+                    data::answer_file(&qfile)
+                        .map_or_else(|| "possible_answer/".into(), |p| p.display().to_string())
+                ),
+            });
         }
-        let source = qfile
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let suite = json!({
-            "name": format!("bfcl_{category}"),
-            "description": format!(
-                "BFCL {category} ({} items), imported from {source} by `toolgauge import bfcl` \
-                 (BFCL data: Apache License 2.0, Gorilla / Berkeley Function Calling \
-                 Leaderboard). Scored as BFCL's AST checker does (docs/bfcl.md). Run it \
-                 against a BFCL result file with --target bfcl-result:FILE.",
-                items.len()
-            ),
-            "profile": {"bfcl": {"category": category}},
-            "cases": cases,
-        });
-        let (path, text) = match format {
-            SuiteFormat::Yaml => {
-                let yaml = serde_saphyr::to_string(&suite).map_err(|e| ImportError::Write {
-                    path: category.clone(),
-                    message: e.to_string(),
-                })?;
-                let header = format!(
-                    "# BFCL {category}: {} items from {source}, imported by `toolgauge import bfcl`.\n\
-                     # BFCL data: Apache License 2.0, Gorilla / Berkeley Function Calling Leaderboard.\n",
-                    items.len()
-                );
-                (out.join(format!("bfcl_{category}.yaml")), header + &yaml)
-            }
-            SuiteFormat::Json => {
-                // One-space indentation: readable enough, and small.
-                let mut buf = Vec::new();
-                let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
-                let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-                serde::Serialize::serialize(&suite, &mut ser).map_err(|e| ImportError::Write {
-                    path: category.clone(),
-                    message: e.to_string(),
-                })?;
-                buf.push(b'\n');
-                (
-                    out.join(format!("bfcl_{category}.json")),
-                    String::from_utf8(buf).unwrap_or_default(),
-                )
-            }
-        };
-        std::fs::write(&path, text).map_err(|e| ImportError::Write {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        written.push(Imported {
-            category: category.clone(),
-            path,
-            cases: items.len(),
-        });
+        cases.push(case(item, kind, answer, &mut tools)?);
     }
-    Ok(written)
+    let source = qfile
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = items.len();
+    let suite = SuiteOut {
+        name: format!("bfcl_{category}"),
+        description: format!(
+            "BFCL {category} ({n} items), imported from {source} by `toolgauge import bfcl` \
+             (BFCL data: Apache License 2.0, Gorilla / Berkeley Function Calling \
+             Leaderboard). Scored as BFCL's AST checker does (docs/bfcl.md). Run it \
+             against a BFCL result file with --target bfcl-result:FILE."
+        ),
+        profile: json!({"bfcl": {"category": category}}),
+        cases,
+    };
+    let write_err = |e: &dyn std::fmt::Display| ImportError::Write {
+        path: category.to_string(),
+        message: e.to_string(),
+    };
+    let (path, text) = match format {
+        SuiteFormat::Yaml => {
+            // serde_json's value serializer reads the raw tool texts back into values.
+            let value = serde_json::to_value(&suite).map_err(|e| write_err(&e))?;
+            let yaml = serde_saphyr::to_string(&value).map_err(|e| write_err(&e))?;
+            let header = format!(
+                "# BFCL {category}: {n} items from {source}, imported by `toolgauge import bfcl`.\n\
+                 # BFCL data: Apache License 2.0, Gorilla / Berkeley Function Calling Leaderboard.\n"
+            );
+            (out.join(format!("bfcl_{category}.yaml")), header + &yaml)
+        }
+        SuiteFormat::Json => {
+            // One-space indentation: readable enough, and small.
+            let mut buf = Vec::with_capacity(text.len());
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
+            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+            serde::Serialize::serialize(&suite, &mut ser).map_err(|e| write_err(&e))?;
+            buf.push(b'\n');
+            (
+                out.join(format!("bfcl_{category}.json")),
+                String::from_utf8(buf).unwrap_or_default(),
+            )
+        }
+    };
+    std::fs::write(&path, text).map_err(|e| ImportError::Write {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    // A suite that does not load is a defect of the importer, not of the user's input.
+    crate::suite::load(&path).map_err(|e| ImportError::Check {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(Imported {
+        category: category.to_string(),
+        path,
+        cases: n,
+    })
 }
 
 /// How a category's items are expected to be answered.
@@ -178,21 +261,28 @@ impl Kind {
     }
 }
 
-fn case(item: &Item, kind: Kind, answer: Option<&Value>) -> Result<Value, ImportError> {
+fn case<'a>(
+    item: &'a Item<'a>,
+    kind: Kind,
+    answer: Option<&Value>,
+    converted: &mut HashMap<&'a str, Arc<RawValue>>,
+) -> Result<CaseOut<'a>, ImportError> {
     let bad = |message: String| ImportError::Item {
         id: item.id.clone(),
         message,
     };
     let messages: Vec<&data::Message> = item.question.iter().flatten().collect();
-    let mut case = Map::new();
-    case.insert("id".into(), json!(item.id));
-    case.insert(
-        "kind".into(),
-        json!(match kind {
+    let mut case = CaseOut {
+        id: &item.id,
+        kind: match kind {
             Kind::Irrelevance => "should_not_call",
             _ => "should_call",
-        }),
-    );
+        },
+        prompt: None,
+        messages: None,
+        tools: Vec::with_capacity(item.function.len()),
+        expect: None,
+    };
     let text = |m: &data::Message| match &m.content {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -200,7 +290,7 @@ fn case(item: &Item, kind: Kind, answer: Option<&Value>) -> Result<Value, Import
     if let [m] = messages.as_slice()
         && m.role == "user"
     {
-        case.insert("prompt".into(), json!(text(m)));
+        case.prompt = Some(text(m));
     } else {
         let mut out = Vec::new();
         for m in &messages {
@@ -212,18 +302,23 @@ fn case(item: &Item, kind: Kind, answer: Option<&Value>) -> Result<Value, Import
             }
             out.push(json!({"role": m.role, "content": text(m)}));
         }
-        case.insert("messages".into(), Value::Array(out));
+        case.messages = Some(out);
     }
-    let tools: Vec<Value> = item
-        .function
-        .iter()
-        .map(|f| tool(f).map_err(&bad))
-        .collect::<Result<_, _>>()?;
-    case.insert("tools".into(), Value::Array(tools));
+    for f in &item.function {
+        let t = match converted.get(f.get()) {
+            Some(t) => t.clone(),
+            None => {
+                let t = tool(f).map_err(&bad)?;
+                converted.insert(f.get(), t.clone());
+                t
+            }
+        };
+        case.tools.push(t);
+    }
     match kind {
         Kind::Irrelevance => {}
         Kind::Relevance => {
-            case.insert("expect".into(), json!({"any_call": true}));
+            case.expect = Some(json!({"any_call": true}));
         }
         Kind::Ast => {
             let gt = answer
@@ -252,14 +347,16 @@ fn case(item: &Item, kind: Kind, answer: Option<&Value>) -> Result<Value, Import
                 }
                 calls.push(json!({"tool": name, "args": args}));
             }
-            case.insert("expect".into(), json!({"calls": calls}));
+            case.expect = Some(json!({"calls": calls}));
         }
     }
-    Ok(Value::Object(case))
+    Ok(case)
 }
 
-/// One BFCL function as a suite tool.
-fn tool(f: &Value) -> Result<Value, String> {
+/// One BFCL function (its JSON text) as a suite tool (compact JSON text).
+fn tool(raw: &RawValue) -> Result<Arc<RawValue>, String> {
+    let f: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    let f = &f;
     let name = f
         .get("name")
         .and_then(Value::as_str)
@@ -275,7 +372,10 @@ fn tool(f: &Value) -> Result<Value, String> {
     {
         o.insert("type".into(), json!("object"));
     }
-    Ok(json!({"name": name, "description": description, "parameters": schema}))
+    let tool = json!({"name": name, "description": description, "parameters": schema});
+    serde_json::value::to_raw_value(&tool)
+        .map(Arc::from)
+        .map_err(|e| e.to_string())
 }
 
 /// The JSON Schema type standing for a BFCL type; `None` when it has none (`any`).

@@ -45,15 +45,56 @@ impl Functions {
         self.0
             .entry(Arc::as_ptr(tool))
             .or_insert_with(|| {
-                let decl = json!({
-                    "name": tool.name,
-                    "description": tool.description("default").unwrap_or_default(),
-                    "parameters": to_bfcl_schema(&tool.parameters),
-                });
+                let decl = json!({"name": tool.name, "parameters": checked_part(&tool.parameters)});
                 Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
             })
             .clone()
     }
+}
+
+/// The part of a tool's parameter schema that BFCL's checker reads, in BFCL's form: each
+/// top-level property's type and its items' type, and `required`. Reading it gives the
+/// same declaration as reading the whole schema converted by [`to_bfcl_schema`], without
+/// copying descriptions, enums and nested properties (a test holds the two equal).
+fn checked_part(parameters: &Value) -> Value {
+    // A node's BFCL type as `to_bfcl_schema` writes it.
+    fn typed(node: &Value) -> Value {
+        let Value::Object(o) = node else {
+            return Value::Null;
+        };
+        let mut out = serde_json::Map::new();
+        let ty = o.get("x-bfcl-type").cloned().or_else(|| {
+            let inferred = to_bfcl_schema(&json!({"type": o.get("type")?.clone()}));
+            inferred.get("type").cloned()
+        });
+        if let Some(t) = ty {
+            out.insert("type".into(), t);
+        }
+        if let Some(items) = o.get("items") {
+            out.insert("items".into(), typed(items));
+        }
+        Value::Object(out)
+    }
+    let Value::Object(o) = parameters else {
+        return parameters.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (k, v) in o {
+        match k.as_str() {
+            "properties" => {
+                let props = v
+                    .as_object()
+                    .map(|p| p.iter().map(|(n, s)| (n.clone(), typed(s))).collect())
+                    .unwrap_or_default();
+                out.insert(k.clone(), Value::Object(props));
+            }
+            "required" | "x-bfcl-required" => {
+                out.insert("required".into(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    Value::Object(out)
 }
 
 impl BfclCase {
@@ -155,5 +196,64 @@ pub fn decode_response(response: &Response, strict: bool) -> Decoded {
     match response.text.as_deref() {
         Some(text) if !text.trim().is_empty() => decode::decode_prompt(text, strict),
         _ => Decoded::Calls(Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfcl::import::to_json_schema;
+
+    /// The declaration read from the checked part equals the one read from the whole
+    /// converted schema.
+    fn assert_same_declaration(parameters: &Value) {
+        let read = |p: Value| {
+            format!(
+                "{:?}",
+                Function::from_bfcl(&json!({"name": "f", "parameters": p}))
+            )
+        };
+        assert_eq!(
+            read(checked_part(parameters)),
+            read(to_bfcl_schema(parameters)),
+            "{parameters}"
+        );
+    }
+
+    #[test]
+    fn the_checked_part_declares_what_the_whole_schema_does() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/integration/fixtures/bfcl/data"
+        );
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue; // possible_answer/
+            };
+            for line in text.lines().filter(|l| l.contains("\"function\"")) {
+                let item: Value = serde_json::from_str(line).unwrap();
+                for f in item["function"].as_array().into_iter().flatten() {
+                    assert_same_declaration(&to_json_schema(&f["parameters"]));
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 100, "only {n} functions in the sample");
+        for odd in [
+            json!({"type": "object", "properties": {"a": {"type": "array"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": "x"}}}),
+            json!({"type": "object", "properties": {"a": {"x-bfcl-type": "tuple", "type": "array", "items": {"type": "number"}}}}),
+            json!({"type": "object", "properties": {"a": {"x-bfcl-type": "any"}, "b": {}, "c": 3}}),
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "properties": {"a": {"type": "mystery"}}}),
+            json!({"type": "object", "properties": [1, 2]}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "x-bfcl-required": true}),
+            json!({"type": "object", "required": ["a", 3]}),
+            json!({"type": "object"}),
+            json!("not a schema"),
+        ] {
+            assert_same_declaration(&odd);
+        }
     }
 }

@@ -5,7 +5,9 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::support::{OK, Output, RUN_INCOMPLETE, THRESHOLD_FAILED, Toolgauge, fixture_text};
+use crate::support::{
+    BAD_INPUT, OK, Output, RUN_INCOMPLETE, THRESHOLD_FAILED, Toolgauge, fixture_text,
+};
 
 /// Trials of `fixtures/weather.yaml` as declared: 4 cases × 2 variants × 2 modes × 1.
 const WEATHER_TRIALS: usize = 16;
@@ -18,8 +20,7 @@ fn run_weather(t: &Toolgauge, out: &str, extra: &[&str]) -> Output {
     t.run(&args)
 }
 
-/// The plain oracle run of the weather fixture, made once and read by several tests (each
-/// `run` of the debug binary costs about half a second, mostly building the tokenizer).
+/// The plain oracle run of the weather fixture, made once and read by several tests.
 fn oracle() -> &'static (Toolgauge, Output) {
     static RUN: OnceLock<(Toolgauge, Output)> = OnceLock::new();
     RUN.get_or_init(|| {
@@ -470,4 +471,54 @@ fn cases_with_their_own_tools_send_and_score_those_tools() {
         "cases[1].expect.calls[0].tool",
         "the case's tools are: `get_weather`, `math.add`",
     ]);
+}
+
+#[test]
+fn several_suites_run_in_order_each_reported_and_the_worst_code_wins() {
+    // The next suite loads while the current one runs; what is printed, written and
+    // returned must not show it: suites are reported in the order given, a suite that
+    // does not load is reported in its place, and every other suite still runs.
+    let t = Toolgauge::new();
+    let weather = t.fixture("weather.yaml");
+    t.write("broken.yaml", "tools: [\n");
+    let o = t.run(&[
+        "run",
+        &weather,
+        "broken.yaml",
+        &weather,
+        "--reports-dir",
+        "runs",
+        "--quiet",
+        "--target",
+        "scripted:no_call",
+    ]);
+    o.assert_code(BAD_INPUT);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "stdout:\n{}", o.stdout);
+    assert!(
+        lines.iter().all(|l| l.starts_with("weather: ")),
+        "{lines:?}"
+    );
+    o.stderr_has(&["broken.yaml"]);
+    let runs: Vec<_> = std::fs::read_dir(t.path().join("runs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 2, "one run directory per suite that loaded");
+    for r in runs {
+        t.run_dir(&format!("runs/{}", r.file_name().to_string_lossy()))
+            .assert_complete();
+    }
+    // Without the broken suite, the failed thresholds decide.
+    t.run(&[
+        "run",
+        &weather,
+        &weather,
+        "--reports-dir",
+        "runs2",
+        "--quiet",
+        "--target",
+        "scripted:no_call",
+    ])
+    .assert_code(THRESHOLD_FAILED);
 }
