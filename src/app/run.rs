@@ -88,7 +88,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(0);
         scope.spawn(move || {
             for path in &args.suites {
-                if tx.send(load_suite(path)).is_err() {
+                let suite = load_suite(path).inspect(crate::score::trial::prepare_ahead);
+                if tx.send(suite).is_err() {
                     break;
                 }
             }
@@ -632,7 +633,16 @@ fn execute(
     report::write_files(&dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
     print_summary(&report, &dir, &args.format, args.quiet, args.no_color);
-    Ok(exit_code(&report, stopped.as_deref(), args.max_error_rate))
+    let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
+    drop_in_background((report, plan, suite, providers));
+    Ok(code)
+}
+
+/// Free `value` on another thread. A finished suite's cases, tool schemas and trials are
+/// tens of thousands of allocations; the next suite (or the exit) need not wait for them.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    // Should no thread start, the value is dropped here.
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// Print the terminal summary (or the one-line form) of `report`.

@@ -8,9 +8,6 @@
 //! code is BFCL's error type (e.g. `value_error:string`), so failures can be put side by
 //! side with BFCL's score files.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
 use super::checker::{self, Category, ExpectedCall, Function, Options};
@@ -33,23 +30,15 @@ pub struct BfclCase {
     problem: Option<String>,
 }
 
-/// BFCL function declarations read back from a suite's tools, once per distinct tool:
-/// cases that declare the same tool share it (see `suite::model::CaseTools`), and BFCL's
-/// live categories offer the same functions in hundreds of items.
-#[derive(Default)]
-pub struct Functions(HashMap<*const Tool, Result<Function, String>>);
-
-impl Functions {
-    /// `tool` as BFCL's checker declares it, or why it can not be.
-    fn of(&mut self, tool: &Arc<Tool>) -> Result<Function, String> {
-        self.0
-            .entry(Arc::as_ptr(tool))
-            .or_insert_with(|| {
-                let decl = json!({"name": tool.name, "parameters": checked_part(&tool.parameters)});
-                Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
-            })
-            .clone()
-    }
+/// `tool` as BFCL's checker declares it, or why it can not be; read once per tool (cases
+/// that declare the same tool share it, see `suite::model::CaseTools`).
+pub fn function_of(tool: &Tool) -> Result<Function, String> {
+    tool.bfcl
+        .get_or_init(|| {
+            let decl = json!({"name": tool.name, "parameters": checked_part(&tool.parameters)});
+            Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
+        })
+        .clone()
 }
 
 /// The part of a tool's parameter schema that BFCL's checker reads, in BFCL's form: each
@@ -98,14 +87,13 @@ fn checked_part(parameters: &Value) -> Value {
 }
 
 impl BfclCase {
-    /// Prepare `case` of `suite` under profile `p`; `functions` carries the declarations
-    /// read for earlier cases of the same suite.
-    pub fn new(suite: &Suite, case: &Case, p: &BfclProfile, functions: &mut Functions) -> BfclCase {
+    /// Prepare `case` of `suite` under profile `p`.
+    pub fn new(suite: &Suite, case: &Case, p: &BfclProfile) -> BfclCase {
         let mut problem = None;
         let functions = case
             .tools(suite)
             .iter()
-            .filter_map(|t| functions.of(t).map_err(|e| problem = Some(e)).ok())
+            .filter_map(|t| function_of(t).map_err(|e| problem = Some(e)).ok())
             .collect();
         let mut ground_truth = Vec::new();
         if let Expectation::Calls(e) = &case.expect {

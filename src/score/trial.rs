@@ -104,6 +104,29 @@ pub struct TrialChecks {
     pub args_expected: u32,
 }
 
+/// Do now the per-tool work that scoring `suite` will need: each tool's BFCL declaration
+/// (suites with the bfcl profile) and the argument validators of the tools the cases
+/// expect to be called (compiled on first use otherwise). A run of several suites calls
+/// this on the thread that loads the next suite, so the one running does not wait for it.
+pub fn prepare_ahead(suite: &Suite) {
+    let bfcl = matches!(suite.profile, Profile::Bfcl(_));
+    for case in &suite.cases {
+        let tools = case.tools(suite);
+        if bfcl {
+            for t in tools {
+                let _ = crate::bfcl::profile::function_of(t);
+            }
+        }
+        let expected: Vec<&str> = match &case.expect {
+            Expectation::Calls(c) => c.calls.iter().map(|c| c.tool.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        for t in tools.iter().filter(|t| expected.contains(&t.name.as_str())) {
+            let _ = t.validator();
+        }
+    }
+}
+
 /// What scoring a case needs, prepared once per case (the grounding text is the costly
 /// part: the whole conversation, normalised).
 pub struct CaseScorer<'a> {
@@ -120,27 +143,13 @@ pub struct CaseScorer<'a> {
 }
 
 impl<'a> CaseScorer<'a> {
+    /// Prepare scoring for every case of `suite`, in case order.
+    pub fn for_suite(suite: &'a Suite) -> Vec<Self> {
+        suite.cases.iter().map(|c| Self::new(suite, c)).collect()
+    }
+
     /// Prepare scoring for `case` of `suite`.
     pub fn new(suite: &'a Suite, case: &'a Case) -> Self {
-        Self::with(suite, case, &mut Default::default())
-    }
-
-    /// Prepare scoring for every case of `suite`, in order (work on tools that cases
-    /// share is done once).
-    pub fn for_suite(suite: &'a Suite) -> Vec<Self> {
-        let mut functions = crate::bfcl::profile::Functions::default();
-        suite
-            .cases
-            .iter()
-            .map(|c| Self::with(suite, c, &mut functions))
-            .collect()
-    }
-
-    fn with(
-        suite: &'a Suite,
-        case: &'a Case,
-        functions: &mut crate::bfcl::profile::Functions,
-    ) -> Self {
         let mut rules = suite.norm.rules();
         for r in [
             NormalizeRule::Casefold,
@@ -171,9 +180,7 @@ impl<'a> CaseScorer<'a> {
         }
         let (bfcl, dotted) = match &suite.profile {
             Profile::Bfcl(p) => (
-                Some(crate::bfcl::profile::BfclCase::new(
-                    suite, case, p, functions,
-                )),
+                Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
                 if p.underscore_names {
                     case.tools(suite)
                         .iter()

@@ -466,6 +466,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
         parameters: params.value.clone(),
         validator,
         required,
+        bfcl: std::sync::OnceLock::new(),
     })
 }
 

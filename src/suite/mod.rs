@@ -109,6 +109,9 @@ pub struct Tool {
     pub validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
     /// Names listed in `required`.
     pub required: Vec<String>,
+    /// The tool as BFCL's checker declares it, read on first use by suites with the
+    /// `bfcl` profile (see [`crate::bfcl::profile`]).
+    pub bfcl: std::sync::OnceLock<Result<crate::bfcl::checker::Function, String>>,
 }
 
 impl Tool {
