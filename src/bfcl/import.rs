@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -86,27 +87,31 @@ pub fn import(
         path: out.display().to_string(),
         message: e.to_string(),
     })?;
-    // Categories are independent: convert them on every core, two at most (memory
-    // grows with the categories in flight), and report in the order asked.
+    // Every question file is found first, so a missing one is reported before any work.
+    let files = categories
+        .iter()
+        .map(|c| data::question_file(dir, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Categories are independent: convert them on every core, two at most (memory grows
+    // with the categories in flight), biggest first so that no big one is left for the
+    // end, and report them in the order asked.
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .clamp(1, 2)
         .min(categories.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut order: Vec<usize> = (0..categories.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(&files[i]).map_or(0, |m| m.len())));
+    let next = AtomicUsize::new(0);
     let results: Vec<Vec<(usize, Result<Imported, ImportError>)>> = std::thread::scope(|scope| {
         let work = || {
             let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(category) = categories.get(i) else {
-                    break;
-                };
-                let r = import_one(dir, category, out, format);
+            while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let r = import_one(&files[i], &categories[i], out, format);
                 let failed = r.is_err();
                 done.push((i, r));
                 if failed {
-                    // Stop taking new categories; the first error in order is reported.
-                    next.store(categories.len(), std::sync::atomic::Ordering::Relaxed);
+                    // Stop taking new categories.
+                    next.store(order.len(), Ordering::Relaxed);
                     break;
                 }
             }
@@ -146,14 +151,14 @@ struct SuiteOut<'a> {
     cases: Vec<CaseOut<'a>>,
 }
 
-/// Import one category into `out`.
+/// Import one category from its question file `qfile` into `out`.
 fn import_one(
-    dir: &Path,
+    qfile: &Path,
     category: &str,
     out: &Path,
     format: SuiteFormat,
 ) -> Result<Imported, ImportError> {
-    let qfile = data::question_file(dir, category)?;
+    let qfile = qfile.to_path_buf();
     let text = data::read(&qfile)?;
     let items = data::read_items(&text, &qfile)?;
     let answers = match data::answer_file(&qfile) {
