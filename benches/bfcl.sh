@@ -105,9 +105,13 @@ measure() { # name, command...
         walls+=("$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$tmp/time.txt")")
         rss+=("$(awk -F': ' '/Maximum resident set size/ {print $2/1024}' "$tmp/time.txt")")
     done
+    local med
+    med=$(printf '%s\n' "${walls[@]}" | median)
+    WALL[$name]=$med
     printf '%-34s wall median %6.3f s   peak RSS max %6.1f MB\n' "$name" \
-        "$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
+        "$med" "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
 }
+declare -A WALL
 
 echo "toolgauge: $TOOLGAUGE; data: $BFCL_DATA; runs: $RUNS"
 measure import "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites"
@@ -121,6 +125,9 @@ if [[ -n "${BFCL_VENV:-}" ]]; then
 fi
 
 if [[ -n "${BFCL_VENV:-}" ]]; then
+    bfcl=${WALL["bfcl evaluate (BFCL's checker)"]}
+    awk -v b="$bfcl" -v r="${WALL["run (11 suites, csv)"]}" -v ir="${WALL["import + run"]}" \
+        'BEGIN {printf "times faster than bfcl evaluate: run %.1f, import + run %.1f\n", b/r, b/ir}'
     # Item by item: toolgauge --bfcl-strict against BFCL's own score files.
     rm -rf "$tmp/suites" "$tmp/runs"
     "$TOOLGAUGE" import bfcl "$BFCL_DATA" --out "$tmp/suites" >/dev/null

@@ -94,7 +94,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
                 }
             }
         });
-        for (path, suite) in args.suites.iter().zip(rx) {
+        for path in &args.suites {
+            // The loader sends one result per suite; should it ever stop (a panic), the
+            // suites it did not send are reported rather than silently skipped.
+            let suite = rx.recv().unwrap_or_else(|_| {
+                Err(AppError::Incomplete(format!(
+                    "suite `{}` was not loaded: the thread loading suites stopped",
+                    path.display()
+                )))
+            });
             finish(suite.and_then(|s| run_suite(path, s, args, &options)));
         }
     });

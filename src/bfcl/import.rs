@@ -122,9 +122,29 @@ pub fn import(
         all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_default()));
         all
     });
-    let mut results: Vec<_> = results.into_iter().flatten().collect();
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    let mut slots: Vec<Option<Result<Imported, ImportError>>> =
+        categories.iter().map(|_| None).collect();
+    for (i, r) in results.into_iter().flatten() {
+        slots[i] = Some(r);
+    }
+    // The first error in the order asked wins; a category no worker finished (a worker
+    // that panicked) is an error too, never a silent gap.
+    let mut written = Vec::with_capacity(slots.len());
+    let mut unfinished = None;
+    for (slot, category) in slots.into_iter().zip(categories) {
+        match slot {
+            Some(Ok(w)) => written.push(w),
+            Some(Err(e)) => return Err(e),
+            None => unfinished = unfinished.or(Some(category)),
+        }
+    }
+    match unfinished {
+        Some(category) => Err(ImportError::Write {
+            path: category.clone(),
+            message: "the import of this category did not finish".into(),
+        }),
+        None => Ok(written),
+    }
 }
 
 /// One case of a written suite. Tools are their converted JSON text, shared by the
