@@ -528,8 +528,8 @@ fn execute(
             .collect()
     };
     let variant_tokens = std::thread::scope(|scope| {
-        // The tokenizer takes a noticeable fraction of a second to load: count the
-        // variants' tool-definition tokens on another thread while the trials run.
+        // Count the variants' tool-definition tokens (up to a hundred cases' tools each)
+        // on another thread while the trials run.
         let counting = scope.spawn(|| variant_tokens(&plan));
         runtime.block_on(async {
             let signal_control = control.clone();
