@@ -384,6 +384,9 @@ struct View {
     flips_total: usize,
     confusion_labels: Vec<String>,
     confusion: Vec<ConfusionRow>,
+    confusion_others: usize,
+    confusion_top: Vec<TopConfusion>,
+    confusion_top_total: usize,
     invalid_examples: Vec<InvalidExample>,
     invalid_total: usize,
     ungrounded_examples: Vec<UngroundedExample>,
@@ -608,7 +611,13 @@ impl View {
             .collect();
 
         let (flips, flips_total) = flips(report, &side_variants);
-        let (confusion_labels, confusion) = confusion(&report.trials);
+        let Confusion {
+            labels: confusion_labels,
+            rows: confusion,
+            others: confusion_others,
+            top: confusion_top,
+            top_total: confusion_top_total,
+        } = confusion(&report.trials);
 
         // Invalid calls and ungrounded arguments, with examples.
         let mut invalid_examples = Vec::new();
@@ -692,6 +701,9 @@ impl View {
             flips_total,
             confusion_labels,
             confusion,
+            confusion_others,
+            confusion_top,
+            confusion_top_total,
             invalid_examples,
             invalid_total,
             ungrounded_examples,
@@ -795,19 +807,19 @@ fn flips(report: &RunReport, variants: &[String]) -> (Vec<Flip>, usize) {
 /// empty side is "no call". Tools on both sides count on the diagonal; the rest pair
 /// up (expected but not called × called but not expected), an unpaired rest against
 /// "no call".
-fn confusion<'a>(trials: &'a [TrialRecord]) -> (Vec<String>, Vec<ConfusionRow>) {
+fn confusion<'a>(trials: &'a [TrialRecord]) -> Confusion {
     let mut counts: HashMap<(Option<&'a str>, Option<&'a str>), u64> = HashMap::new();
     let mut tools: BTreeSet<&str> = BTreeSet::new();
     for t in trials {
         let Some(c) = &t.checks else { continue };
-        let mut expected: Vec<&'a str> = if t.kind == CaseKind::ShouldNotCall {
+        let mut expected: Vec<&str> = if t.kind == CaseKind::ShouldNotCall {
             Vec::new()
         } else {
             c.expected_tools.iter().map(String::as_str).collect()
         };
         expected.sort_unstable();
         expected.dedup();
-        let mut called: Vec<&'a str> = c.calls.iter().map(|k| k.tool.as_str()).collect();
+        let mut called: Vec<&str> = c.calls.iter().map(|k| k.tool.as_str()).collect();
         called.sort_unstable();
         called.dedup();
         tools.extend(expected.iter().chain(&called));
@@ -843,8 +855,47 @@ fn confusion<'a>(trials: &'a [TrialRecord]) -> (Vec<String>, Vec<ConfusionRow>) 
             }
         }
     }
-    let keys: Vec<Option<&str>> = tools.iter().map(|t| Some(*t)).chain([None]).collect();
-    let max = counts.values().copied().max().unwrap_or(0).max(1);
+    // Suites with many tools (imported benchmarks offer hundreds) would make a table of
+    // hundreds of thousands of cells: the most frequent tools keep their own row and
+    // column, the rest share one ("other"), and their confusions are listed instead.
+    let mut weight: HashMap<&str, u64> = HashMap::new();
+    for ((e, k), n) in &counts {
+        for t in [e, k].into_iter().flatten() {
+            *weight.entry(t).or_default() += n;
+        }
+    }
+    let shown: BTreeSet<&str> = if tools.len() <= MAX_CONFUSION_TOOLS {
+        tools.clone()
+    } else {
+        let mut by_weight: Vec<&str> = tools.iter().copied().collect();
+        by_weight.sort_by_key(|t| std::cmp::Reverse(weight.get(t).copied().unwrap_or(0)));
+        by_weight
+            .into_iter()
+            .take(MAX_CONFUSION_TOOLS - 1)
+            .collect()
+    };
+    let others = tools.len() - shown.len();
+    let other_label = format!("other ({others} tools)");
+    // The label of a side: a shown tool, "other", or "no call".
+    fn label_of<'x>(t: Option<&'x str>, shown: &BTreeSet<&str>, other: &'x str) -> Option<&'x str> {
+        match t {
+            Some(t) if shown.contains(t) => Some(t),
+            Some(_) => Some(other),
+            None => None,
+        }
+    }
+    let mut grid: HashMap<(Option<&str>, Option<&str>), u64> = HashMap::new();
+    for ((e, k), n) in &counts {
+        let side = |t| label_of(t, &shown, &other_label);
+        *grid.entry((side(*e), side(*k))).or_default() += n;
+    }
+    let keys: Vec<Option<&str>> = shown
+        .iter()
+        .map(|t| Some(*t))
+        .chain((others > 0).then_some(Some(other_label.as_str())))
+        .chain([None])
+        .collect();
+    let max = grid.values().copied().max().unwrap_or(0).max(1);
     let labels = keys
         .iter()
         .map(|k| k.unwrap_or(NO_CALL).to_string())
@@ -855,11 +906,12 @@ fn confusion<'a>(trials: &'a [TrialRecord]) -> (Vec<String>, Vec<ConfusionRow>) 
             let cells: Vec<ConfusionCell> = keys
                 .iter()
                 .map(|k| {
-                    let n = counts.get(&(*e, *k)).copied().unwrap_or(0);
+                    let n = grid.get(&(*e, *k)).copied().unwrap_or(0);
                     ConfusionCell {
                         n,
                         alpha: format!("{:.2}", n as f64 / max as f64 * 0.85),
-                        diagonal: e == k,
+                        // "other" against "other" may be two different tools.
+                        diagonal: e == k && (others == 0 || *e != Some(other_label.as_str())),
                     }
                 })
                 .collect();
@@ -870,7 +922,60 @@ fn confusion<'a>(trials: &'a [TrialRecord]) -> (Vec<String>, Vec<ConfusionRow>) 
             }
         })
         .collect();
-    (labels, rows)
+    // With "other", the most frequent confusions by name (expected ≠ called).
+    let mut top: Vec<TopConfusion> = if others == 0 {
+        Vec::new()
+    } else {
+        counts
+            .iter()
+            .filter(|((e, k), _)| e != k)
+            .map(|((e, k), n)| TopConfusion {
+                expected: e.unwrap_or(NO_CALL).to_string(),
+                called: k.unwrap_or(NO_CALL).to_string(),
+                n: *n,
+            })
+            .collect()
+    };
+    top.sort_by(|a, b| {
+        b.n.cmp(&a.n)
+            .then_with(|| a.expected.cmp(&b.expected))
+            .then_with(|| a.called.cmp(&b.called))
+    });
+    let top_total = top.len();
+    top.truncate(MAX_TOP_CONFUSIONS);
+    Confusion {
+        labels,
+        rows,
+        others,
+        top,
+        top_total,
+    }
+}
+
+/// Tools with a row and column of their own in the confusion matrix.
+const MAX_CONFUSION_TOOLS: usize = 24;
+
+/// Confusions listed by name when the matrix groups tools under "other".
+const MAX_TOP_CONFUSIONS: usize = 30;
+
+/// The confusion matrix of a report.
+struct Confusion {
+    labels: Vec<String>,
+    rows: Vec<ConfusionRow>,
+    /// Tools counted under "other" (0: every tool has its own row and column).
+    others: usize,
+    /// The most frequent confusions by tool name, when some tools are under "other".
+    top: Vec<TopConfusion>,
+    /// All distinct confusions (`top` holds at most [`MAX_TOP_CONFUSIONS`]).
+    top_total: usize,
+}
+
+/// One confusion between two named sides, and how often it happened.
+#[derive(Serialize)]
+struct TopConfusion {
+    expected: String,
+    called: String,
+    n: u64,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1536,13 +1641,101 @@ mod tests {
             ),
             trial("f", ShouldCall, t, "v", 0, None, vec![], Error),
         ];
-        let (labels, rows) = confusion(&trials);
+        let Confusion {
+            labels,
+            rows,
+            others,
+            ..
+        } = confusion(&trials);
+        assert_eq!(others, 0);
         assert_eq!(labels, vec!["get_weather", "send_email", "no call"]);
         let grid: Vec<Vec<u64>> = rows
             .iter()
             .map(|r| r.cells.iter().map(|c| c.n).collect())
             .collect();
         assert_eq!(grid, vec![vec![1, 1, 1], vec![0, 0, 0], vec![1, 0, 1]]);
+    }
+
+    #[test]
+    fn a_confusion_matrix_of_many_tools_keeps_the_frequent_ones_and_names_the_rest() {
+        // 60 tools (an imported benchmark offers hundreds): tool i is expected in i + 1
+        // trials and called right, except one rare confusion and one missed call.
+        let mut trials = Vec::new();
+        for i in 0..60 {
+            let name = format!("tool_{i:02}");
+            for _ in 0..=i {
+                let mut t = trial(
+                    "a",
+                    CaseKind::ShouldCall,
+                    "m",
+                    "v",
+                    0,
+                    None,
+                    vec![(name.as_str(), "{}", None, vec![])],
+                    Verdict::Pass,
+                );
+                t.checks.as_mut().unwrap().expected_tools = vec![name.clone()];
+                trials.push(t);
+            }
+        }
+        let mut rare = trial(
+            "r",
+            CaseKind::ShouldCall,
+            "m",
+            "v",
+            0,
+            None,
+            vec![("tool_01", "{}", None, vec![])],
+            Verdict::Fail,
+        );
+        rare.checks.as_mut().unwrap().expected_tools = vec!["tool_00".into()];
+        let mut missed = trial(
+            "s",
+            CaseKind::ShouldCall,
+            "m",
+            "v",
+            0,
+            Some("no"),
+            vec![],
+            Verdict::Fail,
+        );
+        missed.checks.as_mut().unwrap().expected_tools = vec!["tool_59".into()];
+        trials.extend([rare, missed]);
+        let c = confusion(&trials);
+        assert_eq!(c.others, 60 - (MAX_CONFUSION_TOOLS - 1));
+        assert_eq!(c.labels.len(), MAX_CONFUSION_TOOLS + 1, "{:?}", c.labels);
+        assert_eq!(
+            c.labels[MAX_CONFUSION_TOOLS - 1],
+            format!("other ({} tools)", c.others)
+        );
+        assert_eq!(c.labels.last().map(String::as_str), Some(NO_CALL));
+        // The most frequent tools keep their own row: tool_59 (60 trials) down to tool_37.
+        assert!(
+            c.labels.contains(&"tool_59".to_string()) && c.labels.contains(&"tool_37".to_string())
+        );
+        assert!(!c.labels.contains(&"tool_36".to_string()));
+        // Nothing is lost: the cells add up to every pair counted.
+        let cells: u64 = c.rows.iter().map(|r| r.total).sum();
+        assert_eq!(cells, (1..=60).sum::<u64>() + 2);
+        // "other" against "other" is not a diagonal (tool_00 called as tool_01 is in it).
+        let other = &c.rows[MAX_CONFUSION_TOOLS - 1];
+        assert!(!other.cells[MAX_CONFUSION_TOOLS - 1].diagonal);
+        // tool_00 to tool_36 called right (1 + 2 + ... + 37 trials), and the rare one.
+        assert_eq!(
+            other.cells[MAX_CONFUSION_TOOLS - 1].n,
+            (1..=37).sum::<u64>() + 1
+        );
+        // The confusions by name include the rare one.
+        let named: Vec<(&str, &str, u64)> = c
+            .top
+            .iter()
+            .map(|t| (t.expected.as_str(), t.called.as_str(), t.n))
+            .collect();
+        assert_eq!(
+            named,
+            vec![("tool_00", "tool_01", 1), ("tool_59", NO_CALL, 1)]
+        );
+        assert_eq!(c.top_total, 2);
     }
 
     fn big_report() -> RunReport {
