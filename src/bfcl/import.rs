@@ -3,9 +3,11 @@
 //!
 //! Each BFCL item becomes a case with BFCL's id, its messages, and its own tools (BFCL
 //! items each come with their functions). BFCL parameter types become JSON Schema
-//! (`dict` → `object`, `float` → `number`, `tuple` → `array`, `any` → no type), and every
-//! converted node keeps BFCL's own type as `x-bfcl-type`, so the profile scores with
-//! BFCL's type rules exactly. Possible answers become matchers: one acceptable value is a
+//! (`dict` → `object`, `float` → `number`, `tuple` → `array`, `any` → no type); a node
+//! whose JSON type does not say which BFCL type it was (`tuple`, `any`) keeps it as
+//! `x-bfcl-type`, so the profile scores with BFCL's type rules exactly. Each distinct
+//! function is converted once (the live categories repeat them across hundreds of
+//! items) and written on one line. Possible answers become matchers: one acceptable value is a
 //! literal (`{eq: V}` for lists and maps), several are `{one_of: [...]}`, and `""` among
 //! them (BFCL's "may be omitted") is `optional: true`; an empty list (no value can pass,
 //! a defect of a few BFCL items) is `{absent: true}`. Irrelevance items become
