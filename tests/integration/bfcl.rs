@@ -402,7 +402,18 @@ fn every_possible_answer_replayed_as_a_result_passes() {
             lines.push_str(&format!("{}\n", json!({"id": id, "result": result})));
         }
         let file = format!("answers-{cat}.json");
-        t.write(&file, lines);
+        t.write(&file, &lines);
+        // The same lines in BFCL's result layout, for the run of every suite at once below.
+        let group = if cat.starts_with("live") {
+            "live"
+        } else {
+            "non_live"
+        };
+        std::fs::create_dir_all(t.path().join(format!("result/m/{group}"))).unwrap();
+        t.write(
+            &format!("result/m/{group}/BFCL_v4_{cat}_result.json"),
+            &lines,
+        );
         let out = format!("answers-{cat}");
         let o = t.run(&[
             "run",
@@ -419,13 +430,8 @@ fn every_possible_answer_replayed_as_a_result_passes() {
         ]);
         assert!(o.code == Some(OK) || o.code == Some(crate::support::THRESHOLD_FAILED));
         // trials.csv: one row per item, with BFCL's id and pass/fail.
-        let (header, rows) = t.run_dir(&out).csv("trials.csv");
-        let id_col = header.iter().position(|h| h == "case_id").unwrap();
-        let passed_col = header.iter().position(|h| h == "passed").unwrap();
-        for row in rows {
+        for (id, passed) in passed_by_id(&t, &out) {
             checked += 1;
-            let id = &row[id_col];
-            let passed = row[passed_col] == "true";
             assert_eq!(
                 passed,
                 !UNPASSABLE.contains(&id.as_str()),
@@ -434,4 +440,55 @@ fn every_possible_answer_replayed_as_a_result_passes() {
         }
     }
     assert_eq!(checked, sample_counts().values().sum::<usize>());
+
+    // Every suite in one run against the result directory: suites then load (and prepare
+    // their scoring) on another thread while the previous one runs; the verdicts must be
+    // the same item for item.
+    let suites: Vec<String> = sample_counts()
+        .keys()
+        .map(|cat| format!("suites/bfcl_{cat}.json"))
+        .collect();
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(suites.iter().map(String::as_str));
+    args.extend([
+        "-t",
+        "bfcl-result:result/m",
+        "--bfcl-style",
+        "fc",
+        "--reports-dir",
+        "all",
+        "--format",
+        "csv",
+        "--quiet",
+    ]);
+    let o = t.run(&args);
+    assert!(o.code == Some(OK) || o.code == Some(crate::support::THRESHOLD_FAILED));
+    let runs: Vec<String> = std::fs::read_dir(t.path().join("all"))
+        .unwrap()
+        .flatten()
+        .map(|e| format!("all/{}", e.file_name().to_string_lossy()))
+        .collect();
+    assert_eq!(runs.len(), suites.len());
+    let mut together = 0;
+    for run in runs {
+        for (id, passed) in passed_by_id(&t, &run) {
+            together += 1;
+            assert_eq!(
+                passed,
+                !UNPASSABLE.contains(&id.as_str()),
+                "{id} in one run"
+            );
+        }
+    }
+    assert_eq!(together, checked);
+}
+
+/// Each row of a run's trials.csv as (BFCL item id, passed).
+fn passed_by_id(t: &Toolgauge, run: &str) -> Vec<(String, bool)> {
+    let (header, rows) = t.run_dir(run).csv("trials.csv");
+    let id_col = header.iter().position(|h| h == "case_id").unwrap();
+    let passed_col = header.iter().position(|h| h == "passed").unwrap();
+    rows.into_iter()
+        .map(|row| (row[id_col].clone(), row[passed_col] == "true"))
+        .collect()
 }
