@@ -320,10 +320,12 @@ fn compile_tools(
 ) -> ToolList {
     let mut tools: Vec<Arc<Tool>> = Vec::new();
     let mut broken = Vec::new();
+    // A set, not a scan of the list: a hostile suite may declare 100,000 tools in a list.
+    let mut names: HashSet<&str> = HashSet::with_capacity(specs.len());
     for (i, t) in specs.iter().enumerate() {
         let field = format!("{prefix}[{i}]");
         let name = &t.name.value;
-        if tools.iter().any(|o| &o.name == name) {
+        if !names.insert(name.as_str()) {
             c.report(
                 t.name.at(),
                 format!("{field}.name"),
@@ -1183,6 +1185,38 @@ mod tests {
         assert_eq!(j("", "../w.jsonl"), "../w.jsonl");
         assert_eq!(j("/a/b", "./c/../d.jsonl"), "/a/b/d.jsonl");
         assert_eq!(j("a", "../../w.jsonl"), "../w.jsonl");
+    }
+
+    #[test]
+    fn duplicate_tool_names_are_reported_in_each_list() {
+        let text = "\
+tools:
+  - {name: t, description: a, parameters: {type: object}}
+  - {name: u, description: b, parameters: {type: object}}
+  - {name: t, description: c, parameters: {type: object}}
+cases:
+  - id: c1
+    kind: should_not_call
+    prompt: hi
+    tools:
+      - {name: v, description: a, parameters: {type: object}}
+      - {name: v, description: a, parameters: {type: object}}
+      - {name: t, description: a, parameters: {type: object}}
+";
+        let Err(SuiteError::Invalid(diags)) = crate::suite::load_str(text, Path::new("s.yaml"))
+        else {
+            panic!("duplicate names must be refused");
+        };
+        let dups: Vec<(&str, u32)> = diags
+            .iter()
+            .filter(|d| d.message.starts_with("duplicate tool name"))
+            .map(|d| (d.field.as_str(), d.line))
+            .collect();
+        // The suite's second `t` and the case's second `v`; a case's `t` is its own tool.
+        assert_eq!(
+            dups,
+            vec![("tools[2].name", 4), ("cases[0].tools[1].name", 11)]
+        );
     }
 
     #[test]
