@@ -8,6 +8,8 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
+use crate::report::html::esc;
+
 use super::{
     CellComparison, Comparison, FlipDirection, GateFailure, Paired, p_cell, pct, points,
     unpaired_notes, yes_no,
@@ -145,22 +147,6 @@ fn flip_cell(c: &CellComparison) -> Option<FlipCell> {
         cell: c.cell.clone(),
         flips: rows,
     })
-}
-
-/// `s` escaped for SVG text.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// One line per cell from baseline to candidate accuracy on the pairs (0–100%).

@@ -101,8 +101,8 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
 // ---------------------------------------------------------------------------------------
 // Text helpers
 
-/// `s` escaped for SVG text and attribute values.
-fn esc(s: &str) -> String {
+/// `s` escaped for SVG text and attribute values (also used by the compare page).
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
