@@ -55,12 +55,7 @@ pub(crate) fn resolve(
     let targets = target_specs
         .iter()
         .map(|t| {
-            Target::parse(t).map_err(|e| {
-                AppError::bad(
-                    e.to_string(),
-                    Some("write PROVIDER:MODEL, e.g. openai:gpt-4o-mini or scripted:oracle"),
-                )
-            })
+            suite::targets::check_target(t).map_err(|e| AppError::bad(e.message, Some(&e.hint)))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let variants = if variants.is_empty() {

@@ -29,6 +29,16 @@ pub const LIVE_PROVIDERS: &[&str] = &[
     "gemini",
 ];
 
+/// Every provider prefix a target may name: the offline ones (`scripted` answers from the
+/// suite itself, `bfcl-result` replays a BFCL result file) and the [`LIVE_PROVIDERS`].
+/// Suites and `--target` are checked against it, so a typo is refused before a run.
+pub fn provider_names() -> Vec<&'static str> {
+    ["scripted", "bfcl-result"]
+        .into_iter()
+        .chain(LIVE_PROVIDERS.iter().copied())
+        .collect()
+}
+
 /// Settings shared by every live target of a run.
 #[derive(Debug, Clone, Default)]
 pub struct LiveSettings {

@@ -163,6 +163,7 @@ impl Summary {
                 variant: &c.variant,
                 tool_choice: c.tool_choice.clone(),
                 metrics: &c.metrics,
+                tool_definition_tokens: c.tool_definition_tokens,
             })
             .collect();
         let thresholds = thresholds::check(gates, &overall, &views);

@@ -1,9 +1,125 @@
-//! Checking a run's metrics against the suite's thresholds (the exit code's input).
+//! Checking a run's metrics against the suite's thresholds (the exit code's input), and
+//! which metrics and bounds a threshold may name.
 
 use serde::Serialize;
 
-use super::metrics::Metrics;
+use super::metrics::{METRIC_NAMES, Metrics};
 use crate::suite::Threshold;
+
+/// Metrics a threshold may name besides the per-trial aggregates of [`METRIC_NAMES`]:
+/// `tool_definition_tokens` is a property of a variant's tool definitions (per cell: its
+/// variant's; overall: the largest of the run's variants).
+pub const EXTRA_THRESHOLD_METRICS: &[&str] = &["tool_definition_tokens"];
+
+/// The metrics that are rates: fractions in [0, 1], so a bound outside it is a mistake
+/// (`min: 90` meant 0.9). Every other threshold metric is an amount (tokens,
+/// milliseconds, dollars) that is never negative.
+pub const RATE_METRICS: &[&str] = &[
+    "accuracy",
+    "error_rate",
+    "trigger_precision",
+    "trigger_recall",
+    "trigger_f1",
+    "false_call_rate",
+    "miss_rate",
+    "tool_selection_accuracy",
+    "param_completeness",
+    "arg_match_rate",
+    "invalid_call_rate",
+    "ungrounded_rate",
+    "pass_at_k",
+    "pass_hat_k",
+];
+
+/// Every metric name a threshold accepts, in the order of `docs/metrics.md`.
+pub fn threshold_metrics() -> Vec<&'static str> {
+    METRIC_NAMES
+        .iter()
+        .chain(EXTRA_THRESHOLD_METRICS)
+        .copied()
+        .collect()
+}
+
+/// Whether `metric` is a rate (see [`RATE_METRICS`]).
+pub fn is_rate(metric: &str) -> bool {
+    RATE_METRICS.contains(&metric)
+}
+
+/// A threshold that can not be meant as written: what is wrong and how to fix it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct BoundProblem {
+    /// What is wrong, with the user's values.
+    pub message: String,
+    /// How to fix it.
+    pub hint: String,
+}
+
+/// Check the metric name of a threshold; the problem names the closest metric.
+pub fn check_metric(metric: &str) -> Result<(), BoundProblem> {
+    let names = threshold_metrics();
+    if names.contains(&metric) {
+        return Ok(());
+    }
+    let hint = match crate::suite::suggest::closest(metric, names.iter().copied()) {
+        Some(m) => format!("did you mean `{m}`? metrics are: {}", names.join(", ")),
+        None => format!("metrics are: {}", names.join(", ")),
+    };
+    Err(BoundProblem {
+        message: format!("unknown metric `{metric}`"),
+        hint,
+    })
+}
+
+/// Check one bound (`which` is `min` or `max`, as written) of a threshold on `metric`:
+/// finite, within [0, 1] for a rate, not negative for an amount.
+pub fn check_bound(metric: &str, which: &str, value: f64) -> Result<(), BoundProblem> {
+    if !value.is_finite() {
+        return Err(BoundProblem {
+            message: format!("`{which}: {value}` is not a finite number"),
+            hint: format!("give `{which}` a number, or drop it"),
+        });
+    }
+    if is_rate(metric) && !(0.0..=1.0).contains(&value) {
+        let hint = if value > 1.0 && value <= 100.0 {
+            format!(
+                "rates are fractions in [0, 1]; did you mean {}?",
+                round_percent(value)
+            )
+        } else {
+            "rates are fractions in [0, 1], e.g. 0.9 for 90%".to_string()
+        };
+        return Err(BoundProblem {
+            message: format!(
+                "`{which}: {value}` is outside [0, 1], the range of the rate `{metric}`"
+            ),
+            hint,
+        });
+    }
+    if !is_rate(metric) && value < 0.0 {
+        return Err(BoundProblem {
+            message: format!("`{which}: {value}` is negative, and `{metric}` never is"),
+            hint: format!("`{metric}` is an amount (0 or more)"),
+        });
+    }
+    Ok(())
+}
+
+/// `min` and `max` together: a range no value can be in is refused.
+pub fn check_range(min: f64, max: f64) -> Result<(), BoundProblem> {
+    if min > max {
+        return Err(BoundProblem {
+            message: format!("`min: {min}` is above `max: {max}`: no value can pass"),
+            hint: "swap the two bounds, or drop one".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `percent / 100` without binary noise (`57` gives 0.57, not 0.5700000000000001).
+fn round_percent(percent: f64) -> f64 {
+    (percent * 1e6).round() / 1e8
+}
 
 /// One threshold checked on one scope.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -33,6 +149,17 @@ pub struct CellView<'a> {
     pub tool_choice: String,
     /// Metrics.
     pub metrics: &'a Metrics,
+    /// Token size of the cell's variant's tool definitions.
+    pub tool_definition_tokens: u64,
+}
+
+/// The value of threshold metric `name` in a set of trials with these metrics and
+/// tool-definition size.
+fn value_of(name: &str, metrics: &Metrics, tool_definition_tokens: Option<u64>) -> Option<f64> {
+    match name {
+        "tool_definition_tokens" => tool_definition_tokens.map(|t| t as f64),
+        _ => metrics.value(name),
+    }
 }
 
 /// Check every threshold: overall ones against `overall`, filtered ones against each
@@ -43,9 +170,11 @@ pub fn check(
     cells: &[CellView<'_>],
 ) -> Vec<ThresholdResult> {
     let mut out = Vec::new();
+    // Overall, the tool definitions are as large as the largest variant's.
+    let overall_tokens = cells.iter().map(|c| c.tool_definition_tokens).max();
     for t in thresholds {
-        let mut judge = |scope: String, m: &Metrics| {
-            let value = m.value(&t.metric);
+        let mut judge = |scope: String, m: &Metrics, tokens: Option<u64>| {
+            let value = value_of(&t.metric, m, tokens);
             let ok = value
                 .is_some_and(|v| t.min.is_none_or(|lo| v >= lo) && t.max.is_none_or(|hi| v <= hi));
             out.push(ThresholdResult {
@@ -58,7 +187,7 @@ pub fn check(
             });
         };
         if !t.is_per_cell() {
-            judge("overall".into(), overall);
+            judge("overall".into(), overall, overall_tokens);
             continue;
         }
         let mut matched = false;
@@ -73,6 +202,7 @@ pub fn check(
                 judge(
                     format!("{} × {} × {}", c.target, c.variant, c.tool_choice),
                     c.metrics,
+                    Some(c.tool_definition_tokens),
                 );
             }
         }
@@ -159,12 +289,14 @@ mod tests {
                 variant: "clear",
                 tool_choice: "auto".into(),
                 metrics: a,
+                tool_definition_tokens: 120,
             },
             CellView {
                 target: "scripted:oracle",
                 variant: "vague",
                 tool_choice: "required".into(),
                 metrics: b,
+                tool_definition_tokens: 80,
             },
         ]
     }
@@ -323,6 +455,99 @@ mod tests {
     }
 
     #[test]
+    fn tool_definition_tokens_per_cell_and_overall() {
+        let (all, a, b) = fixture();
+        let cells = views(&a, &b);
+        let by_variant = Threshold {
+            variant: Some("clear".into()),
+            ..gate("tool_definition_tokens", None, Some(100.0))
+        };
+        // Cells: clear 120 tokens, vague 80; overall the largest, 120.
+        let r = check(
+            &[
+                gate("tool_definition_tokens", None, Some(100.0)),
+                by_variant,
+            ],
+            &all,
+            &cells,
+        );
+        assert_eq!(
+            summary(&r),
+            vec![
+                ("overall", Some(120.0), false),
+                ("scripted:oracle × clear × auto", Some(120.0), false),
+            ]
+        );
+        let r = check(
+            &[gate("tool_definition_tokens", Some(80.0), Some(120.0))],
+            &all,
+            &cells,
+        );
+        assert_eq!(summary(&r), vec![("overall", Some(120.0), true)]);
+        // No cell: nothing measured, the gate fails.
+        let r = check(
+            &[gate("tool_definition_tokens", None, Some(1e9))],
+            &all,
+            &[],
+        );
+        assert_eq!(summary(&r), vec![("overall", None, false)]);
+    }
+
+    #[test]
+    fn bounds_that_can_not_be_meant_are_refused_with_a_fix() {
+        let e = check_bound("accuracy", "min", 90.0).unwrap_err();
+        assert_eq!(
+            e.message,
+            "`min: 90` is outside [0, 1], the range of the rate `accuracy`"
+        );
+        assert_eq!(e.hint, "rates are fractions in [0, 1]; did you mean 0.9?");
+        let e = check_bound("trigger_recall", "max", 57.0).unwrap_err();
+        assert_eq!(e.hint, "rates are fractions in [0, 1]; did you mean 0.57?");
+        let e = check_bound("miss_rate", "max", -0.1).unwrap_err();
+        assert_eq!(e.hint, "rates are fractions in [0, 1], e.g. 0.9 for 90%");
+        let e = check_bound("accuracy", "min", 250.0).unwrap_err();
+        assert_eq!(e.hint, "rates are fractions in [0, 1], e.g. 0.9 for 90%");
+        // Amounts are any non-negative number.
+        assert_eq!(check_bound("latency_p95_ms", "max", 2500.0), Ok(()));
+        assert_eq!(check_bound("tool_definition_tokens", "max", 900.0), Ok(()));
+        let e = check_bound("cost_usd", "max", -1.0).unwrap_err();
+        assert_eq!(e.message, "`max: -1` is negative, and `cost_usd` never is");
+        let e = check_bound("cost_usd", "max", f64::INFINITY).unwrap_err();
+        assert_eq!(e.message, "`max: inf` is not a finite number");
+        // The edges of a rate are fine.
+        assert_eq!(check_bound("accuracy", "min", 0.0), Ok(()));
+        assert_eq!(check_bound("accuracy", "max", 1.0), Ok(()));
+        let e = check_range(0.9, 0.5).unwrap_err();
+        assert_eq!(
+            e.message,
+            "`min: 0.9` is above `max: 0.5`: no value can pass"
+        );
+        assert_eq!(check_range(0.5, 0.5), Ok(()));
+    }
+
+    #[test]
+    fn metric_names_get_a_suggestion() {
+        assert_eq!(check_metric("tool_definition_tokens"), Ok(()));
+        for m in METRIC_NAMES {
+            assert_eq!(check_metric(m), Ok(()));
+        }
+        let e = check_metric("acuracy").unwrap_err();
+        assert_eq!(e.message, "unknown metric `acuracy`");
+        assert!(
+            e.hint
+                .starts_with("did you mean `accuracy`? metrics are: accuracy, error_rate,"),
+            "{}",
+            e.hint
+        );
+        let e = check_metric("speed").unwrap_err();
+        assert!(e.hint.starts_with("metrics are: "), "{}", e.hint);
+        // Every rate is a metric.
+        for r in RATE_METRICS {
+            assert!(threshold_metrics().contains(r), "{r}");
+        }
+    }
+
+    #[test]
     fn function_mode_filter_matches_its_cell() {
         let m = Metrics::of(&[trial("default", ToolChoice::Function("f".into()), true)]);
         let cells = [CellView {
@@ -330,6 +555,7 @@ mod tests {
             variant: "default",
             tool_choice: ToolChoice::Function("f".into()).to_string(),
             metrics: &m,
+            tool_definition_tokens: 0,
         }];
         let t = Threshold {
             tool_choice: Some(ToolChoice::Function("f".into())),

@@ -26,7 +26,6 @@ use super::{
     Outcome, Suite, TextChecks, Threshold, Tool,
 };
 use crate::provider::types::{Message, ToolCall, ToolChoice};
-use crate::score::metrics::METRIC_NAMES;
 
 /// Largest `repeats` accepted (a typo like 10000 would otherwise start a huge run).
 pub const MAX_REPEATS: u32 = 1000;
@@ -214,7 +213,15 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         }
     }
 
-    let thresholds = compile_thresholds(&mut c, &model);
+    let tool_known = |f: &str| {
+        tool_index.contains_key(f)
+            || model
+                .cases
+                .iter()
+                .flat_map(|c| c.tools.iter().flat_map(|t| t.0.iter()))
+                .any(|t| t.name.value == f)
+    };
+    let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
 
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
@@ -615,13 +622,8 @@ fn compile_matrix(
         }
     }
     for t in &m.targets {
-        if let Err(e) = crate::provider::Target::parse(&t.value) {
-            c.report(
-                t.at(),
-                "matrix.targets",
-                e.to_string(),
-                Some("write PROVIDER:MODEL, e.g. `openai:gpt-4o-mini` or `scripted:oracle`".into()),
-            );
+        if let Err(e) = super::targets::check_target(&t.value) {
+            c.report(t.at(), "matrix.targets", e.message, Some(e.hint));
         }
     }
     let repeats = m.repeats.as_ref().map_or(1, |r| r.value);
@@ -1145,31 +1147,97 @@ fn sorted_list(names: &[&str]) -> String {
         .join(", ")
 }
 
-fn compile_thresholds(c: &mut Checker<'_>, model: &SuiteFile) -> Vec<Threshold> {
+fn compile_thresholds(
+    c: &mut Checker<'_>,
+    model: &SuiteFile,
+    variants: &[String],
+    tool_known: &dyn Fn(&str) -> bool,
+) -> Vec<Threshold> {
+    use crate::score::thresholds::{check_bound, check_metric, check_range};
     let mut out = Vec::new();
     for (i, t) in model.thresholds.iter().enumerate() {
         let f = format!("thresholds[{i}]");
-        if !METRIC_NAMES.contains(&t.metric.value.as_str()) {
+        let mut ok = true;
+        if let Err(e) = check_metric(&t.metric.value) {
             c.report(
                 t.metric.at(),
                 format!("{f}.metric"),
-                format!("unknown metric `{}`", t.metric.value),
-                Some(format!("metrics are: {}", METRIC_NAMES.join(", "))),
+                e.message,
+                Some(e.hint),
             );
-            continue;
+            ok = false;
         }
         if t.min.is_none() && t.max.is_none() {
-            c.report(t.metric.at(), &f, "a threshold needs `min` or `max`", None);
-            continue;
+            c.report(
+                t.metric.at(),
+                &f,
+                format!(
+                    "the threshold on `{}` has no `min` or `max`",
+                    t.metric.value
+                ),
+                Some("add `min: VALUE` (at least) or `max: VALUE` (at most)".into()),
+            );
+            ok = false;
         }
-        out.push(Threshold {
-            metric: t.metric.value.clone(),
-            min: t.min,
-            max: t.max,
-            variant: t.variant.clone(),
-            tool_choice: t.tool_choice.as_ref().map(mode),
-            target: t.target.clone(),
-        });
+        for (which, bound) in [("min", &t.min), ("max", &t.max)] {
+            if let Some(b) = bound
+                && let Err(e) = check_bound(&t.metric.value, which, b.value)
+            {
+                c.report(b.at(), format!("{f}.{which}"), e.message, Some(e.hint));
+                ok = false;
+            }
+        }
+        if let (Some(lo), Some(hi)) = (&t.min, &t.max)
+            && let Err(e) = check_range(lo.value, hi.value)
+        {
+            c.report(lo.at(), format!("{f}.min"), e.message, Some(e.hint));
+            ok = false;
+        }
+        if let Some(v) = &t.variant
+            && !variants.contains(&v.value)
+        {
+            let hint = match super::suggest::closest(&v.value, variants.iter().map(String::as_str))
+            {
+                Some(s) => format!(
+                    "did you mean `{s}`? the variants are: {}",
+                    variants.join(", ")
+                ),
+                None => format!("the variants are: {}", variants.join(", ")),
+            };
+            c.report(
+                v.at(),
+                format!("{f}.variant"),
+                format!("unknown variant `{}`", v.value),
+                Some(hint),
+            );
+            ok = false;
+        }
+        if let Some(target) = &t.target
+            && let Err(e) = super::targets::check_target(&target.value)
+        {
+            c.report(target.at(), format!("{f}.target"), e.message, Some(e.hint));
+            ok = false;
+        }
+        if let Some(m) = &t.tool_choice {
+            let before = c.diags.len();
+            check_modes(
+                c,
+                std::slice::from_ref(m),
+                tool_known,
+                &format!("{f}.tool_choice"),
+            );
+            ok &= c.diags.len() == before;
+        }
+        if ok {
+            out.push(Threshold {
+                metric: t.metric.value.clone(),
+                min: t.min.as_ref().map(|b| b.value),
+                max: t.max.as_ref().map(|b| b.value),
+                variant: t.variant.as_ref().map(|v| v.value.clone()),
+                tool_choice: t.tool_choice.as_ref().map(|m| mode(&m.value)),
+                target: t.target.as_ref().map(|v| v.value.clone()),
+            });
+        }
     }
     out
 }

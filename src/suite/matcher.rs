@@ -189,7 +189,7 @@ impl Matcher {
         ctx: CompileContext<'_>,
     ) -> Result<Matcher, MatcherError> {
         match value {
-            Value::Object(map) if map.keys().any(|k| KEYWORDS.contains(&k.as_str())) => {
+            Value::Object(map) if reads_as_matcher(map, ctx.schema) => {
                 compile_keywords(map, path, ctx)
             }
             Value::Object(map) => compile_object(map, path, ctx),
@@ -600,8 +600,45 @@ fn compile_object(
     }))
 }
 
+/// Whether `map` is a matcher (keywords) rather than a nested object (fields).
+///
+/// A key named like a keyword (`type`, `range`, `contains`, `any`...) is a field when
+/// the value's schema is an object that declares a property of that name: then
+/// `{type: adult}` expects the field `type` to be `adult`. Otherwise any keyword makes
+/// the map a matcher. A map that mixes declared fields with keywords that are not
+/// fields is read as a matcher, and [`compile_keywords`] says what is mixed.
+fn reads_as_matcher(map: &Map<String, Value>, schema: Option<&Value>) -> bool {
+    map.keys()
+        .any(|k| KEYWORDS.contains(&k.as_str()) && !declares_field(schema, k))
+}
+
+/// Whether `schema` declares a property named `key`.
+fn declares_field(schema: Option<&Value>, key: &str) -> bool {
+    schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(key))
+}
+
 fn additional_forbidden(schema: Option<&Value>) -> bool {
     schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false))
+}
+
+/// The property names `schema` declares.
+fn declared_fields(schema: Option<&Value>) -> Vec<&str> {
+    schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn tick_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The keyword a mistyped key most likely meant (edit distance at most 2).
@@ -635,6 +672,31 @@ fn compile_keywords(
     path: &str,
     ctx: CompileContext<'_>,
 ) -> Result<Matcher, MatcherError> {
+    let fields: Vec<&str> = map
+        .keys()
+        .filter(|k| declares_field(ctx.schema, k))
+        .map(String::as_str)
+        .collect();
+    if !fields.is_empty() {
+        let keywords: Vec<&str> = map
+            .keys()
+            .filter(|k| !declares_field(ctx.schema, k))
+            .map(String::as_str)
+            .collect();
+        return Err(err(
+            path,
+            format!(
+                "this map mixes fields of the object ({}) with matcher keywords ({})",
+                tick_list(&fields),
+                tick_list(&keywords)
+            ),
+            Some(format!(
+                "list only the object's fields to match them one by one, or write one matcher \
+                 for the whole value; `{{eq: {{...}}}}` takes an object literally. Fields are: {}",
+                tick_list(&declared_fields(ctx.schema))
+            )),
+        ));
+    }
     if let Some(k) = map.keys().find(|k| !KEYWORDS.contains(&k.as_str())) {
         let hint = closest_keyword(k)
             .map(|kw| format!("did you mean `{kw}`?"))
@@ -1017,6 +1079,75 @@ mod tests {
         let e = m(json!({"eq": {"type": "x"}}));
         assert!(ok(&e, json!({"type": "x"})));
         assert!(!ok(&e, json!({"type": "x", "more": 1})));
+    }
+
+    fn with_schema(v: Value, schema: &Value) -> Result<Matcher, MatcherError> {
+        Matcher::compile(
+            &v,
+            "person",
+            CompileContext {
+                schema: Some(schema),
+                ..ctx()
+            },
+        )
+    }
+
+    #[test]
+    fn a_field_named_like_a_matcher_is_a_field_when_the_schema_declares_it() {
+        let schema = json!({"type": "object", "properties": {
+            "type": {"type": "string", "enum": ["adult", "child"]},
+            "range": {"type": "string"}, "contains": {"type": "string"},
+            "any": {"type": "boolean"}, "regex": {"type": "string"}, "name": {"type": "string"}}});
+        let person = with_schema(json!({"type": "adult"}), &schema).unwrap();
+        assert!(ok(&person, json!({"type": "adult", "name": "Ann"})));
+        assert!(!ok(&person, json!({"type": "child"})));
+        // Not a `type` matcher: an object is not enough.
+        assert!(!ok(&person, json!({"name": "Ann"})));
+        let many = with_schema(
+            json!({"range": "near", "contains": "nuts", "any": true, "regex": "^a$"}),
+            &schema,
+        )
+        .unwrap();
+        assert!(ok(
+            &many,
+            json!({"range": "near", "contains": "nuts", "any": true, "regex": "^a$"})
+        ));
+        assert!(!ok(
+            &many,
+            json!({"range": "far", "contains": "nuts", "any": true, "regex": "^a$"})
+        ));
+        // A field's value can itself be a matcher.
+        let nested = with_schema(json!({"type": {"one_of": ["adult", "child"]}}), &schema).unwrap();
+        assert!(ok(&nested, json!({"type": "child"})));
+        assert!(!ok(&nested, json!({"type": "senior"})));
+    }
+
+    #[test]
+    fn a_keyword_the_schema_does_not_declare_is_a_matcher() {
+        // The object's schema has no `type` property: `{type: object}` is a type matcher.
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let typed = with_schema(json!({"type": "object"}), &schema).unwrap();
+        assert!(ok(&typed, json!({"name": "x"})));
+        assert!(!ok(&typed, json!("x")));
+        // Without a schema, as before.
+        assert!(ok(&m(json!({"type": "string"})), json!("x")));
+        // Mixing a declared field with a keyword that is not one is named.
+        let schema = json!({"type": "object", "properties": {"type": {"type": "string"}}});
+        let e = with_schema(json!({"type": "adult", "optional": true}), &schema).unwrap_err();
+        assert_eq!(
+            e.message,
+            "this map mixes fields of the object (`type`) with matcher keywords (`optional`)"
+        );
+        assert!(e.hint.unwrap().contains("Fields are: `type`"));
+    }
+
+    #[test]
+    fn eq_is_the_literal_form_whatever_the_keys() {
+        // No schema says `type` is a field; `eq` takes the object as it is written.
+        let e = m(json!({"eq": {"type": "adult", "range": [1, 2]}}));
+        assert!(ok(&e, json!({"type": "adult", "range": [1, 2]})));
+        assert!(!ok(&e, json!({"type": "adult", "range": [2, 1]})));
+        assert!(!ok(&e, json!("adult")));
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod model;
 pub mod normalize;
 pub mod share;
 pub mod span;
+pub mod suggest;
+pub mod targets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

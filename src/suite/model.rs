@@ -425,17 +425,17 @@ pub struct ThresholdSpec {
     pub metric: Spanned<String>,
     /// The metric must be at least this.
     #[serde(default)]
-    pub min: Option<f64>,
+    pub min: Option<Spanned<f64>>,
     /// The metric must be at most this.
     #[serde(default)]
-    pub max: Option<f64>,
+    pub max: Option<Spanned<f64>>,
     /// Check each cell of this variant instead of the overall value.
     #[serde(default)]
-    pub variant: Option<String>,
+    pub variant: Option<Spanned<String>>,
     /// Check each cell of this tool_choice mode instead of the overall value.
     #[serde(default)]
-    pub tool_choice: Option<ToolChoiceSpec>,
+    pub tool_choice: Option<Spanned<ToolChoiceSpec>>,
     /// Check each cell of this target instead of the overall value.
     #[serde(default)]
-    pub target: Option<String>,
+    pub target: Option<Spanned<String>>,
 }

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::hash::{Hash, Hasher};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A value and where it starts in the suite file (1-based; 0 when unknown).
 #[derive(Debug, Clone)]
@@ -60,6 +60,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
             line: u32::try_from(inner.referenced.line()).unwrap_or(u32::MAX),
             column: u32::try_from(inner.referenced.column()).unwrap_or(u32::MAX),
         })
+    }
+}
+
+/// Serialised as the bare value (the location is for messages only); this also lets the
+/// JSON Schema show a field's default.
+impl<T: Serialize> Serialize for Spanned<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
     }
 }
 
