@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Run directory (default: REPORTS_DIR/SUITE-TIMESTAMP). Only with a single suite.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// With --out: replace the run already in DIR (its run files are deleted first;
+    /// other files are never touched). Without it, a DIR holding a run is refused.
+    #[arg(long, requires = "out")]
+    pub overwrite: bool,
     /// Where run directories are created.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports_dir: PathBuf,

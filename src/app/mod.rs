@@ -33,8 +33,10 @@ macro_rules! sayln {
 
 mod cassette;
 mod compare;
+mod paths;
 mod report;
 mod run;
+mod rundir;
 mod settings;
 
 use std::path::Path;

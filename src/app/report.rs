@@ -1,11 +1,14 @@
 //! `toolgauge report RUN_DIR`: render a finished (or stopped) run's reports again from
 //! its `run.json` and `trials.jsonl`, without calling any model. Thresholds come from the
-//! suite when it is still there unchanged; otherwise the reports are written without them.
+//! suite when it is still there unchanged (found from any working directory, see
+//! [`super::paths`]); otherwise the reports are written without them, with a warning
+//! that says which paths were tried.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use super::AppError;
+use super::paths::{self, SuiteLookup};
 use super::run::{check_formats, print_summary};
 use crate::cli::ReportArgs;
 use crate::exit;
@@ -31,15 +34,40 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         )
     })?;
     let mut trials = read_journal(&dir.join("trials.jsonl"))?;
-    let suite = crate::suite::load(Path::new(&meta.suite.path))
-        .ok()
-        .filter(|s| s.hash == meta.suite.hash);
-    if suite.is_none() {
-        warnln!(
-            "warning: suite `{}` is missing or changed since the run; reports are written without its thresholds",
-            meta.suite.path
-        );
-    }
+    let suite = match paths::find_suite(&meta, dir) {
+        SuiteLookup::Found(p) => match crate::suite::load(&p) {
+            Ok(s) if s.hash == meta.suite.hash => Some(s),
+            Ok(_) => {
+                warnln!(
+                    "warning: suite `{}` changed while it was read; reports are written without its thresholds",
+                    p.display()
+                );
+                None
+            }
+            Err(e) => {
+                warnln!(
+                    "warning: suite `{}` no longer loads ({}); reports are written without its thresholds",
+                    p.display(),
+                    e.to_string().trim_end()
+                );
+                None
+            }
+        },
+        changed @ SuiteLookup::Changed(_) => {
+            warnln!(
+                "warning: suite {} changed since the run; reports are written without its thresholds",
+                changed.describe()
+            );
+            None
+        }
+        missing @ SuiteLookup::Missing(_) => {
+            warnln!(
+                "warning: the run's suite is missing (tried {}); reports are written without its thresholds",
+                missing.describe()
+            );
+            None
+        }
+    };
     let m = &meta.matrix;
     let cells = m.cells();
     // The journal is in completion order; reports list trials in plan order (cell, then
@@ -100,9 +128,24 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
     Ok(exit::OK)
 }
 
-/// The trials of the journal at `path` (see [`journal::read`]), as bad input when it is
-/// missing or damaged.
+/// The trials of the journal at `path`, read by [`journal::read`] (the one reader that
+/// `report`, `compare` and `run --resume` share, so they count the same trials): a torn
+/// last line or duplicate lines are warnings on stderr; a missing or damaged journal is
+/// bad input (exit 2).
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
-    journal::read(path)
-        .map_err(|e| AppError::bad(format!("failed to read `{}`: {e}", path.display()), None))
+    let contents = journal::read(path).map_err(|e| {
+        let hint = match e {
+            journal::JournalError::Damaged { .. } => {
+                "a damaged line is not guessed at: repair or delete it (`toolgauge run --resume RUN_DIR` then runs that trial again)"
+            }
+            journal::JournalError::Io { .. } => {
+                "give a run directory written by `toolgauge run` (it holds trials.jsonl)"
+            }
+        };
+        AppError::bad(e.to_string(), Some(hint))
+    })?;
+    for w in contents.warnings(path) {
+        warnln!("warning: {w}");
+    }
+    Ok(contents.trials)
 }

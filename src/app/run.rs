@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+use super::paths::{self, SuiteLookup};
+use super::rundir::{self, Claimed};
 use super::settings::{Source, live_settings, providers_for, resolve, source_for};
 use super::{AppError, load_suite};
 use crate::bfcl::result::ResultStyle;
@@ -22,9 +24,9 @@ use crate::provider::registry::LiveSettings;
 use crate::report::progress::{Progress, ProgressMode};
 use crate::report::terminal::{self, TerminalOptions};
 use crate::report::{
-    self, MatrixRef, RunMeta, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
+    self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
 };
-use crate::runner::journal::Journal;
+use crate::runner::journal::{self, Journal, TrialId, trial_id};
 use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
 use crate::score::prices::PriceTable;
 use crate::score::{TrialRecord, Verdict};
@@ -152,17 +154,6 @@ fn run_dir_name(suite: &str) -> String {
     format!("{safe}-{stamp}")
 }
 
-fn fresh_dir(base: &Path, name: &str) -> PathBuf {
-    let first = base.join(name);
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|i| base.join(format!("{name}-{i}")))
-        .find(|p| !p.exists())
-        .unwrap_or(first)
-}
-
 /// Everything a run needs once it is set up.
 struct Prepared {
     suite: Arc<Suite>,
@@ -231,6 +222,10 @@ fn prepare(
     )
     .map_err(in_suite)?;
     let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
+    let locations = RunPaths {
+        suite: Some(paths::locate(path, &dir)),
+        cassette: cassette.as_deref().map(|c| paths::locate(c, &dir)),
+    };
     let meta = RunMeta {
         run_format: report::RUN_FORMAT,
         toolgauge_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -276,6 +271,7 @@ fn prepare(
             bfcl_strict: matches!(&suite.profile, Profile::Bfcl(p) if p.strict),
             bfcl_style: bfcl_style.map(|s| s.as_str().to_string()),
             bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
+            paths: locations,
         },
     };
     Ok(Prepared {
@@ -337,41 +333,57 @@ fn run_suite(
     let live = live_settings(args, &suite.sampling)?;
     let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
     let source = source_for(args.live, args.record, cassette.as_deref());
-    let dir = match &args.out {
-        Some(d) => d.clone(),
-        None => fresh_dir(&args.reports_dir, &run_dir_name(&suite.name)),
-    };
     let answers = Answers {
         live,
         source,
         cassette,
         bfcl_style: bfcl_style(args.bfcl_style.as_deref())?,
     };
-    let prepared = prepare(path, suite, r, answers, args, dir)?;
-    std::fs::create_dir_all(&prepared.dir)
-        .map_err(|e| incomplete(&prepared.dir, "create the run directory", e))?;
-    let journal = Journal::create(&prepared.dir.join("trials.jsonl"))
-        .map_err(|e| incomplete(&prepared.dir, "create the journal", e))?;
+    let claimed = match &args.out {
+        Some(d) => rundir::claim_out(d, args.overwrite)?,
+        None => rundir::claim_fresh(&args.reports_dir, &run_dir_name(&suite.name))?,
+    };
+    let (prepared, journal) = match start_in(&claimed, path, suite, r, answers, args) {
+        Ok(started) => started,
+        Err(e) => {
+            claimed.release();
+            return Err(e);
+        }
+    };
     execute(prepared, journal, Vec::new(), args, options)
+}
+
+/// Prepare the run in the claimed directory and create its journal (exclusively: a
+/// run that raced this one into the same directory makes this one stop).
+fn start_in(
+    claimed: &Claimed,
+    path: &Path,
+    suite: Arc<Suite>,
+    r: super::settings::Resolved,
+    answers: Answers,
+    args: &RunArgs,
+) -> Result<(Prepared, Journal), AppError> {
+    let dir = &claimed.path;
+    let prepared = prepare(path, suite, r, answers, args, dir.clone())?;
+    claimed.clear()?;
+    let journal = Journal::create_new(&dir.join("trials.jsonl")).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            AppError::bad(
+                format!("another run started writing into `{}`", dir.display()),
+                Some("give each run its own --out"),
+            )
+        } else {
+            incomplete(dir, "create the journal", e)
+        }
+    })?;
+    Ok((prepared, journal))
 }
 
 /// Continue the run in `dir`: same suite (unchanged), matrix and settings; run only the
 /// trials its journal lacks or that ended in errors.
 fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
-    let meta_path = dir.join("run.json");
-    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
-        AppError::bad(
-            format!("failed to read `{}`: {e}", meta_path.display()),
-            Some("--resume takes a run directory written by `toolgauge run`"),
-        )
-    })?;
-    let old: RunMeta = serde_json::from_str(&text).map_err(|e| {
-        AppError::bad(
-            format!("`{}` is not a run.json: {e}", meta_path.display()),
-            None,
-        )
-    })?;
-    let path = PathBuf::from(&old.suite.path);
+    let old = read_meta(dir)?;
+    let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
     apply_bfcl_flags(
         &mut suite,
@@ -380,14 +392,8 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     )?;
     let suite = Arc::new(suite);
     if suite.hash != old.suite.hash {
-        return Err(AppError::bad(
-            format!(
-                "suite `{}` changed since the run in `{}` began",
-                path.display(),
-                dir.display()
-            ),
-            Some("resuming would mix results of two different suites; start a new run"),
-        ));
+        // Found unchanged a moment ago: it changed while being read.
+        return Err(suite_changed(&path, dir));
     }
     let r = resolve(
         &suite,
@@ -397,7 +403,16 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         Some(old.matrix.repeats),
     )?;
     let s = &old.settings;
-    let source = Source::parse(&s.source).unwrap_or(Source::Replay);
+    let source = Source::parse(&s.source).ok_or_else(|| {
+        AppError::bad(
+            format!(
+                "`{}` names an unknown source `{}`",
+                dir.join("run.json").display(),
+                s.source
+            ),
+            Some("the source is replay, live or record; start a new run"),
+        )
+    })?;
     let live = LiveSettings {
         temperature: s.temperature,
         max_tokens: s.max_tokens,
@@ -407,52 +422,148 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         api_key_env: s.api_key_env.clone(),
         ..live_settings(args, &Default::default())?
     };
+    // The cassette as the run used it, found from this working directory.
+    let cassette = s.cassette.as_ref().and_then(|c| {
+        paths::existing_or_first(&paths::candidates(c, s.paths.cassette.as_ref(), dir))
+    });
     let answers = Answers {
         live,
         source,
-        cassette: s.cassette.as_ref().map(PathBuf::from),
+        cassette,
         bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
     };
+    let journal_path = dir.join("trials.jsonl");
+    let contents = read_resumable_journal(&journal_path)?;
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    check_in_plan(&contents.trials, &prepared, &journal_path)?;
 
     // Keep every scored trial; errored ones run again. The journal is rewritten with
-    // what is kept (a torn last line from the interruption is dropped), then appended.
-    let journal_path = dir.join("trials.jsonl");
-    // A damaged journal (a bad line other than a torn last one) is refused rather than
-    // rewritten without the lines that could not be read.
-    let kept: Vec<TrialRecord> = match crate::runner::journal::read(&journal_path) {
-        Ok(trials) => trials,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => {
-            return Err(AppError::bad(
-                format!("failed to read `{}`: {e}", journal_path.display()),
-                Some("resume needs the run's journal as the run wrote it"),
-            ));
-        }
-    }
-    .into_iter()
-    .filter(|t| t.verdict != Verdict::Error)
-    .collect();
-    let mut journal =
-        Journal::create(&journal_path).map_err(|e| incomplete(dir, "rewrite the journal", e))?;
-    for t in &kept {
-        journal
-            .append(t)
-            .map_err(|e| incomplete(dir, "rewrite the journal", e))?;
-    }
+    // what is kept (a torn last line and duplicates are dropped, see
+    // `runner::journal`), atomically, then appended to.
+    let kept: Vec<TrialRecord> = contents
+        .trials
+        .into_iter()
+        .filter(|t| t.verdict != Verdict::Error)
+        .collect();
+    let journal =
+        journal::rewrite(&journal_path, &kept).map_err(|e| AppError::Incomplete(e.to_string()))?;
     execute(prepared, journal, kept, args, options)
 }
 
-/// The identity of a trial within a run.
-fn trial_id(t: &TrialRecord) -> (String, String, String, String, u32) {
-    (
-        t.case_id.clone(),
-        t.target.clone(),
-        t.variant.clone(),
-        t.tool_choice.to_string(),
-        t.repeat,
+/// The `run.json` of the run in `dir`.
+fn read_meta(dir: &Path) -> Result<RunMeta, AppError> {
+    let meta_path = dir.join("run.json");
+    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
+        AppError::bad(
+            format!("failed to read `{}`: {e}", meta_path.display()),
+            Some("--resume takes a run directory written by `toolgauge run`"),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        AppError::bad(
+            format!("`{}` is not a run.json: {e}", meta_path.display()),
+            None,
+        )
+    })
+}
+
+fn suite_changed(path: &Path, dir: &Path) -> AppError {
+    AppError::bad(
+        format!(
+            "suite `{}` changed since the run in `{}` began",
+            path.display(),
+            dir.display()
+        ),
+        Some(
+            "resuming would mix results of two different suites; restore the suite, or start a new run",
+        ),
     )
+}
+
+/// The suite of the run in `dir`, found from any working directory (see
+/// [`paths::find_suite`]); a changed or missing suite is refused.
+fn resume_suite_path(old: &RunMeta, dir: &Path) -> Result<PathBuf, AppError> {
+    match paths::find_suite(old, dir) {
+        SuiteLookup::Found(p) => Ok(p),
+        SuiteLookup::Changed(p) => Err(suite_changed(&p, dir)),
+        missing @ SuiteLookup::Missing(_) => Err(AppError::bad(
+            format!(
+                "the suite of the run in `{}` is missing (tried {})",
+                dir.display(),
+                missing.describe()
+            ),
+            Some("restore the suite file the run used, or start a new run"),
+        )),
+    }
+}
+
+/// The journal of a run to resume: a missing one is empty, a damaged one is refused
+/// (resume rewrites it and must not drop lines it cannot read), and a torn last line or
+/// duplicates are reported before they are dropped.
+fn read_resumable_journal(path: &Path) -> Result<journal::JournalContents, AppError> {
+    let contents = match journal::read(path) {
+        Ok(c) => c,
+        Err(e) if e.is_not_found() => journal::JournalContents::default(),
+        Err(e) => {
+            return Err(AppError::bad(
+                e.to_string(),
+                Some(
+                    "resume rewrites the journal and will not drop lines it cannot read; repair or delete the damaged line (its trial then runs again), or start a new run",
+                ),
+            ));
+        }
+    };
+    for w in contents.warnings(path) {
+        warnln!("warning: {w}");
+    }
+    Ok(contents)
+}
+
+/// Refuse a journal holding trials that are not in the run's plan (another run's
+/// journal, or one merged by hand): resuming would keep them in the journal and leave
+/// them out of the reports.
+fn check_in_plan(trials: &[TrialRecord], p: &Prepared, path: &Path) -> Result<(), AppError> {
+    let index = plan_index(&p.plan, &p.suite);
+    let foreign: Vec<&TrialRecord> = trials
+        .iter()
+        .filter(|t| !index.contains_key(&trial_id(t)))
+        .collect();
+    let Some(first) = foreign.first() else {
+        return Ok(());
+    };
+    Err(AppError::bad(
+        format!(
+            "`{}` holds {} trial(s) that are not in this run's plan (first: {} × {} × {} × {} #{})",
+            path.display(),
+            foreign.len(),
+            first.case_id,
+            first.target,
+            first.variant,
+            first.tool_choice,
+            first.repeat
+        ),
+        Some("the journal belongs to another run or was edited; resume only the run that wrote it"),
+    ))
+}
+
+/// Each planned trial's index in `plan.trials()`, by identity.
+fn plan_index(plan: &Plan, suite: &Suite) -> HashMap<TrialId, usize> {
+    plan.trials()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let cell = &plan.cells[t.cell];
+            let id = (
+                suite.cases[t.case].id.clone(),
+                cell.target.spec.clone(),
+                cell.variant.clone(),
+                cell.tool_choice.to_string(),
+                t.repeat,
+            );
+            (id, i)
+        })
+        .collect()
 }
 
 fn execute(
@@ -476,21 +587,7 @@ fn execute(
     // Slots in plan order; trials already done fill theirs.
     let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];
     if !done.is_empty() {
-        let index: HashMap<(String, String, String, String, u32), usize> = trials
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let cell = &plan.cells[t.cell];
-                let id = (
-                    suite.cases[t.case].id.clone(),
-                    cell.target.spec.clone(),
-                    cell.variant.clone(),
-                    cell.tool_choice.to_string(),
-                    t.repeat,
-                );
-                (id, i)
-            })
-            .collect();
+        let index = plan_index(&plan, &suite);
         for t in &done {
             if let Some(i) = index.get(&trial_id(t)) {
                 slots[*i] = Some(t.clone());

@@ -23,6 +23,15 @@ use super::{Provider, ProviderError, Request, Response, Target, ToolDefinition, 
 use crate::suite::compile::hex;
 
 /// The format version written in headers.
+///
+/// The version covers the canonical form of entry keys ([`request_hash`]): which fields
+/// of the target and request are hashed, how they are serialised (object keys sorted at
+/// every level, compact, `params` only when set) and the hash function. Every recorded
+/// cassette is looked up by those keys, so changing the form orphans every user's
+/// recordings: it needs a new version (and a reader or migration for the old one). The
+/// test `keys_of_known_requests_are_pinned_for_this_version` pins the keys of known
+/// requests, derived by hand from the documented form (docs/cassettes.md), and fails on
+/// any change of the form made without a version bump.
 pub const CASSETTE_VERSION: u32 = 1;
 
 /// Where a cassette's responses came from.
@@ -512,6 +521,124 @@ mod tests {
         assert_ne!(base, request_hash(&t, &request("Weather for one city.")));
         let other = Target::parse("openai:gpt-4o").unwrap();
         assert_ne!(base, request_hash(&other, &request("Weather.")));
+    }
+
+    /// A request with the `get_weather` tool as the shipped suites send it.
+    fn pinned_request(messages: Vec<Message>, tool_choice: ToolChoice) -> Request {
+        Request {
+            messages,
+            tools: std::sync::Arc::new(vec![ToolDefinition {
+                name: "get_weather".into(),
+                description: "Weather.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"]
+                })
+                .into(),
+            }]),
+            tool_choice,
+        }
+    }
+
+    /// The keys of known requests, one per provider shape, pinned as literal digests.
+    /// Each was computed outside this code from the form docs/cassettes.md documents
+    /// (Python: `sha256(json.dumps(v, ensure_ascii=False, separators=(",", ":"),
+    /// sort_keys=True))`), e.g. for the first:
+    /// `{"model":"gpt-4o-mini","provider":"openai","request":{"messages":[{"content":
+    /// "北京今天多少度？","role":"user"}],"tool_choice":"auto","tools":[{"description":
+    /// "Weather.","name":"get_weather","parameters":{"properties":{"city":{"type":
+    /// "string"}},"required":["city"],"type":"object"}}]}}`.
+    ///
+    /// If this test fails, the canonical form changed: every recorded cassette would
+    /// miss. Restore the form, or bump [`CASSETTE_VERSION`] (with a way to read version
+    /// 1 cassettes) and pin the new keys under the new version.
+    #[test]
+    fn keys_of_known_requests_are_pinned_for_this_version() {
+        assert_eq!(
+            CASSETTE_VERSION, 1,
+            "the keys below are those of cassette format 1; pin the new version's keys"
+        );
+        let hasher = RequestHasher::default();
+        let check = |spec: &str, params: Option<Value>, request: &Request, pinned: &str| {
+            let mut target = Target::parse(spec).unwrap();
+            target.params = params;
+            assert_eq!(request_hash(&target, request), pinned, "{spec}");
+            // The cached streaming hasher (replay, record) gives the same key, twice.
+            assert_eq!(hasher.hash(&target, request), pinned, "{spec}");
+            assert_eq!(hasher.hash(&target, request), pinned, "{spec}");
+        };
+        let beijing = pinned_request(
+            vec![Message::User {
+                content: "北京今天多少度？".into(),
+            }],
+            ToolChoice::Auto,
+        );
+        // OpenAI Chat Completions; no sampling parameters.
+        check(
+            "openai:gpt-4o-mini",
+            None,
+            &beijing,
+            "20e12bab77ba7835937d40b4cb052ebd4479ab2a31cf292a025884344b57d969",
+        );
+        // Anthropic Messages: a system prompt, tool_choice required, sampling params.
+        check(
+            "anthropic:claude-sonnet-4-5",
+            Some(json!({"temperature": 0.0, "max_tokens": 256})),
+            &pinned_request(
+                vec![
+                    Message::System {
+                        content: "You are a helpful assistant.".into(),
+                    },
+                    Message::User {
+                        content: "Weather in Paris?".into(),
+                    },
+                ],
+                ToolChoice::Required,
+            ),
+            "a2b4cae5c71878c609dce45bffcc3eeeea0f0eda645601a2f261b5bf736c2b57",
+        );
+        // Gemini generateContent: a tool call and its result in the history, a forced
+        // function, a seed and an extra request field.
+        check(
+            "gemini:gemini-2.5-flash",
+            Some(json!({"seed": 7, "extra": {"top_p": 0.9}})),
+            &pinned_request(
+                vec![
+                    Message::User {
+                        content: "And in Rome?".into(),
+                    },
+                    Message::Assistant {
+                        content: None,
+                        tool_calls: vec![crate::provider::ToolCall {
+                            id: Some("call_1".into()),
+                            name: "get_weather".into(),
+                            arguments: "{\"city\":\"Rome\"}".into(),
+                        }],
+                    },
+                    Message::Tool {
+                        tool_call_id: "call_1".into(),
+                        content: "{\"t\": 31}".into(),
+                    },
+                ],
+                ToolChoice::Function("get_weather".into()),
+            ),
+            "c5f886824b0a79c78e13380e4eeba1312cb8d351df6abf35ae316f4527494cf6",
+        );
+        // An OpenAI-compatible server: the URL is not part of the key, so the same
+        // model served elsewhere replays the same entries.
+        let compat = "77d1dc4cc7ae8f3f15e1e1782617bfce19fbc3a4dcbc5629f4efcd27cbc201b6";
+        for spec in [
+            "openai-compatible:qwen2.5@http://127.0.0.1:9/v1",
+            "openai-compatible:qwen2.5@https://llm.example.com/v1/",
+        ] {
+            check(
+                spec,
+                Some(json!({"parallel_tool_calls": false})),
+                &beijing,
+                compat,
+            );
+        }
     }
 
     #[test]

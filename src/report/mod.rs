@@ -104,6 +104,41 @@ pub struct RunSettings {
     /// The `bfcl` profile ran with `--bfcl-underscore-names`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bfcl_underscore_names: bool,
+    /// Where the suite and the cassette were, so `report` and `--resume` find them from
+    /// any working directory (`suite.path` and `cassette` are the paths as given).
+    #[serde(default, skip_serializing_if = "RunPaths::is_empty")]
+    pub paths: RunPaths,
+}
+
+/// A file a run used, located two ways: `report` and `--resume` try the path relative
+/// to the run directory first (it survives moving a checkout with its run directories),
+/// then the absolute one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileLocation {
+    /// The absolute path (symbolic links resolved) when the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absolute: Option<String>,
+    /// The path relative to the run directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_run_dir: Option<String>,
+}
+
+/// Where a run's suite and cassette were (see [`FileLocation`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunPaths {
+    /// The suite file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<FileLocation>,
+    /// The cassette replayed or recorded into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<FileLocation>,
+}
+
+impl RunPaths {
+    /// True when nothing is recorded (run.json files written before paths were kept).
+    pub fn is_empty(&self) -> bool {
+        self.suite.is_none() && self.cassette.is_none()
+    }
 }
 
 /// `run.json`: what ran, when, and with which tools.

@@ -12,6 +12,7 @@ mod compare;
 mod hostile;
 mod live;
 mod readme;
+mod resume;
 mod run;
 mod schema;
 mod snapshots;
