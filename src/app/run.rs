@@ -25,6 +25,7 @@ use crate::report::{
     self, MatrixRef, RunMeta, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
 };
 use crate::runner::journal::Journal;
+use crate::runner::select::{Selection, ShardSet};
 use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
 use crate::score::prices::PriceTable;
 use crate::score::{TrialRecord, Verdict};
@@ -277,6 +278,8 @@ fn prepare(
             bfcl_style: bfcl_style.map(|s| s.as_str().to_string()),
             bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
         },
+        selection: None,
+        merged_from: Vec::new(),
     };
     Ok(Prepared {
         suite,
@@ -347,7 +350,15 @@ fn run_suite(
         cassette,
         bfcl_style: bfcl_style(args.bfcl_style.as_deref())?,
     };
-    let prepared = prepare(path, suite, r, answers, args, dir)?;
+    let (selection, mask) = Selection::new(
+        &suite,
+        &args.cases,
+        &args.tags,
+        args.shard.map(ShardSet::one),
+    )
+    .map_err(|e| AppError::bad(format!("{}: {e}", path.display()), Some(&e.hint())))?;
+    let mut prepared = prepare(path, suite, r, answers, args, dir)?;
+    select(&mut prepared, selection, mask)?;
     std::fs::create_dir_all(&prepared.dir)
         .map_err(|e| incomplete(&prepared.dir, "create the run directory", e))?;
     let journal = Journal::create(&prepared.dir.join("trials.jsonl"))
@@ -413,8 +424,19 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         cassette: s.cassette.as_ref().map(PathBuf::from),
         bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
     };
+    // The same cases and shards as the run being resumed (the suite is unchanged).
+    let old_selection = old.selection.clone().unwrap_or_default();
+    let (selection, mask) = Selection::new(
+        &suite,
+        &old_selection.cases,
+        &old_selection.tags,
+        old_selection.shards.clone(),
+    )
+    .map_err(|e| AppError::bad(format!("{}: {e}", meta_path.display()), Some(&e.hint())))?;
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    prepared.meta.merged_from = old.merged_from.clone();
+    select(&mut prepared, selection, mask)?;
 
     // Keep every scored trial; errored ones run again. The journal is rewritten with
     // what is kept (a torn last line from the interruption is dropped), then appended.
@@ -442,6 +464,30 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
             .map_err(|e| incomplete(dir, "rewrite the journal", e))?;
     }
     execute(prepared, journal, kept, args, options)
+}
+
+/// Restrict the plan to the selected cases and shards, and record the selection.
+fn select(p: &mut Prepared, selection: Selection, mask: Option<Vec<bool>>) -> Result<(), AppError> {
+    // Selected cases that run under none of the matrix's tool_choice modes plan nothing;
+    // an empty shard is fine (a small suite split many ways).
+    if mask.is_some() {
+        p.plan.restrict(mask.clone(), None);
+        if p.plan.trials().is_empty() {
+            return Err(AppError::bad(
+                format!(
+                    "the selected cases ({}) run under none of the run's tool_choice modes ({})",
+                    selection.flags(),
+                    p.meta.matrix.tool_choice.join(", ")
+                ),
+                Some(
+                    "their `modes:` exclude these modes; select other cases or pass --tool-choice",
+                ),
+            ));
+        }
+    }
+    p.plan.restrict(mask, selection.shards.clone());
+    p.meta.selection = (!selection.is_everything()).then_some(selection);
+    Ok(())
 }
 
 /// The identity of a trial within a run.
@@ -633,6 +679,7 @@ fn execute(
         &suite.thresholds,
     );
     summary.stopped = stopped.clone();
+    summary.selection = meta.selection.as_ref().and_then(Selection::describe);
     let report = RunReport {
         meta,
         trials: records,
@@ -682,8 +729,9 @@ pub(crate) fn print_summary(
 }
 
 /// 3 when the run stopped early or errors exceed the allowed rate; 1 when a threshold
-/// failed; else 0. The reason is the last line on stderr.
-fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
+/// failed (never for a shard: its thresholds are checked by `toolgauge merge`); else 0.
+/// The reason is the last line on stderr.
+pub(crate) fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
     if let Some(why) = stopped {
         warnln!("error: the run stopped early: {why}");
         return exit::RUN_INCOMPLETE;
@@ -714,7 +762,21 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             report.trials.len()
         );
     }
+    let selection = report.meta.selection.as_ref();
+    if selection.is_some_and(Selection::is_sharded) && !report.summary.thresholds.is_empty() {
+        warnln!(
+            "note: thresholds are not checked on a shard ({}); `toolgauge merge` checks them on the whole run",
+            report.summary.selection.as_deref().unwrap_or_default()
+        );
+        return exit::OK;
+    }
     if !report.summary.thresholds_ok() {
+        let partial = report
+            .summary
+            .selection
+            .as_ref()
+            .map(|s| format!(" on a partial run ({s})"))
+            .unwrap_or_default();
         let failed: Vec<String> = report
             .summary
             .thresholds
@@ -722,7 +784,7 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             .filter(|t| !t.ok)
             .map(|t| format!("{} ({})", t.metric, t.scope))
             .collect();
-        warnln!("threshold failed: {}", failed.join(", "));
+        warnln!("threshold failed: {}{partial}", failed.join(", "));
         return exit::THRESHOLD_FAILED;
     }
     exit::OK

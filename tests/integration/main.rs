@@ -14,6 +14,8 @@ mod live;
 mod readme;
 mod run;
 mod schema;
+mod select;
+mod shard;
 mod snapshots;
 mod support;
 mod validate;
