@@ -33,6 +33,41 @@ pub enum Command {
     /// Import a benchmark's data as suites.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Merge the run directories of `run --shard K/N` into one run directory whose
+    /// reports equal an unsharded run's.
+    Merge(MergeArgs),
+}
+
+/// `toolgauge merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' run directories (any order).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged run directory to create (must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Merge even when shards are missing or stopped early: the result is recorded and
+    /// reported as a partial run.
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Outputs: terminal, json, csv, junit, md, html.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "terminal,json,csv,junit,md,html"
+    )]
+    pub format: Vec<String>,
+    /// Fail (exit 3) when more than this fraction of trials ended in errors.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub max_error_rate: f64,
+    /// Print only a one-line summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Never use colour.
+    #[arg(long)]
+    pub no_color: bool,
 }
 
 /// `toolgauge import ...`.
@@ -98,6 +133,27 @@ pub struct RunArgs {
     /// `fc` for a file with any list result, else `prompt`.
     #[arg(long, value_name = "STYLE")]
     pub bfcl_style: Option<String>,
+    /// Run only the cases whose id matches: an id or a glob (`beijing-*`); repeat or
+    /// separate with commas. With --tag, a case must match both.
+    #[arg(
+        long = "case",
+        value_name = "ID",
+        value_delimiter = ',',
+        conflicts_with = "resume"
+    )]
+    pub cases: Vec<String>,
+    /// Run only the cases with this tag (any of them when repeated).
+    #[arg(
+        long = "tag",
+        value_name = "NAME",
+        value_delimiter = ',',
+        conflicts_with = "resume"
+    )]
+    pub tags: Vec<String>,
+    /// Run only shard K of N (1-based): a fixed split of the trials by their identity;
+    /// `toolgauge merge` joins the shards' run directories.
+    #[arg(long, value_name = "K/N", conflicts_with = "resume")]
+    pub shard: Option<crate::runner::select::Shard>,
     /// Run directory (default: REPORTS_DIR/SUITE-TIMESTAMP). Only with a single suite.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -125,8 +125,25 @@ fn in_matrix_order(trials: &mut [TrialRecord], dir: &Path) {
     });
 }
 
+/// Say so when the run in `dir` covers part of its suite (`--case`, `--tag`, `--shard`):
+/// only the trials both sides hold are paired, the rest are counted as unpaired.
+fn note_partial(dir: &Path) {
+    let part = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<RunMeta>(&t).ok())
+        .and_then(|m| m.selection)
+        .and_then(|s| s.describe());
+    if let Some(part) = part {
+        warnln!(
+            "note: `{}` is a partial run ({part}); only trials both runs hold are paired",
+            dir.display()
+        );
+    }
+}
+
 fn load(path: &Path) -> Result<Loaded, AppError> {
     let dir = run_dir(path);
+    note_partial(&dir);
     let journal = dir.join("trials.jsonl");
     if journal.is_file() {
         let mut trials = read_journal(&journal)?;

@@ -3,7 +3,7 @@
 //!
 //! `settings` resolves the suite and flags into targets and providers, `run` runs (and
 //! resumes) a suite, `cassette` writes hand-written cassettes, `compare` and `report`
-//! read finished runs.
+//! read finished runs, `merge` joins the run directories of shards into one.
 
 /// `print!` that never panics: stdout is best effort. When the reader has gone
 /// (`toolgauge ... | head`) the rest of the output is dropped and the command still
@@ -33,6 +33,7 @@ macro_rules! sayln {
 
 mod cassette;
 mod compare;
+mod merge;
 mod paths;
 mod report;
 mod run;
@@ -94,6 +95,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Validate(args) => Ok(validate(&args)),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Merge(args) => merge::merge(&args),
         Command::Schema(args) => {
             sayln!(
                 "{}",

@@ -117,6 +117,10 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
             meta.trials_planned
         )
     });
+    summary.selection = meta
+        .selection
+        .as_ref()
+        .and_then(crate::runner::select::Selection::describe);
     let report = RunReport {
         meta,
         trials,

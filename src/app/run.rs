@@ -27,6 +27,7 @@ use crate::report::{
     self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
 };
 use crate::runner::journal::{self, Journal, TrialId, trial_id};
+use crate::runner::select::{Selection, ShardSet};
 use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
 use crate::score::prices::PriceTable;
 use crate::score::{TrialRecord, Verdict};
@@ -273,6 +274,8 @@ fn prepare(
             bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
             paths: locations,
         },
+        selection: None,
+        merged_from: Vec::new(),
     };
     Ok(Prepared {
         suite,
@@ -339,11 +342,19 @@ fn run_suite(
         cassette,
         bfcl_style: bfcl_style(args.bfcl_style.as_deref())?,
     };
+    let (selection, mask) = Selection::new(
+        &suite,
+        &args.cases,
+        &args.tags,
+        args.shard.map(ShardSet::one),
+    )
+    .map_err(|e| AppError::bad(format!("{}: {e}", path.display()), Some(&e.hint())))?;
     let claimed = match &args.out {
         Some(d) => rundir::claim_out(d, args.overwrite)?,
         None => rundir::claim_fresh(&args.reports_dir, &run_dir_name(&suite.name))?,
     };
-    let (prepared, journal) = match start_in(&claimed, path, suite, r, answers, args) {
+    let started = start_in(&claimed, path, suite, r, answers, args, selection, mask);
+    let (prepared, journal) = match started {
         Ok(started) => started,
         Err(e) => {
             claimed.release();
@@ -353,8 +364,10 @@ fn run_suite(
     execute(prepared, journal, Vec::new(), args, options)
 }
 
-/// Prepare the run in the claimed directory and create its journal (exclusively: a
-/// run that raced this one into the same directory makes this one stop).
+/// Prepare the run in the claimed directory, restricted to the selected cases and
+/// shards, and create its journal (exclusively: a run that raced this one into the same
+/// directory makes this one stop).
+#[allow(clippy::too_many_arguments)]
 fn start_in(
     claimed: &Claimed,
     path: &Path,
@@ -362,9 +375,12 @@ fn start_in(
     r: super::settings::Resolved,
     answers: Answers,
     args: &RunArgs,
+    selection: Selection,
+    mask: Option<Vec<bool>>,
 ) -> Result<(Prepared, Journal), AppError> {
     let dir = &claimed.path;
-    let prepared = prepare(path, suite, r, answers, args, dir.clone())?;
+    let mut prepared = prepare(path, suite, r, answers, args, dir.clone())?;
+    select(&mut prepared, selection, mask)?;
     claimed.clear()?;
     let journal = Journal::create_new(&dir.join("trials.jsonl")).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -432,10 +448,26 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         cassette,
         bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
     };
+    // The same cases and shards as the run being resumed (the suite is unchanged).
+    let old_selection = old.selection.clone().unwrap_or_default();
+    let (selection, mask) = Selection::new(
+        &suite,
+        &old_selection.cases,
+        &old_selection.tags,
+        old_selection.shards.clone(),
+    )
+    .map_err(|e| {
+        AppError::bad(
+            format!("{}: {e}", dir.join("run.json").display()),
+            Some(&e.hint()),
+        )
+    })?;
     let journal_path = dir.join("trials.jsonl");
     let contents = read_resumable_journal(&journal_path)?;
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    prepared.meta.merged_from = old.merged_from.clone();
+    select(&mut prepared, selection, mask)?;
     check_in_plan(&contents.trials, &prepared, &journal_path)?;
 
     // Keep every scored trial; errored ones run again. The journal is rewritten with
@@ -479,6 +511,30 @@ fn suite_changed(path: &Path, dir: &Path) -> AppError {
             "resuming would mix results of two different suites; restore the suite, or start a new run",
         ),
     )
+}
+
+/// Restrict the plan to the selected cases and shards, and record the selection.
+fn select(p: &mut Prepared, selection: Selection, mask: Option<Vec<bool>>) -> Result<(), AppError> {
+    // Selected cases that run under none of the matrix's tool_choice modes plan nothing;
+    // an empty shard is fine (a small suite split many ways).
+    if mask.is_some() {
+        p.plan.restrict(mask.clone(), None);
+        if p.plan.trials().is_empty() {
+            return Err(AppError::bad(
+                format!(
+                    "the selected cases ({}) run under none of the run's tool_choice modes ({})",
+                    selection.flags(),
+                    p.meta.matrix.tool_choice.join(", ")
+                ),
+                Some(
+                    "their `modes:` exclude these modes; select other cases or pass --tool-choice",
+                ),
+            ));
+        }
+    }
+    p.plan.restrict(mask, selection.shards.clone());
+    p.meta.selection = (!selection.is_everything()).then_some(selection);
+    Ok(())
 }
 
 /// The suite of the run in `dir`, found from any working directory (see
@@ -730,6 +786,7 @@ fn execute(
         &suite.thresholds,
     );
     summary.stopped = stopped.clone();
+    summary.selection = meta.selection.as_ref().and_then(Selection::describe);
     let report = RunReport {
         meta,
         trials: records,
@@ -779,8 +836,9 @@ pub(crate) fn print_summary(
 }
 
 /// 3 when the run stopped early or errors exceed the allowed rate; 1 when a threshold
-/// failed; else 0. The reason is the last line on stderr.
-fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
+/// failed (never for a shard: its thresholds are checked by `toolgauge merge`); else 0.
+/// The reason is the last line on stderr.
+pub(crate) fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
     if let Some(why) = stopped {
         warnln!("error: the run stopped early: {why}");
         return exit::RUN_INCOMPLETE;
@@ -811,7 +869,21 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             report.trials.len()
         );
     }
+    let selection = report.meta.selection.as_ref();
+    if selection.is_some_and(Selection::is_sharded) && !report.summary.thresholds.is_empty() {
+        warnln!(
+            "note: thresholds are not checked on a shard ({}); `toolgauge merge` checks them on the whole run",
+            report.summary.selection.as_deref().unwrap_or_default()
+        );
+        return exit::OK;
+    }
     if !report.summary.thresholds_ok() {
+        let partial = report
+            .summary
+            .selection
+            .as_ref()
+            .map(|s| format!(" on a partial run ({s})"))
+            .unwrap_or_default();
         let failed: Vec<String> = report
             .summary
             .thresholds
@@ -819,7 +891,7 @@ fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> 
             .filter(|t| !t.ok)
             .map(|t| format!("{} ({})", t.metric, t.scope))
             .collect();
-        warnln!("threshold failed: {}", failed.join(", "));
+        warnln!("threshold failed: {}{partial}", failed.join(", "));
         return exit::THRESHOLD_FAILED;
     }
     exit::OK

@@ -177,6 +177,8 @@ struct Headline {
     accuracy: RateView,
     status: String,
     stopped: Option<String>,
+    /// The part of the suite a partial run covers.
+    selection: Option<String>,
     started: String,
     finished: String,
     version: String,
@@ -471,6 +473,7 @@ impl View {
             accuracy: RateView::of(&m.accuracy),
             status: meta.status.clone(),
             stopped: s.stopped.clone().or_else(|| meta.stop_reason.clone()),
+            selection: s.selection.clone(),
             started: meta.started_at.clone(),
             finished: meta.finished_at.clone().unwrap_or_else(|| "–".into()),
             version: meta.toolgauge_version.clone(),
@@ -1423,6 +1426,8 @@ mod tests {
             status: "complete".into(),
             stop_reason: None,
             settings: RunSettings::default(),
+            selection: None,
+            merged_from: Vec::new(),
         };
         RunReport {
             meta,

@@ -61,6 +61,9 @@ impl Exporter for MarkdownExporter {
         if let Some(why) = &s.stopped {
             let _ = writeln!(out, "Stopped early: {}\n", cell_text(why));
         }
+        if let Some(part) = &s.selection {
+            let _ = writeln!(out, "Partial run: {}\n", cell_text(part));
+        }
         if !failed.is_empty() {
             let _ = writeln!(out, "**Failing thresholds**\n");
             for t in &failed {

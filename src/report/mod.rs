@@ -175,6 +175,13 @@ pub struct RunMeta {
     /// How targets were answered (for `--resume`).
     #[serde(default)]
     pub settings: RunSettings,
+    /// The part of the suite the run covers (`--case`, `--tag`, `--shard`); absent for a
+    /// run of every trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::runner::select::Selection>,
+    /// The shard runs `toolgauge merge` joined into this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<crate::runner::select::MergedShard>,
 }
 
 /// Everything an exporter may show.

@@ -90,6 +90,11 @@ pub struct Summary {
     /// Why the run stopped before every planned trial ran, with the counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The part of the suite a partial run covers (`7 of 13 cases: --tag smoke`, `shard
+    /// 2/3`); absent when every trial of the matrix ran. Thresholds of a partial run hold
+    /// for that part only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<String>,
 }
 
 /// The verdict characters of one cell's trials, by case in order of first appearance.
@@ -197,6 +202,7 @@ impl Summary {
             thresholds,
             failures,
             stopped: None,
+            selection: None,
         }
     }
 

@@ -133,6 +133,9 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
     if let Some(why) = &s.stopped {
         let _ = writeln!(out, "  stopped early: {why}");
     }
+    if let Some(part) = &s.selection {
+        let _ = writeln!(out, "  partial run: {part}");
+    }
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
     table.set_content_arrangement(ContentArrangement::Dynamic);
@@ -244,7 +247,14 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         }
     }
     if !s.thresholds.is_empty() {
-        let _ = writeln!(out, "\nthresholds:");
+        match &s.selection {
+            Some(part) => {
+                let _ = writeln!(out, "\nthresholds (on a partial run: {part}):");
+            }
+            None => {
+                let _ = writeln!(out, "\nthresholds:");
+            }
+        }
         for t in &s.thresholds {
             let bound = match (t.min, t.max) {
                 (Some(lo), Some(hi)) => format!("in [{lo}, {hi}]"),

@@ -1,7 +1,9 @@
-//! Expanding a suite and its matrix into the ordered list of trials.
+//! Expanding a suite and its matrix into the ordered list of trials, restricted to the
+//! cases and shards a run selected (see [`super::select`]).
 
 use std::sync::{Arc, OnceLock};
 
+use super::select::{ShardSet, trial_shard};
 use crate::provider::{Request, Target, ToolChoice, ToolDefinition, TrialKey};
 use crate::suite::Suite;
 
@@ -46,6 +48,10 @@ pub struct Plan {
     case_tools: Vec<Option<Vec<Arc<Vec<ToolDefinition>>>>>,
     /// Token size of each variant's tool definitions, counted on first use.
     tool_tokens: Vec<OnceLock<u64>>,
+    /// Which cases run, by index into `suite.cases` (`None`: all).
+    selected: Option<Vec<bool>>,
+    /// The shards whose trials run (`None`: all).
+    shards: Option<ShardSet>,
 }
 
 impl Plan {
@@ -97,7 +103,30 @@ impl Plan {
             tool_tokens: tools.iter().map(|_| OnceLock::new()).collect(),
             tools,
             case_tools,
+            selected: None,
+            shards: None,
         }
+    }
+
+    /// Run only the cases marked in `selected` (by index into `suite.cases`; `None`: all)
+    /// and the trials of `shards` (`None`: all). Token estimates still cover the whole
+    /// suite, so every shard of a run reports the same figures.
+    pub fn restrict(&mut self, selected: Option<Vec<bool>>, shards: Option<ShardSet>) {
+        self.selected = selected;
+        self.shards = shards;
+    }
+
+    /// The shard (1-based, of `count`) of planned trial `t`; see [`trial_shard`].
+    pub fn shard_of(&self, t: PlannedTrial, count: u32) -> u32 {
+        let cell = &self.cells[t.cell];
+        trial_shard(
+            &cell.target.spec,
+            &cell.variant,
+            &cell.tool_choice.to_string(),
+            &self.suite.cases[t.case].id,
+            t.repeat,
+            count,
+        )
     }
 
     /// The o200k_base token size of `variant`'s tool definitions (counted once). When
@@ -155,20 +184,32 @@ impl Plan {
     }
 
     /// Every trial, in a stable order: cell, then case, then repeat. Cases restricted
-    /// to other modes are skipped in cells of those modes.
+    /// to other modes are skipped in cells of those modes; cases and shards left out by
+    /// [`Plan::restrict`] are skipped.
     pub fn trials(&self) -> Vec<PlannedTrial> {
         let mut out = Vec::new();
         for (ci, cell) in self.cells.iter().enumerate() {
             for (ki, case) in self.suite.cases.iter().enumerate() {
-                if !case.applies_to(&cell.tool_choice) {
+                if !case.applies_to(&cell.tool_choice)
+                    || self
+                        .selected
+                        .as_ref()
+                        .is_some_and(|s| s.get(ki) != Some(&true))
+                {
                     continue;
                 }
                 for r in 0..self.repeats {
-                    out.push(PlannedTrial {
+                    let t = PlannedTrial {
                         case: ki,
                         cell: ci,
                         repeat: r,
-                    });
+                    };
+                    if let Some(s) = &self.shards
+                        && !s.contains(self.shard_of(t, s.count))
+                    {
+                        continue;
+                    }
+                    out.push(t);
                 }
             }
         }
@@ -245,5 +286,50 @@ cases:
             key.to_string(),
             "case `a` in cell scripted:oracle × vague × auto (repeat 0)"
         );
+    }
+
+    #[test]
+    fn shards_split_the_trials_into_disjoint_parts_and_a_mask_drops_cases() {
+        let suite =
+            Arc::new(crate::suite::load_str(SUITE, std::path::Path::new("t.yaml")).unwrap());
+        let targets = [Target::parse("scripted:oracle").unwrap()];
+        let modes = [ToolChoice::Auto, ToolChoice::Required];
+        let variants = ["vague".to_string(), "clear".to_string()];
+        let plan = |selected: Option<Vec<bool>>, shard: Option<(u32, u32)>| {
+            let mut p = Plan::new(suite.clone(), &targets, &variants, &modes, 3);
+            p.restrict(
+                selected,
+                shard.map(|(k, n)| ShardSet {
+                    count: n,
+                    indices: vec![k],
+                }),
+            );
+            p.trials()
+                .into_iter()
+                .map(|t| (t.cell, t.case, t.repeat))
+                .collect::<Vec<_>>()
+        };
+        let all = plan(None, None);
+        // Case a in 4 cells, case b in the 2 auto cells; 3 repeats each.
+        assert_eq!(all.len(), 18);
+        let mut union = Vec::new();
+        for k in 1..=3 {
+            let part = plan(None, Some((k, 3)));
+            // Each part keeps plan order, and holds only trials of its own shard.
+            assert!(part.windows(2).all(|w| w[0] < w[1]));
+            union.extend(part);
+        }
+        union.sort();
+        assert_eq!(union, all, "every trial is in exactly one shard");
+        let only_b = plan(Some(vec![false, true]), None);
+        assert_eq!(only_b.len(), 6);
+        assert!(only_b.iter().all(|(_, case, _)| *case == 1));
+        // A shard of a selection is the selection's trials in that shard.
+        let b_in_1 = plan(Some(vec![false, true]), Some((1, 2)));
+        let in_1: Vec<_> = plan(None, Some((1, 2)))
+            .into_iter()
+            .filter(|(_, case, _)| *case == 1)
+            .collect();
+        assert_eq!(b_in_1, in_1);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod journal;
 pub mod matrix;
+pub mod select;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,6 +15,8 @@ mod readme;
 mod resume;
 mod run;
 mod schema;
+mod select;
+mod shard;
 mod snapshots;
 mod support;
 mod validate;
