@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::decode;
 use super::value::Decoded;
+use crate::provider::usage::{self, UsageReading};
 use crate::provider::{Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
 
 /// The key under which a response's `raw` carries the BFCL `result`.
@@ -83,8 +84,7 @@ pub enum ResultFileError {
 #[derive(Debug, Clone)]
 struct Line {
     result: Value,
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
+    usage: UsageReading,
     latency_s: Option<f64>,
 }
 
@@ -102,12 +102,36 @@ static READ: Mutex<Vec<(PathBuf, Arc<Lines>)>> = Mutex::new(Vec::new());
 /// A result file's lines by item id.
 type Lines = HashMap<String, Line>;
 
-/// A token count BFCL stored as a number (or a list of numbers, one per step).
-fn count(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => n.as_f64().map(|f| f.max(0.0) as u64),
-        Value::Array(a) => Some(a.iter().filter_map(|x| count(Some(x))).sum()),
-        _ => None,
+/// A token count BFCL stored as a number (or a list of numbers, one per step, possibly
+/// nested), each checked as a server's count is ([`usage::count`]) and summed without
+/// wrapping.
+fn count(v: Option<&Value>, field: &str) -> Result<Option<u64>, String> {
+    match v {
+        Some(Value::Array(a)) => {
+            let mut total = 0u64;
+            for (i, x) in a.iter().enumerate() {
+                if let Some(n) = count(Some(x), &format!("{field}[{i}]"))? {
+                    total = total.saturating_add(n);
+                }
+            }
+            Ok(Some(total))
+        }
+        other => usage::count(other, field),
+    }
+}
+
+/// The usage of a line: both counts, or none; an implausible count drops both.
+fn line_usage(v: &Value) -> UsageReading {
+    let input = count(v.get("input_token_count"), "input_token_count");
+    let output = count(v.get("output_token_count"), "output_token_count");
+    match (input, output) {
+        (Ok(Some(i)), Ok(Some(o))) => UsageReading::Counted(Usage {
+            input_tokens: i,
+            output_tokens: o,
+            estimated: false,
+        }),
+        (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
+        _ => UsageReading::Absent,
     }
 }
 
@@ -244,8 +268,7 @@ fn read_file(path: &Path, lines: &mut Lines) -> Result<(), ResultFileError> {
             id,
             Line {
                 result,
-                input_tokens: count(v.get("input_token_count")),
-                output_tokens: count(v.get("output_token_count")),
+                usage: line_usage(&v),
                 latency_s,
             },
         );
@@ -310,13 +333,7 @@ impl Provider for BfclResultProvider {
             });
         };
         let mut response = response_of(&line.result, self.style);
-        if let (Some(i), Some(o)) = (line.input_tokens, line.output_tokens) {
-            response.usage = Some(Usage {
-                input_tokens: i,
-                output_tokens: o,
-                estimated: false,
-            });
-        }
+        line.usage.clone().apply(&mut response, "the result file");
         response.latency_ms = line.latency_s.map_or(0.0, |s| s * 1000.0);
         Ok(response)
     }
@@ -328,5 +345,46 @@ impl Provider for BfclResultProvider {
             self.lines.len(),
             self.style.as_str()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_are_checked_and_summed_without_wrapping() {
+        let usage = |v: Value| {
+            let mut r = Response::default();
+            line_usage(&v).apply(&mut r, "the result file");
+            (
+                r.usage.map(|u| (u.input_tokens, u.output_tokens)),
+                r.warnings,
+            )
+        };
+        // Per-step lists (multi-turn items) are summed.
+        assert_eq!(
+            usage(json!({"input_token_count": [10, [5, 5]], "output_token_count": 7})),
+            (Some((20, 7)), vec![])
+        );
+        // One count alone gives no usage (it is estimated instead).
+        assert_eq!(usage(json!({"input_token_count": 10})), (None, vec![]));
+        for (v, why) in [
+            (json!(-3), "`output_token_count` is -3, a negative count"),
+            (
+                json!([1, 1e30]),
+                "`output_token_count[1]` is 1e+30, above the cap",
+            ),
+            (json!("9"), "`output_token_count` is \"9\", a string"),
+        ] {
+            let (u, warnings) = usage(json!({"input_token_count": 10, "output_token_count": v}));
+            assert_eq!(u, None);
+            assert_eq!(warnings.len(), 1);
+            assert!(
+                warnings[0].starts_with("implausible usage from the result file ignored: ")
+                    && warnings[0].contains(why),
+                "{warnings:?}"
+            );
+        }
     }
 }

@@ -32,7 +32,11 @@
 //! `stop_reason` is the finish reason. The input token count is
 //! `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`: Anthropic's
 //! `input_tokens` counts only the uncached part of the prompt, and the sum is the whole
-//! prompt, as other providers count it. An error body (`"type": "error"`) that arrives
+//! prompt, as other providers count it. A usage with an implausible count (negative,
+//! fractional, not a number, above [`usage::MAX_TOKENS_PER_REQUEST`]) is dropped with a
+//! warning on the response. A `tool_use` block's arguments are its `input` value written
+//! as compact JSON (the wire carries a JSON value, not text, so "raw" means that value
+//! unchanged: key order, `null` and non-object values kept). An error body (`"type": "error"`) that arrives
 //! with a success status is a decode error naming the error type and message.
 
 use async_trait::async_trait;
@@ -41,6 +45,7 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http};
+use super::usage::{self, UsageReading};
 use super::{
     Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, TrialKey, Usage,
 };
@@ -87,9 +92,35 @@ fn is_tool_result(block: &Value) -> bool {
     block.get("type").and_then(Value::as_str) == Some("tool_result")
 }
 
-/// `usage.KEY` as a count; absent or null counts as 0.
-fn count(usage: &Value, key: &str) -> u64 {
-    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
+/// The usage section, its counts checked ([`super::usage`]): input is
+/// `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (absent or
+/// null fields count 0), output is `output_tokens`.
+fn parse_usage(usage: Option<&Value>) -> UsageReading {
+    let Some(usage) = usage.filter(|u| !u.is_null()) else {
+        return UsageReading::Absent;
+    };
+    let Some(obj) = usage.as_object() else {
+        return UsageReading::Implausible(format!("`usage` is {usage}, not an object"));
+    };
+    let input = [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .map(|k| usage::count(obj.get(*k), k))
+    .collect::<Result<Vec<_>, _>>();
+    match (
+        input,
+        usage::count(obj.get("output_tokens"), "output_tokens"),
+    ) {
+        (Ok(input), Ok(output)) => UsageReading::Counted(Usage {
+            input_tokens: usage::sum(&input),
+            output_tokens: output.unwrap_or(0),
+            estimated: false,
+        }),
+        (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
+    }
 }
 
 /// The text of an error body `{"type": "error", "error": {"type", "message"}}`.
@@ -313,25 +344,17 @@ impl AnthropicProvider {
                 _ => {}
             }
         }
-        let usage = obj.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-            input_tokens: count(u, "input_tokens")
-                + count(u, "cache_creation_input_tokens")
-                + count(u, "cache_read_input_tokens"),
-            output_tokens: count(u, "output_tokens"),
-            estimated: false,
-        });
-        Ok(Response {
+        let mut response = Response {
             text: (!text.is_empty()).then_some(text),
             tool_calls,
-            usage,
-            latency_ms: 0.0,
             finish_reason: obj
                 .get("stop_reason")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            raw: None,
-            attempts: 0,
-        })
+            ..Response::default()
+        };
+        parse_usage(obj.get("usage")).apply(&mut response, "anthropic");
+        Ok(response)
     }
 }
 
@@ -461,9 +484,12 @@ mod tests {
         AnthropicProvider::new(config, Http::new(HttpSettings::default()).unwrap())
     }
 
+    /// A server that answers at once is far inside this timeout even on a loaded
+    /// machine, so attempt counts never depend on the machine's speed; the timeout test
+    /// uses a server that does not answer at all.
     fn fast() -> HttpSettings {
         HttpSettings {
-            timeout: Duration::from_millis(300),
+            timeout: Duration::from_secs(30),
             max_attempts: 3,
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(2),
@@ -1109,12 +1135,14 @@ mod tests {
             .respond_with(
                 ResponseTemplate::new(200)
                     .set_body_raw(SINGLE_TOOL_USE.as_bytes().to_vec(), "application/json")
-                    .set_delay(Duration::from_millis(1500)),
+                    // Never, as far as the test is concerned.
+                    .set_delay(Duration::from_secs(600)),
             )
             .mount(&server)
             .await;
         let settings = HttpSettings {
             max_attempts: 2,
+            timeout: Duration::from_millis(500),
             ..fast()
         };
         let err = live(&server, settings)

@@ -59,11 +59,14 @@
 //! are skipped; other part kinds (`executableCode`, `inlineData`, …) are ignored. Each
 //! `functionCall` part becomes a [`ToolCall`] whose id is `functionCall.id` (or a
 //! part-level `id`) when given, else `None`, and whose arguments are `args` serialised
-//! as JSON (key order and `null` values kept; `{}` when `args` is absent or null).
+//! as JSON (key order and `null` values kept; `{}` when `args` is absent, `null` when it
+//! is an explicit `null`: "raw" for Gemini is the `args` value as sent, never repaired).
 //! `finishReason` becomes the finish reason. Usage: `promptTokenCount` is the input;
 //! `candidatesTokenCount + thoughtsTokenCount` is the output, because thinking tokens
 //! are billed as output (`toolUsePromptTokenCount`, for server-side tools, is not
-//! counted). A body without candidates is a decode error naming
+//! counted). A usage with an implausible count (negative, fractional, not a number,
+//! above [`usage::MAX_TOKENS_PER_REQUEST`]) is dropped with a warning on the response.
+//! A body without candidates is a decode error naming
 //! `promptFeedback.blockReason`; a 200 whose body is a Google RPC error object
 //! (`{error: {code, message, status}}`) is a decode error too. A candidate without
 //! content (e.g. `finishReason: "MALFORMED_FUNCTION_CALL"` or `"SAFETY"`) is an
@@ -78,6 +81,7 @@ use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http};
 use super::types::{Message, Request, Response, ToolCall, ToolChoice, Usage};
+use super::usage::{self, UsageReading};
 use super::{Provider, ProviderError, TrialKey};
 
 /// The `thoughtSignature` Google documents for function calls that the model did not
@@ -305,8 +309,11 @@ impl GeminiProvider {
                 let name = call.get("name").and_then(Value::as_str).ok_or_else(|| {
                     format!("`candidates[0].content.parts[{i}].functionCall` has no name")
                 })?;
+                // `args` is a JSON value, kept as sent (written compactly); absent
+                // means no arguments (proto3 JSON omits an empty field), an explicit
+                // `null` stays `null`.
                 let arguments = match call.get("args") {
-                    None | Some(Value::Null) => "{}".to_string(),
+                    None => "{}".to_string(),
                     Some(args) => serde_json::to_string(args).map_err(|e| e.to_string())?,
                 };
                 let id = call
@@ -327,25 +334,47 @@ impl GeminiProvider {
             }
         }
 
-        let usage = obj.get("usageMetadata").filter(|u| u.is_object()).map(|u| {
-            let count = |field: &str| u.get(field).and_then(Value::as_u64).unwrap_or(0);
-            Usage {
-                input_tokens: count("promptTokenCount"),
-                output_tokens: count("candidatesTokenCount") + count("thoughtsTokenCount"),
-                estimated: false,
-            }
-        });
-
-        Ok(Response {
+        let mut response = Response {
             text: (!text.is_empty()).then_some(text),
             tool_calls,
-            usage,
             finish_reason: candidate
                 .get("finishReason")
                 .and_then(Value::as_str)
                 .map(str::to_string),
             ..Response::default()
-        })
+        };
+        parse_usage(obj.get("usageMetadata")).apply(&mut response, "gemini");
+        Ok(response)
+    }
+}
+
+/// `usageMetadata`, its counts checked ([`super::usage`]): input is
+/// `promptTokenCount`, output `candidatesTokenCount + thoughtsTokenCount` (absent fields
+/// count 0).
+fn parse_usage(usage: Option<&Value>) -> UsageReading {
+    let Some(usage) = usage.filter(|u| !u.is_null()) else {
+        return UsageReading::Absent;
+    };
+    let Some(obj) = usage.as_object() else {
+        return UsageReading::Implausible(format!(
+            "`usageMetadata` is {}, not an object",
+            kind(usage)
+        ));
+    };
+    let output = ["candidatesTokenCount", "thoughtsTokenCount"]
+        .iter()
+        .map(|k| usage::count(obj.get(*k), k))
+        .collect::<Result<Vec<_>, _>>();
+    match (
+        usage::count(obj.get("promptTokenCount"), "promptTokenCount"),
+        output,
+    ) {
+        (Ok(input), Ok(output)) => UsageReading::Counted(Usage {
+            input_tokens: input.unwrap_or(0),
+            output_tokens: usage::sum(&output),
+            estimated: false,
+        }),
+        (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
     }
 }
 
@@ -501,9 +530,12 @@ mod tests {
         c
     }
 
+    /// A server that answers at once is far inside this timeout even on a loaded
+    /// machine, so attempt counts never depend on the machine's speed; the timeout test
+    /// uses a server that does not answer at all.
     fn settings() -> HttpSettings {
         HttpSettings {
-            timeout: Duration::from_millis(300),
+            timeout: Duration::from_secs(30),
             max_attempts: 3,
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(2),
@@ -997,7 +1029,8 @@ mod tests {
         assert_eq!(r.tool_calls[0].id.as_deref(), Some("fc_1"));
         assert_eq!(r.tool_calls[0].arguments, "{}");
         assert_eq!(r.tool_calls[1].id.as_deref(), Some("fc_2"));
-        assert_eq!(r.tool_calls[1].arguments, "{}");
+        // An explicit `null` is kept as sent (absent `args` above means no arguments).
+        assert_eq!(r.tool_calls[1].arguments, "null");
         assert_eq!(r.text, None);
         assert_eq!(r.usage, None);
     }
@@ -1180,11 +1213,13 @@ mod tests {
     async fn live_timeout_fails_after_max_attempts() {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
-            .respond_with(json_reply(200, SINGLE).set_delay(Duration::from_millis(1500)))
+            // Never, as far as the test is concerned.
+            .respond_with(json_reply(200, SINGLE).set_delay(Duration::from_secs(600)))
             .mount(&server)
             .await;
         let s = HttpSettings {
             max_attempts: 2,
+            timeout: Duration::from_millis(500),
             ..settings()
         };
         let e = live(&server, s)

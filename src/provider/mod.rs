@@ -3,7 +3,8 @@
 //! Live APIs ([`openai`] and every OpenAI-compatible server, [`anthropic`],
 //! [`gemini`]) over the shared [`http`] layer; cassette replay and recording
 //! ([`cassette`], [`record`]); a deterministic scripted model ([`scripted`]); rate limits
-//! ([`limit`]). [`registry`] picks the live provider for a target.
+//! ([`limit`]). [`registry`] picks the live provider for a target; [`usage`] checks the
+//! token counts every answer reports.
 
 pub mod anthropic;
 pub mod cassette;
@@ -16,6 +17,7 @@ pub mod record;
 pub mod registry;
 pub mod scripted;
 pub mod types;
+pub mod usage;
 
 use std::fmt;
 

@@ -9,15 +9,18 @@
 //! first choice is used, and tool call `arguments` are kept exactly as sent, invalid
 //! JSON included, because that is measured later. Quirks handled:
 //!
-//! - `arguments` given as a JSON object instead of a string (Ollama native style) is
-//!   serialised; `null` or missing `arguments` becomes `{}`.
+//! - `arguments` given as a JSON value instead of a string (an object, Ollama native
+//!   style) is serialised; `null` is kept as the text `null`, and a missing `arguments`
+//!   as the empty text: nothing is turned into valid JSON that the server did not send.
 //! - a missing or empty call `id` becomes `None`.
 //! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
 //!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
 //!   for missing `content`.
 //! - the deprecated `function_call` field is read when there are no `tool_calls`.
 //! - a missing `usage` gives no usage (not zero); `input_tokens`/`output_tokens` are
-//!   accepted in place of `prompt_tokens`/`completion_tokens`.
+//!   accepted in place of `prompt_tokens`/`completion_tokens`; an implausible count
+//!   (negative, fractional, a string, above [`usage::MAX_TOKENS_PER_REQUEST`]) drops the
+//!   usage with a warning on the response.
 //! - a body without `choices` is a decode error that quotes an `error` object if the
 //!   server put one in a 200 answer, and names Responses API and Ollama native bodies.
 //! - `tools`, `tool_choice` and `parallel_tool_calls` are omitted when no tools are
@@ -36,9 +39,10 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http, redact};
+use super::usage::{self, UsageReading};
 use super::{
     Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, ToolDefinition,
-    TrialKey, Usage,
+    TrialKey,
 };
 
 /// A live OpenAI Chat Completions (or compatible) endpoint.
@@ -340,9 +344,11 @@ fn parse_call(entry: &Value, at: &str) -> Result<ToolCall, String> {
         .and_then(Value::as_str)
         .ok_or_else(|| format!("`{at}` has no function name"))?
         .to_string();
+    // Kept as sent: `null` stays the text `null` (valid JSON, but not an object, so it
+    // fails an object schema) and a missing field is the empty text (invalid JSON).
     let arguments = match function.get("arguments") {
         Some(Value::String(s)) => s.clone(),
-        None | Some(Value::Null) => "{}".to_string(),
+        None => String::new(),
         Some(other) => other.to_string(),
     };
     let id = obj
@@ -357,26 +363,19 @@ fn parse_call(entry: &Value, at: &str) -> Result<ToolCall, String> {
     })
 }
 
-fn token_count(usage: &Map<String, Value>, names: [&str; 2]) -> Option<u64> {
-    names.iter().find_map(|n| {
-        let v = usage.get(*n)?;
-        v.as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-    })
-}
-
-fn parse_usage(usage: Option<&Value>) -> Option<Usage> {
-    let usage = usage?.as_object()?;
-    let input = token_count(usage, ["prompt_tokens", "input_tokens"]);
-    let output = token_count(usage, ["completion_tokens", "output_tokens"]);
-    if input.is_none() && output.is_none() {
-        return None;
-    }
-    Some(Usage {
-        input_tokens: input.unwrap_or(0),
-        output_tokens: output.unwrap_or(0),
-        estimated: false,
-    })
+/// The usage section, its counts checked ([`super::usage`]); `input_tokens` and
+/// `output_tokens` are accepted in place of `prompt_tokens` and `completion_tokens`.
+fn parse_usage(usage: Option<&Value>) -> UsageReading {
+    let Some(usage) = usage.filter(|u| !u.is_null()) else {
+        return UsageReading::Absent;
+    };
+    let Some(usage) = usage.as_object() else {
+        return UsageReading::Implausible(format!("`usage` is {}, not an object", kind(usage)));
+    };
+    usage::reading(
+        usage::first_count(usage, &["prompt_tokens", "input_tokens"]),
+        usage::first_count(usage, &["completion_tokens", "output_tokens"]),
+    )
 }
 
 /// Read a Chat Completions response body: the first choice's text and tool calls (in
@@ -429,18 +428,17 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
     {
         tool_calls.push(parse_call(legacy, "choices[0].message.function_call")?);
     }
-    Ok(Response {
+    let mut response = Response {
         text: message_text(message),
         tool_calls,
-        usage: parse_usage(obj.get("usage")),
-        latency_ms: 0.0,
         finish_reason: choice
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_string),
-        raw: None,
-        attempts: 0,
-    })
+        ..Response::default()
+    };
+    parse_usage(obj.get("usage")).apply(&mut response, "the server");
+    Ok(response)
 }
 
 #[async_trait]
@@ -496,6 +494,7 @@ mod tests {
     use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
     use super::*;
+    use crate::provider::Usage;
 
     #[test]
     fn wire_bytes_equal_the_built_body_and_reuse_the_tools_text() {
@@ -937,8 +936,9 @@ mod tests {
         assert_eq!(r.text, None);
         assert_eq!(r.tool_calls[0].id, None);
         assert_eq!(r.tool_calls[0].arguments, "{\"city\": \"Par");
-        assert_eq!(r.tool_calls[1].arguments, "{}");
-        assert_eq!(r.tool_calls[2].arguments, "{}");
+        // Raw, as sent: `null` stays `null`, a missing field is empty (neither is `{}`).
+        assert_eq!(r.tool_calls[1].arguments, "null");
+        assert_eq!(r.tool_calls[2].arguments, "");
         assert_eq!(r.usage.unwrap().input_tokens, 5);
     }
 
@@ -1007,14 +1007,20 @@ mod tests {
 
     // ---- the whole provider against a local fake server ----
 
+    /// A server that answers at once is far inside this timeout even on a loaded
+    /// machine, so attempt counts never depend on the machine's speed; the timeout test
+    /// uses a server that does not answer at all ([`NEVER`]).
     fn settings(max_attempts: u32) -> HttpSettings {
         HttpSettings {
-            timeout: Duration::from_millis(300),
+            timeout: Duration::from_secs(30),
             max_attempts,
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(3),
         }
     }
+
+    /// A delay no test waits out: the server effectively never answers.
+    const NEVER: Duration = Duration::from_secs(600);
 
     fn live(server: &MockServer, max_attempts: u32) -> OpenAiProvider {
         OpenAiProvider::new(
@@ -1195,10 +1201,18 @@ mod tests {
     async fn live_timeout_counts_each_attempt() {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
-            .respond_with(ok(TEXT_RECORDED).set_delay(Duration::from_millis(1500)))
+            .respond_with(ok(TEXT_RECORDED).set_delay(NEVER))
             .mount(&server)
             .await;
-        let err = live(&server, 2)
+        let provider = OpenAiProvider::new(
+            config(&format!("{}/v1", server.uri())),
+            Http::new(HttpSettings {
+                timeout: Duration::from_millis(500),
+                ..settings(2)
+            })
+            .unwrap(),
+        );
+        let err = provider
             .complete(&request(ToolChoice::Auto), &trial())
             .await
             .unwrap_err();

@@ -157,7 +157,12 @@ pub struct Usage {
 }
 
 /// What a provider answered.
+///
+/// Read back from a file (a cassette, a trial journal), the usage is checked like a
+/// server's ([`super::usage`]): an implausible count drops the usage with a warning
+/// instead of failing the whole file or entering a sum.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredResponse")]
 pub struct Response {
     /// The text answer, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,6 +186,71 @@ pub struct Response {
     /// HTTP attempts the response took (1 when the first succeeded; 0 when replayed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
+    /// What was wrong with the answer but did not stop it being scored, e.g. an
+    /// implausible usage that was ignored (and counted offline instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A [`Response`] as stored in a file, its usage not yet checked.
+#[derive(Deserialize)]
+struct StoredResponse {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    latency_ms: f64,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    attempts: u32,
+    #[serde(default)]
+    warnings: Vec<String>,
+}
+
+impl From<StoredResponse> for Response {
+    fn from(s: StoredResponse) -> Response {
+        let mut response = Response {
+            text: s.text,
+            tool_calls: s.tool_calls,
+            usage: None,
+            latency_ms: s.latency_ms,
+            finish_reason: s.finish_reason,
+            raw: None,
+            attempts: s.attempts,
+            warnings: s.warnings,
+        };
+        stored_usage(s.usage.as_ref()).apply(&mut response, "a stored response");
+        response
+    }
+}
+
+/// A stored usage `{input_tokens, output_tokens, estimated}`, checked.
+fn stored_usage(usage: Option<&Value>) -> super::usage::UsageReading {
+    use super::usage::{UsageReading, count};
+    let Some(usage) = usage.filter(|u| !u.is_null()) else {
+        return UsageReading::Absent;
+    };
+    let Some(obj) = usage.as_object() else {
+        return UsageReading::Implausible(format!("`usage` is {usage}, not an object"));
+    };
+    let field = |name: &str| match count(obj.get(name), name) {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(format!("`usage` has no `{name}`")),
+        Err(e) => Err(e),
+    };
+    match (field("input_tokens"), field("output_tokens")) {
+        (Ok(input_tokens), Ok(output_tokens)) => UsageReading::Counted(Usage {
+            input_tokens,
+            output_tokens,
+            estimated: obj.get("estimated").and_then(Value::as_bool) == Some(true),
+        }),
+        (Err(a), Err(b)) => UsageReading::Implausible(format!("{a}; {b}")),
+        (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -204,6 +274,53 @@ mod tests {
                 .unwrap_err()
                 .contains("`always`")
         );
+    }
+
+    #[test]
+    fn stored_usage_is_checked_on_reading() {
+        let read = |usage: &str| -> Response {
+            serde_json::from_str(&format!(r#"{{"text": "hi", "usage": {usage}}}"#)).unwrap()
+        };
+        let r = read(r#"{"input_tokens": 12, "output_tokens": 3, "estimated": true}"#);
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input_tokens: 12,
+                output_tokens: 3,
+                estimated: true
+            })
+        );
+        assert!(r.warnings.is_empty());
+        // Each of these once failed the whole file or entered a sum as 2^64 - 1.
+        for (usage, why) in [
+            (
+                r#"{"input_tokens": 1, "output_tokens": -5}"#,
+                "`output_tokens` is -5",
+            ),
+            (
+                r#"{"input_tokens": 1e30, "output_tokens": 1}"#,
+                "`input_tokens` is 1e+30",
+            ),
+            (
+                r#"{"input_tokens": 18446744073709551615, "output_tokens": 1}"#,
+                "`input_tokens` is 18446744073709551615, above the cap",
+            ),
+            (r#"{"input_tokens": 1}"#, "`usage` has no `output_tokens`"),
+            (r#""lots""#, "`usage` is \"lots\", not an object"),
+        ] {
+            let r = read(usage);
+            assert_eq!(r.usage, None, "{usage}");
+            assert_eq!(r.text.as_deref(), Some("hi"));
+            assert_eq!(r.warnings.len(), 1, "{usage}");
+            assert!(
+                r.warnings[0].starts_with("implausible usage from a stored response ignored: ")
+                    && r.warnings[0].contains(why),
+                "{usage}: {:?}",
+                r.warnings
+            );
+        }
+        assert_eq!(read("null").usage, None);
+        assert!(read("null").warnings.is_empty());
     }
 
     #[test]

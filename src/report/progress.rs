@@ -84,9 +84,14 @@ impl Progress {
             Verdict::Error => self.errors += 1,
         }
         if let Some(u) = t.response.as_ref().and_then(|r| r.usage) {
-            self.tokens += u.input_tokens + u.output_tokens;
+            // Saturating: budget accounting must never wrap around.
+            self.tokens = self
+                .tokens
+                .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
         }
-        self.cost += t.cost_usd.unwrap_or(0.0);
+        if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            self.cost = (self.cost + c).min(f64::MAX);
+        }
     }
 
     /// Tokens used so far (input + output).

@@ -176,13 +176,18 @@ impl Metrics {
             if let Some(r) = &t.response {
                 latencies.push(r.latency_ms);
                 if let Some(u) = r.usage {
-                    a.input += u.input_tokens;
-                    a.output += u.output_tokens;
+                    // Saturating: a count read back from an edited journal is not
+                    // checked again here, and a sum must never wrap to a small number.
+                    a.input = a.input.saturating_add(u.input_tokens);
+                    a.output = a.output.saturating_add(u.output_tokens);
                     a.estimated += u64::from(u.estimated);
                 }
             }
             match t.cost_usd {
-                Some(c) => a.cost += c,
+                // A cost that is no price at all (negative, NaN, infinite: only an
+                // edited journal has one) counts as unpriced rather than entering the sum.
+                Some(c) if c.is_finite() && c >= 0.0 => a.cost = (a.cost + c).min(f64::MAX),
+                Some(_) => a.unpriced += 1,
                 None => a.unpriced += 1,
             }
             let Some(c) = &t.checks else { continue };
@@ -693,6 +698,25 @@ mod tests {
             Metrics::of(&[errored("x", CaseKind::ShouldCall)]).cost_usd,
             None
         );
+        // A negative or non-finite stored cost (an edited journal) is no price at all.
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let mut trials = sample();
+            trials[3].cost_usd = Some(bad);
+            assert_eq!(Metrics::of(&trials).cost_usd, None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_sums_saturate_instead_of_wrapping() {
+        // Counts read back from an edited journal are not re-checked here; two near the
+        // top of u64 once wrapped to a small total.
+        let t = |n: u64| {
+            let c = checks(CaseKind::ShouldNotCall, vec![], &[]);
+            timed(scored("a", Verdict::Pass, c), 1.0, (n, 7, false), 0.5)
+        };
+        let m = Metrics::of(&[t(u64::MAX - 1), t(5)]);
+        assert_eq!(m.tokens.input, u64::MAX);
+        assert_eq!(m.tokens.output, 14);
         // Three latencies 10, 20, 30: p50 = rank ceil(1.5) = 2 -> 20; p95 = rank 3 -> 30.
         let t: Vec<TrialRecord> = [30.0, 10.0, 20.0]
             .iter()

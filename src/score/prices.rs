@@ -3,7 +3,9 @@
 //! The built-in table lists list prices of common models (standard tier, no caching or
 //! batch discounts) as published by their providers in 2025; prices change, so
 //! `--prices FILE` overrides or extends it. A model with no price has no cost (shown as
-//! `-`), never a guessed one.
+//! `-`), never a guessed one. A price must be a finite, non-negative number of USD per
+//! million tokens, at most [`MAX_PRICE_PER_MTOK`] ([`check_price`]): a file with a bad one
+//! is refused with its line and field.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,6 +28,35 @@ impl Price {
         (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok)
             / 1_000_000.0
     }
+}
+
+/// The highest price accepted, in USD per million tokens: a thousand times the dearest
+/// list price today, so any real price fits and a typo (or a hostile file) can not turn a
+/// run's cost into an overflow.
+pub const MAX_PRICE_PER_MTOK: f64 = 1_000_000.0;
+
+/// Why `price` (USD per million tokens) is not one: negative, not finite, or above
+/// [`MAX_PRICE_PER_MTOK`].
+pub fn check_price(price: f64) -> Result<(), String> {
+    if !price.is_finite() {
+        Err(format!("is {price}: a price must be a finite number"))
+    } else if price < 0.0 {
+        Err(format!("is {price}: a price can not be negative"))
+    } else if price > MAX_PRICE_PER_MTOK {
+        Err(format!(
+            "is {price}: above {MAX_PRICE_PER_MTOK} USD per million tokens (prices are per million tokens, not per token)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A price as written in a `--prices` file, with where each number is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePrice {
+    input_per_mtok: serde_saphyr::Spanned<f64>,
+    output_per_mtok: serde_saphyr::Spanned<f64>,
 }
 
 const BUILT_IN: &[(&str, f64, f64)] = &[
@@ -96,11 +127,40 @@ impl PriceTable {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let extra: HashMap<String, Price> =
+        let extra: HashMap<String, FilePrice> =
             serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options())
                 .map_err(|e| err(e.to_string()))?;
+        // Every bad price is listed, in file order.
+        let mut problems: Vec<(u64, String)> = Vec::new();
         let mut table = PriceTable::default();
-        table.prices.extend(extra);
+        for (model, p) in extra {
+            for (field, v) in [
+                ("input_per_mtok", &p.input_per_mtok),
+                ("output_per_mtok", &p.output_per_mtok),
+            ] {
+                if let Err(why) = check_price(v.value) {
+                    problems.push((
+                        v.referenced.line(),
+                        format!(
+                            "line {}: `{model}` field `{field}` {why}",
+                            v.referenced.line()
+                        ),
+                    ));
+                }
+            }
+            table.prices.insert(
+                model,
+                Price {
+                    input_per_mtok: p.input_per_mtok.value,
+                    output_per_mtok: p.output_per_mtok.value,
+                },
+            );
+        }
+        if !problems.is_empty() {
+            problems.sort();
+            let lines: Vec<String> = problems.into_iter().map(|(_, m)| m).collect();
+            return Err(err(lines.join("; ")));
+        }
         Ok(table)
     }
 
@@ -151,6 +211,64 @@ mod tests {
         );
         assert_eq!(t.lookup("openai", "gpt-4ox"), None);
         assert_eq!(t.lookup("scripted", "oracle"), None);
+    }
+
+    #[test]
+    fn the_built_in_prices_are_all_valid() {
+        for (model, i, o) in BUILT_IN {
+            assert!(check_price(*i).is_ok(), "{model}");
+            assert!(check_price(*o).is_ok(), "{model}");
+        }
+    }
+
+    #[test]
+    fn prices_must_be_finite_non_negative_and_per_million() {
+        assert!(check_price(0.0).is_ok());
+        assert!(check_price(MAX_PRICE_PER_MTOK).is_ok());
+        for (p, want) in [
+            (-0.15, "can not be negative"),
+            (f64::NAN, "finite"),
+            (f64::INFINITY, "finite"),
+            (2e6, "per million tokens"),
+        ] {
+            let e = check_price(p).unwrap_err();
+            assert!(e.contains(want), "{p}: {e}");
+        }
+    }
+
+    #[test]
+    fn bad_prices_in_a_file_are_named_with_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "gpt-4o-mini:\n  input_per_mtok: 0.15\n  output_per_mtok: -0.6\nmine:\n  input_per_mtok: -1\n  output_per_mtok: 1\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "failed to read price file `{}`: line 3: `gpt-4o-mini` field `output_per_mtok` is -0.6: a price can not be negative; line 5: `mine` field `input_per_mtok` is -1: a price can not be negative",
+                path.display()
+            )
+        );
+        // JSON is YAML too: the same check, with the JSON line; YAML's infinity and
+        // not-a-number are refused like any other non-price.
+        std::fs::write(
+            &path,
+            "{\"m\": {\"input_per_mtok\": 1,\n \"output_per_mtok\": -2}}",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: `m` field `output_per_mtok` is -2"),
+            "{e}"
+        );
+        std::fs::write(&path, "m: {input_per_mtok: .inf, output_per_mtok: .nan}\n").unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
+        assert!(!e.contains("policy"), "{e}");
     }
 
     #[test]

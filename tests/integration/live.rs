@@ -795,8 +795,10 @@ fn openai_server_error() -> Value {
     }})
 }
 
-/// How long the `slow` case's answer takes (well past `--timeout 0.3`).
-const SLOW_MS: u64 = 1500;
+/// How long the `slow` case's answer takes: never, as far as the run is concerned (far
+/// past `--timeout`, which is itself far above the time any other answer takes, so
+/// attempt counts never depend on the machine's speed).
+const SLOW_MS: u64 = 600_000;
 
 /// The server for `faults.yaml`: each prompt selects a behaviour.
 fn fault_server() -> Fake {
@@ -858,7 +860,7 @@ fn faults_are_retried_or_end_as_error_trials_and_none_is_lost() {
             "--out",
             out,
             "--timeout",
-            "0.3",
+            "3",
             "--max-attempts",
             "2",
         ]
@@ -932,7 +934,7 @@ fn faults_are_retried_or_end_as_error_trials_and_none_is_lost() {
     assert!(down.contains("The server had an error"), "{down}");
     let slow = first_reason(trial(&trials, "slow"));
     assert!(
-        slow.contains("timed out after 0.3 s on each of 2 attempt(s)"),
+        slow.contains("timed out after 3.0 s on each of 2 attempt(s)"),
         "{slow}"
     );
     let garbled = first_reason(trial(&trials, "garbled"));
@@ -1342,5 +1344,260 @@ fn rpm_spaces_requests_even_with_free_slots() {
     assert!(
         span >= Duration::from_millis(750),
         "3 requests at 120 rpm arrived within {span:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// 9. Untrusted numbers: implausible usage is flagged and ignored
+// ---------------------------------------------------------------------------------
+
+/// The prompt of the last user turn of any of the three wire formats.
+fn any_prompt(body: &Value) -> String {
+    let openai = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            blocks => blocks[0]["text"].as_str().unwrap_or_default().to_string(),
+        });
+    let gemini = body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|c| c["parts"][0]["text"].as_str())
+        .map(str::to_string);
+    openai.or(gemini).unwrap_or_default()
+}
+
+/// Run `live.yaml` (clear × auto: 3 trials) against `target` with a one-dollar budget,
+/// and check that every trial's implausible usage was ignored with a warning quoting
+/// `values[case]`, that the tokens were counted offline, and that the totals are sane.
+fn assert_usage_ignored(
+    target: &str,
+    env: (&str, &str),
+    values: &BTreeMap<&str, &str>,
+    source: &str,
+) {
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let o = t.run_env(
+        &[env],
+        &[
+            "run",
+            &suite,
+            "--target",
+            target,
+            "--out",
+            "out",
+            "--variant",
+            "clear",
+            "--tool-choice",
+            "auto",
+            "--max-cost",
+            "1",
+            "--max-tokens",
+            "1000000",
+        ],
+    );
+    // Paris and the capital pass, Rome fails: 2 of 3, over the 0.5 threshold. No budget
+    // stop: the absurd counts never entered a sum.
+    o.assert_code(OK);
+    assert!(!o.stderr.contains("budget"), "{}", o.stderr);
+    let trials = journal_whole_and_unique(&t, "out");
+    assert_eq!(trials.len(), 3);
+    for x in &trials {
+        let case = x["case_id"].as_str().unwrap();
+        let r = &x["response"];
+        let warning = r["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            warning.starts_with(&format!("implausible usage from {source} ignored: "))
+                && warning.contains(values[case]),
+            "{case}: {warning}"
+        );
+        assert_eq!(
+            r["usage"]["estimated"], true,
+            "{case}: counted offline: {r}"
+        );
+        let input = r["usage"]["input_tokens"].as_u64().unwrap();
+        let output = r["usage"]["output_tokens"].as_u64().unwrap();
+        // The prompt with one short tool is well under a thousand tokens.
+        assert!((20..1000).contains(&input), "{case}: {input}");
+        assert!(output < 100, "{case}: {output}");
+        let cost = x["cost_usd"].as_f64().unwrap();
+        assert!((0.0..0.01).contains(&cost), "{case}: {cost}");
+    }
+    let s = t.run_dir("out").json("summary.json");
+    let overall = &s["overall"];
+    assert_eq!(overall["tokens"]["estimated_trials"], 3, "{overall}");
+    assert!(
+        overall["tokens"]["input"].as_u64().unwrap() < 3000,
+        "{overall}"
+    );
+    assert!(overall["cost_usd"].as_f64().unwrap() < 0.03, "{overall}");
+}
+
+#[test]
+fn implausible_openai_usage_is_ignored_with_a_warning_and_estimated() {
+    // Each case gets a different hostile count: a float far too big, a negative count, a
+    // string, and the largest 64-bit integer (once stored as is and summed with wrap).
+    let fake = Fake::start(|body, _| {
+        let (prompt, variant, mode) = openai_trial(body);
+        let mut v = openai_body(&brain(&prompt, variant, mode != "auto"));
+        match prompt.as_str() {
+            PARIS => v["usage"]["completion_tokens"] = json!(1e30),
+            CAPITAL => v["usage"]["prompt_tokens"] = json!(-5),
+            _ => {
+                v["usage"]["prompt_tokens"] = json!("12");
+                v["usage"]["completion_tokens"] = json!(u64::MAX);
+            }
+        }
+        reply(200, &v)
+    });
+    let values = BTreeMap::from([
+        (
+            "paris",
+            "`completion_tokens` is 1e+30, above the cap of 1000000000",
+        ),
+        ("capital", "`prompt_tokens` is -5, a negative count"),
+        ("rome", "`prompt_tokens` is \"12\", a string, not a number"),
+    ]);
+    assert_usage_ignored(
+        &openai_target(&fake),
+        ("OPENAI_API_KEY", KEY),
+        &values,
+        "the server",
+    );
+}
+
+#[test]
+fn implausible_anthropic_usage_is_ignored_with_a_warning_and_estimated() {
+    let fake = Fake::start(|body, _| {
+        let prompt = any_prompt(body);
+        let mut v = anthropic_body(&brain(&prompt, "clear", false));
+        match prompt.as_str() {
+            PARIS => v["usage"]["output_tokens"] = json!(-1),
+            CAPITAL => v["usage"]["cache_read_input_tokens"] = json!(2.5),
+            _ => v["usage"]["input_tokens"] = json!(18446744073709551615u64),
+        }
+        reply(200, &v)
+    });
+    let values = BTreeMap::from([
+        ("paris", "`output_tokens` is -1, a negative count"),
+        (
+            "capital",
+            "`cache_read_input_tokens` is 2.5, not a whole number",
+        ),
+        (
+            "rome",
+            "`input_tokens` is 18446744073709551615, above the cap",
+        ),
+    ]);
+    assert_usage_ignored(
+        &format!("anthropic:claude-haiku-4-5@{}/v1", fake.uri()),
+        ("ANTHROPIC_API_KEY", KEY),
+        &values,
+        "anthropic",
+    );
+}
+
+#[test]
+fn implausible_gemini_usage_is_ignored_with_a_warning_and_estimated() {
+    let fake = Fake::start(|body, _| {
+        let prompt = any_prompt(body);
+        let mut v = gemini_body(&brain(&prompt, "clear", false));
+        match prompt.as_str() {
+            PARIS => v["usageMetadata"]["candidatesTokenCount"] = json!(1e30),
+            CAPITAL => v["usageMetadata"]["promptTokenCount"] = json!(-40),
+            _ => v["usageMetadata"]["thoughtsTokenCount"] = json!("7"),
+        }
+        reply(200, &v)
+    });
+    let values = BTreeMap::from([
+        ("paris", "`candidatesTokenCount` is 1e+30, above the cap"),
+        ("capital", "`promptTokenCount` is -40, a negative count"),
+        ("rome", "`thoughtsTokenCount` is \"7\", a string"),
+    ]);
+    assert_usage_ignored(
+        &format!("gemini:gemini-2.5-flash@{}/v1beta", fake.uri()),
+        ("GEMINI_API_KEY", KEY),
+        &values,
+        "gemini",
+    );
+}
+
+#[test]
+fn implausible_usage_in_a_cassette_is_ignored_on_replay() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let fake = openai_server(no_delay());
+    let target = openai_target(&fake);
+    let args = |out: &'static str| {
+        [
+            "run",
+            &suite,
+            "--target",
+            &target,
+            "--out",
+            out,
+            "--variant",
+            "clear",
+            "--tool-choice",
+            "auto",
+            "--cassette",
+            "rec.jsonl",
+            "--max-cost",
+            "1",
+        ]
+        .map(str::to_string)
+    };
+    let mut record: Vec<String> = args("recorded").to_vec();
+    record.push("--record".into());
+    t.run_env(&[("OPENAI_API_KEY", KEY)], &strs(&record))
+        .assert_code(OK);
+    drop(fake);
+    // Someone edits the recorded counts: absurd, negative, and a string.
+    let text = t.read("rec.jsonl");
+    let hostile = ["1e30", "-5", "\"12\""];
+    let mut i = 0;
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !l.contains("\"output_tokens\":10") {
+                return l.to_string();
+            }
+            let v = hostile[i];
+            i += 1;
+            l.replacen("\"output_tokens\":10", &format!("\"output_tokens\":{v}"), 1)
+        })
+        .collect();
+    assert_eq!(i, 3, "three recorded entries carry usage: {text}");
+    t.write("rec.jsonl", edited.join("\n") + "\n");
+
+    let o = t.run(&strs(&args("replayed")));
+    o.assert_code(OK);
+    let trials = journal_whole_and_unique(&t, "replayed");
+    assert_eq!(trials.len(), 3);
+    let mut quoted = BTreeSet::new();
+    for x in &trials {
+        let r = &x["response"];
+        let w = r["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            w.starts_with("implausible usage from a stored response ignored: `output_tokens` is "),
+            "{w}"
+        );
+        quoted.insert(
+            w.split(" is ")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .to_string(),
+        );
+        assert_eq!(r["usage"]["estimated"], true, "{r}");
+        assert!(r["usage"]["output_tokens"].as_u64().unwrap() < 100, "{r}");
+    }
+    assert_eq!(
+        quoted,
+        BTreeSet::from(["1e+30".to_string(), "-5".to_string(), "\"12\"".to_string()])
     );
 }
