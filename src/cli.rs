@@ -273,8 +273,14 @@ pub struct CompareArgs {
     /// Pair trials across different targets (a new model against the old one).
     #[arg(long)]
     pub across_targets: bool,
-    /// Fail (exit 1) when a cell's accuracy drops by more than this many points and the
-    /// drop is significant (McNemar, 95%).
+    /// Compare only these targets (on both sides); repeat or separate with commas.
+    #[arg(long = "target", value_name = "TARGET", value_delimiter = ',')]
+    pub targets: Vec<String>,
+    /// Compare only these tool_choice modes (on both sides); repeat or separate with commas.
+    #[arg(long = "tool-choice", value_name = "MODE", value_delimiter = ',')]
+    pub tool_choice: Vec<String>,
+    /// Fail (exit 1) when a cell's accuracy drops by more than this many points (0-100)
+    /// and the drop is significant (paired test by case, 95%).
     #[arg(long, value_name = "POINTS")]
     pub fail_on_regression: Option<f64>,
     /// Count drops beyond --fail-on-regression even when not significant.

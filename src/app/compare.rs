@@ -1,6 +1,12 @@
 //! `toolgauge compare`: two runs (or two variants of one run) trial by trial, with the
 //! paired test and the regression gates of [`crate::compare`]. The failing gate is named
 //! in the last line of output and the exit code is 1.
+//!
+//! A comparison that compares nothing must never pass. Flags naming what is not there
+//! (a variant, target or tool_choice mode neither run has), rates out of range and runs of
+//! different suites are bad input (exit 2) before anything is compared; a comparison that
+//! ran but paired no scored trial fails its gate (exit 1, see
+//! [`crate::compare::GateFailure::NoPairs`]).
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +15,7 @@ use super::report::read_journal;
 use crate::cli::CompareArgs;
 use std::collections::HashMap;
 
+use indexmap::IndexSet;
 use serde::Deserialize;
 
 use crate::compare::{self, CellKey, Comparison, Gate, Side};
@@ -34,11 +41,62 @@ enum Loaded {
     Cells(Vec<CellSummary>),
 }
 
+/// A dimension of the matrix, as compare's flags name it.
+#[derive(Debug, Clone, Copy)]
+enum Dim {
+    Target,
+    Variant,
+    ToolChoice,
+}
+
 impl Loaded {
     fn side(&self) -> Side<'_> {
         match self {
             Loaded::Trials(t) => Side::Trials(t),
             Loaded::Cells(c) => Side::Cells(c),
+        }
+    }
+
+    /// Add this side's values of `dim` to `out`.
+    fn values(&self, dim: Dim, out: &mut IndexSet<String>) {
+        let mut add = |v: &str| {
+            if !out.contains(v) {
+                out.insert(v.to_string());
+            }
+        };
+        match self {
+            Loaded::Trials(trials) => {
+                for t in trials {
+                    match dim {
+                        Dim::Target => add(&t.target),
+                        Dim::Variant => add(&t.variant),
+                        Dim::ToolChoice => add(&t.tool_choice.to_string()),
+                    }
+                }
+            }
+            Loaded::Cells(cells) => {
+                for c in cells {
+                    match dim {
+                        Dim::Target => add(&c.target),
+                        Dim::Variant => add(&c.variant),
+                        Dim::ToolChoice => add(&c.tool_choice),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keep only the given targets and tool_choice modes (an empty list keeps all).
+    fn retain(&mut self, targets: &[String], modes: &[String]) {
+        let keep = |target: &str, mode: &str| {
+            (targets.is_empty() || targets.iter().any(|t| t == target))
+                && (modes.is_empty() || modes.iter().any(|m| m == mode))
+        };
+        match self {
+            Loaded::Trials(trials) => {
+                trials.retain(|t| keep(&t.target, &t.tool_choice.to_string()));
+            }
+            Loaded::Cells(cells) => cells.retain(|c| keep(&c.target, &c.tool_choice)),
         }
     }
 }
@@ -47,13 +105,30 @@ impl Loaded {
 #[derive(Deserialize)]
 struct SummaryFile {
     summary_version: u32,
+    /// The suite's name (absent only in hand-made files).
+    #[serde(default)]
+    suite: Option<String>,
     cells: Vec<CellSummary>,
+}
+
+/// Which suite a side ran: its name, and the hash of the suite file when `run.json` is
+/// there to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SuiteId {
+    name: String,
+    hash: Option<String>,
+}
+
+/// One side as loaded, with the suite it ran when known.
+struct Run {
+    data: Loaded,
+    suite: Option<SuiteId>,
 }
 
 /// Largest `summary.json` read (the 10,000-trial run's is well under 1 MB).
 const MAX_SUMMARY_BYTES: u64 = 256 * 1024 * 1024;
 
-fn read_summary(path: &Path) -> Result<Vec<CellSummary>, AppError> {
+fn read_summary(path: &Path) -> Result<SummaryFile, AppError> {
     let shown = path.display();
     let size = std::fs::metadata(path)
         .map_err(|e| AppError::bad(format!("failed to read `{shown}`: {e}"), None))?
@@ -96,17 +171,21 @@ fn read_summary(path: &Path) -> Result<Vec<CellSummary>, AppError> {
             Some("use the toolgauge version that wrote it, or a newer one"),
         ));
     }
-    Ok(file.cells)
+    Ok(file)
+}
+
+/// The run's `run.json`, if it is there and readable.
+fn read_meta(dir: &Path) -> Option<RunMeta> {
+    std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<RunMeta>(&t).ok())
 }
 
 /// The journal is in completion order, which varies from run to run; cells are compared
 /// and listed in the matrix order of the run's `run.json` (as its summary lists them).
 /// Without a readable `run.json` the journal order stays.
-fn in_matrix_order(trials: &mut [TrialRecord], dir: &Path) {
-    let Some(meta) = std::fs::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<RunMeta>(&t).ok())
-    else {
+fn in_matrix_order(trials: &mut [TrialRecord], meta: Option<&RunMeta>) {
+    let Some(meta) = meta else {
         return;
     };
     let mut order: HashMap<(String, String, String), usize> = HashMap::new();
@@ -127,11 +206,9 @@ fn in_matrix_order(trials: &mut [TrialRecord], dir: &Path) {
 
 /// Say so when the run in `dir` covers part of its suite (`--case`, `--tag`, `--shard`):
 /// only the trials both sides hold are paired, the rest are counted as unpaired.
-fn note_partial(dir: &Path) {
-    let part = std::fs::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<RunMeta>(&t).ok())
-        .and_then(|m| m.selection)
+fn note_partial(dir: &Path, meta: Option<&RunMeta>) {
+    let part = meta
+        .and_then(|m| m.selection.as_ref())
         .and_then(|s| s.describe());
     if let Some(part) = part {
         warnln!(
@@ -141,14 +218,22 @@ fn note_partial(dir: &Path) {
     }
 }
 
-fn load(path: &Path) -> Result<Loaded, AppError> {
+fn load(path: &Path) -> Result<Run, AppError> {
     let dir = run_dir(path);
-    note_partial(&dir);
+    let meta = read_meta(&dir);
+    note_partial(&dir, meta.as_ref());
+    let from_meta = meta.as_ref().map(|m| SuiteId {
+        name: m.suite.name.clone(),
+        hash: Some(m.suite.hash.clone()),
+    });
     let journal = dir.join("trials.jsonl");
     if journal.is_file() {
         let mut trials = read_journal(&journal)?;
-        in_matrix_order(&mut trials, &dir);
-        return Ok(Loaded::Trials(trials));
+        in_matrix_order(&mut trials, meta.as_ref());
+        return Ok(Run {
+            data: Loaded::Trials(trials),
+            suite: from_meta,
+        });
     }
     let summary = if path.is_file() {
         path.to_path_buf()
@@ -156,7 +241,12 @@ fn load(path: &Path) -> Result<Loaded, AppError> {
         dir.join("summary.json")
     };
     if summary.is_file() {
-        return read_summary(&summary).map(Loaded::Cells);
+        let file = read_summary(&summary)?;
+        let suite = from_meta.or_else(|| file.suite.map(|name| SuiteId { name, hash: None }));
+        return Ok(Run {
+            data: Loaded::Cells(file.cells),
+            suite,
+        });
     }
     Err(AppError::bad(
         format!(
@@ -167,7 +257,111 @@ fn load(path: &Path) -> Result<Loaded, AppError> {
     ))
 }
 
-/// Compare as `args` asks; 1 when a gate fails.
+/// `--min-accuracy` and any other flag taking a rate: a fraction in [0, 1]. A percentage
+/// (`80`) is refused with the fraction it probably meant, never read as 8000%.
+fn check_fraction(flag: &str, value: f64) -> Result<f64, AppError> {
+    if value.is_finite() && (0.0..=1.0).contains(&value) {
+        return Ok(value);
+    }
+    let message = if value.is_finite() && value > 1.0 && value <= 100.0 {
+        format!(
+            "{flag} takes a fraction in [0, 1]; did you mean {}?",
+            value / 100.0
+        )
+    } else {
+        format!("{flag} takes a fraction in [0, 1]; {value} is not one")
+    };
+    Err(AppError::bad(message, None))
+}
+
+/// `--fail-on-regression`: percentage points in [0, 100].
+fn check_points(flag: &str, value: f64) -> Result<f64, AppError> {
+    if value.is_finite() && (0.0..=100.0).contains(&value) {
+        if value > 0.0 && value < 1.0 {
+            warnln!(
+                "note: {flag} {value} is {value} percentage points (a drop from 90% to {}%); for {} points write {flag} {}",
+                90.0 - value,
+                value * 100.0,
+                value * 100.0
+            );
+        }
+        return Ok(value);
+    }
+    let message = if (-100.0..0.0).contains(&value) {
+        format!(
+            "{flag} takes the largest allowed drop in percentage points, in [0, 100]; did you mean {}?",
+            -value
+        )
+    } else {
+        format!("{flag} takes percentage points in [0, 100]; {value} is not one")
+    };
+    Err(AppError::bad(message, None))
+}
+
+/// The distinct values of one dimension over the given sides, in order of appearance.
+fn values_of(sides: &[&Loaded], dim: Dim) -> Vec<String> {
+    let mut out: IndexSet<String> = IndexSet::new();
+    for side in sides {
+        side.values(dim, &mut out);
+    }
+    out.into_iter().collect()
+}
+
+/// Refuse names a flag gives that none of the sides has.
+fn check_known(flag: &str, what: &str, named: &[String], known: &[String]) -> Result<(), AppError> {
+    for n in named {
+        if !known.contains(n) {
+            let list = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(AppError::bad(
+                format!(
+                    "{flag} names {what} `{n}`, which is not in the compared runs (they have: {list})"
+                ),
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs of different suites can not be paired; a changed suite file is worth a note.
+fn check_same_suite(
+    base: &Run,
+    cand: &Run,
+    args: &CompareArgs,
+    cand_path: &Path,
+) -> Result<(), AppError> {
+    let (Some(b), Some(c)) = (&base.suite, &cand.suite) else {
+        return Ok(());
+    };
+    if b.name != c.name {
+        return Err(AppError::bad(
+            format!(
+                "the runs are of different suites: baseline `{}` ran suite `{}`, candidate `{}` ran suite `{}`; trials of different suites can not be paired",
+                args.baseline.display(),
+                b.name,
+                cand_path.display(),
+                c.name
+            ),
+            None,
+        ));
+    }
+    if let (Some(hb), Some(hc)) = (&b.hash, &c.hash)
+        && hb != hc
+    {
+        warnln!(
+            "note: suite `{}` changed between the runs (its file's hash differs); only trials present in both are paired",
+            b.name
+        );
+    }
+    Ok(())
+}
+
+/// Compare as `args` asks; 1 when a gate fails (or nothing was paired), 2 for flags or
+/// inputs that can not be compared.
 pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     for f in &args.format {
         if !["terminal", "md", "json", "html"].contains(&f.as_str()) {
@@ -177,21 +371,78 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
             ));
         }
     }
-    let baseline = load(&args.baseline)?;
-    let comparison: Comparison = match (&args.candidate, args.variants.as_slice()) {
-        (None, [a, b]) => match &baseline {
-            Loaded::Trials(t) => compare::compare_variants(t, a, b),
-            Loaded::Cells(c) => compare::compare_variants_of_cells(c, a, b),
-        },
+    let min_accuracy = args
+        .min_accuracy
+        .map(|v| check_fraction("--min-accuracy", v))
+        .transpose()?;
+    let fail_on_regression = args
+        .fail_on_regression
+        .map(|v| check_points("--fail-on-regression", v))
+        .transpose()?;
+    let variants = match (&args.candidate, args.variants.as_slice()) {
+        (None, [a, b]) if a == b => {
+            return Err(AppError::bad(
+                format!(
+                    "--variants names `{a}` twice; give two different variants, e.g. --variants vague,clear"
+                ),
+                None,
+            ));
+        }
+        (None, [a, b]) => Some((a.clone(), b.clone())),
         (None, _) => {
             return Err(AppError::bad(
                 "--variants takes two variant names",
                 Some("e.g. --variants vague,clear"),
             ));
         }
+        (Some(_), _) => None,
+    };
+    let mut baseline = load(&args.baseline)?;
+    let mut candidate = match &args.candidate {
+        Some(path) => {
+            let run = load(path)?;
+            check_same_suite(&baseline, &run, args, path)?;
+            Some(run)
+        }
+        None => None,
+    };
+    // Every name a flag gives must exist on some side: a typo would otherwise filter
+    // everything away (or compare a variant with nothing) and pass.
+    {
+        let mut sides = vec![&baseline.data];
+        sides.extend(candidate.as_ref().map(|c| &c.data));
+        check_known(
+            "--target",
+            "target",
+            &args.targets,
+            &values_of(&sides, Dim::Target),
+        )?;
+        check_known(
+            "--tool-choice",
+            "tool_choice mode",
+            &args.tool_choice,
+            &values_of(&sides, Dim::ToolChoice),
+        )?;
+        if let Some((a, b)) = &variants {
+            check_known(
+                "--variants",
+                "variant",
+                &[a.clone(), b.clone()],
+                &values_of(&sides, Dim::Variant),
+            )?;
+        }
+    }
+    baseline.data.retain(&args.targets, &args.tool_choice);
+    if let Some(c) = &mut candidate {
+        c.data.retain(&args.targets, &args.tool_choice);
+    }
+    let comparison: Comparison = match (&candidate, &variants) {
+        (None, Some((a, b))) => match &baseline.data {
+            Loaded::Trials(t) => compare::compare_variants(t, a, b),
+            Loaded::Cells(c) => compare::compare_variants_of_cells(c, a, b),
+        },
         (Some(candidate), _) => {
-            let candidate = load(candidate)?;
-            let (baseline, candidate) = (baseline.side(), candidate.side());
+            let (baseline, candidate) = (baseline.data.side(), candidate.data.side());
             let key = if args.across_targets {
                 CellKey::IGNORE_TARGET
             } else {
@@ -211,20 +462,21 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
                 c
             }
         }
+        (None, None) => unreachable!("checked above"),
     };
     let gate = Gate {
-        fail_on_regression: args.fail_on_regression,
+        fail_on_regression,
         strict: args.strict,
-        min_accuracy: args.min_accuracy,
+        min_accuracy,
     };
     let failures = compare::check_gates(&comparison, &gate);
-    let (base_name, cand_name) = match (&args.candidate, args.variants.as_slice()) {
+    let (base_name, cand_name) = match (&args.candidate, &variants) {
         (Some(c), _) => (args.baseline.display().to_string(), c.display().to_string()),
-        (None, [a, b]) => (
+        (None, Some((a, b))) => (
             format!("{} variant {a}", args.baseline.display()),
             format!("variant {b}"),
         ),
-        (None, _) => unreachable!("checked above"),
+        (None, None) => unreachable!("checked above"),
     };
     let html = || {
         compare::html::render_html(&comparison, &base_name, &cand_name, &failures)

@@ -1,6 +1,7 @@
 //! `compare.html`: one self-contained page for a [`Comparison`]: the verdict and failed
-//! gates, a dumbbell chart of paired accuracy per cell (inline SVG), the paired table with
-//! McNemar p-values, the flips, and every metric's delta. Rendered with minijinja and
+//! gates, a dumbbell chart of paired accuracy per cell (inline SVG, with a legend for the
+//! baseline and candidate marks), the paired table with the paired test's p-values and the
+//! delta's interval, the flips, and every metric's delta. Rendered with minijinja and
 //! HTML auto-escaping; nothing on the page loads anything by URL.
 
 use minijinja::syntax::SyntaxConfig;
@@ -11,8 +12,8 @@ use serde::Serialize;
 use crate::report::html::esc;
 
 use super::{
-    CellComparison, Comparison, FlipDirection, GateFailure, Paired, p_cell, pct, points,
-    unpaired_notes, yes_no,
+    CellComparison, Comparison, FlipDirection, GateFailure, Paired, interval, p_cell, p_header,
+    pct, points, test_note, unpaired_notes, yes_no,
 };
 
 const TEMPLATE: &str = include_str!("compare.html.j2");
@@ -34,6 +35,8 @@ struct Row {
     candidate: String,
     delta: String,
     delta_class: &'static str,
+    interval: String,
+    test: &'static str,
     p: String,
     significant: &'static str,
     down: u64,
@@ -78,6 +81,8 @@ struct View {
     verdict_class: &'static str,
     gates: Vec<String>,
     notes: Vec<String>,
+    test_note: String,
+    p_header: String,
     overall: Paired,
     rows: Vec<Row>,
     flip_cells: Vec<FlipCell>,
@@ -102,6 +107,8 @@ fn row(cell: &str, p: &Paired, overall: bool) -> Row {
         candidate: pct(p.candidate_accuracy),
         delta: points(p.delta_points),
         delta_class: delta_class(p),
+        interval: interval(p),
+        test: p.test.key(),
         p: p_cell(p),
         significant: yes_no(p),
         down: p.n10,
@@ -149,6 +156,21 @@ fn flip_cell(c: &CellComparison) -> Option<FlipCell> {
     })
 }
 
+/// `label` in at most `max` characters: its start and end with `…` between, so the
+/// variant and tool_choice at the end of `target × variant × tool_choice` stay visible.
+fn shorten_middle(label: &str, max: usize) -> String {
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= max {
+        return label.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
 /// One line per cell from baseline to candidate accuracy on the pairs (0–100%).
 fn chart(rows: &[Row], c: &Comparison) -> String {
     const LABEL_W: f64 = 360.0;
@@ -162,30 +184,50 @@ fn chart(rows: &[Row], c: &Comparison) -> String {
     if rows.iter().any(|r| r.overall) {
         paired.push(("overall", &c.overall));
     }
-    let h = 30.0 + ROW_H * paired.len() as f64 + 20.0;
+    // Rows start below the legend (LEGEND_H) and the axis labels.
+    const LEGEND_H: f64 = 22.0;
+    let h = LEGEND_H + 30.0 + ROW_H * paired.len() as f64 + 20.0;
     let w = LABEL_W + PLOT_W + 30.0;
     let x = |a: f64| LABEL_W + a * PLOT_W;
     let mut s = format!(
         r#"<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>Paired accuracy per cell, baseline (grey) to candidate (blue)</title>"#
     );
+    // The legend: what each mark and line colour means.
+    let lx = LABEL_W;
+    s.push_str(&format!(
+        r#"<g class="legend"><circle class="base" cx="{:.1}" cy="10" r="4"/><text x="{:.1}" y="14">baseline</text><circle class="cand" cx="{:.1}" cy="10" r="5"/><text x="{:.1}" y="14">candidate</text><line class="down" x1="{:.1}" y1="10" x2="{:.1}" y2="10"/><text x="{:.1}" y="14">significant drop</text><line class="up" x1="{:.1}" y1="10" x2="{:.1}" y2="10"/><text x="{:.1}" y="14">significant gain</text></g>"#,
+        lx + 4.0,
+        lx + 12.0,
+        lx + 84.0,
+        lx + 92.0,
+        lx + 170.0,
+        lx + 190.0,
+        lx + 196.0,
+        lx + 310.0,
+        lx + 330.0,
+        lx + 336.0,
+    ));
+    let top = LEGEND_H;
     for i in 0..=4 {
         let a = f64::from(i) / 4.0;
         s.push_str(&format!(
-            r#"<line class="grid" x1="{0:.1}" y1="20" x2="{0:.1}" y2="{1:.1}"/><text class="tick" x="{0:.1}" y="14" text-anchor="middle">{2}%</text>"#,
+            r#"<line class="grid" x1="{0:.1}" y1="{3:.1}" x2="{0:.1}" y2="{1:.1}"/><text class="tick" x="{0:.1}" y="{4:.1}" text-anchor="middle">{2}%</text>"#,
             x(a),
             h - 20.0,
-            i * 25
+            i * 25,
+            top + 20.0,
+            top + 14.0,
         ));
     }
     for (i, (label, p)) in paired.iter().enumerate() {
-        let y = 30.0 + ROW_H * i as f64 + ROW_H / 2.0;
+        let y = top + 30.0 + ROW_H * i as f64 + ROW_H / 2.0;
         if i % 2 == 0 {
             s.push_str(&format!(
                 r#"<rect class="stripe" x="0" y="{:.1}" width="{w}" height="{ROW_H}"/>"#,
                 y - ROW_H / 2.0
             ));
         }
-        let short: String = label.chars().take(56).collect();
+        let short = shorten_middle(label, 56);
         s.push_str(&format!(
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             LABEL_W - 8.0,
@@ -206,10 +248,11 @@ fn chart(rows: &[Row], c: &Comparison) -> String {
             _ => "same",
         };
         s.push_str(&format!(
-            r#"<g><title>{}: {:.1}% → {:.1}% (McNemar p {})</title><line class="{class}" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/><circle class="base" cx="{:.1}" cy="{y:.1}" r="4"/><circle class="cand" cx="{:.1}" cy="{y:.1}" r="5"/></g>"#,
+            r#"<g><title>{}: {:.1}% → {:.1}% ({} p {})</title><line class="{class}" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/><circle class="base" cx="{:.1}" cy="{y:.1}" r="4"/><circle class="cand" cx="{:.1}" cy="{y:.1}" r="5"/></g>"#,
             esc(label),
             b * 100.0,
             c * 100.0,
+            p.test.short(),
             p_cell(p),
             x(b),
             x(c),
@@ -271,6 +314,8 @@ pub fn render_html(
         verdict_class,
         gates: failures.iter().map(ToString::to_string).collect(),
         notes: unpaired_notes(c),
+        test_note: test_note(c),
+        p_header: p_header(c),
         overall: c.overall.clone(),
         rows,
         flip_cells: c.cells.iter().filter_map(flip_cell).collect(),
@@ -350,5 +395,33 @@ mod tests {
         assert!(!html.contains("<script"), "the page needs no script");
         assert!(!html.contains("http://") && !html.contains("https://"));
         assert!(!html.contains("<link") && !html.contains("url("));
+        // The chart's legend names both marks and both line colours.
+        for needle in [
+            r#"<g class="legend">"#,
+            ">baseline</text>",
+            ">candidate</text>",
+            ">significant drop</text>",
+            ">significant gain</text>",
+        ] {
+            assert!(html.contains(needle), "{needle} missing");
+        }
+        // The test is named in the table and the note.
+        assert!(html.contains(">mcnemar_exact<"));
+        assert!(html.contains("exact McNemar test on the discordant pairs"));
+        assert!(html.contains("95% CI (pts)"));
+    }
+
+    #[test]
+    fn long_labels_keep_both_ends() {
+        assert_eq!(shorten_middle("abc", 5), "abc");
+        assert_eq!(shorten_middle("abcdefghij", 5), "ab…ij");
+        let label = "openai-compatible:fake-1@http://127.0.0.1:8080/v1 × terse × required";
+        let short = shorten_middle(label, 56);
+        assert_eq!(short.chars().count(), 56);
+        assert!(
+            short.starts_with("openai-compatible:fake-1@http://"),
+            "{short}"
+        );
+        assert!(short.ends_with("× terse × required"), "{short}");
     }
 }

@@ -19,12 +19,20 @@
 //! # The test
 //!
 //! Each scored pair is one of: both pass (`n11`), pass → fail (`n10`), fail → pass
-//! (`n01`), both fail (`n00`). Only the discordant pairs carry information about a
-//! difference, and under "no difference" each of them is equally likely to go either
-//! way, so `n10` ~ Binomial(`n10 + n01`, ½). [`mcnemar_exact`] gives the two-sided exact
-//! p-value of that test; a cell is `significant` when p < 0.05. Accuracies and the delta
-//! (in percentage points) are computed on the scored pairs only, so both sides are
-//! measured on the same trials.
+//! (`n01`), both fail (`n00`). Accuracies and the delta (in percentage points) are
+//! computed on the scored pairs only, so both sides are measured on the same trials.
+//!
+//! The unit of the test and of the interval is the *case* (a case id with its
+//! tool_choice, in one cell): repeats of a case are not independent samples, since a case
+//! that a model gets wrong tends to be wrong in every repeat. When every case has one
+//! scored pair the test is the exact McNemar test ([`mcnemar_exact`]: under "no
+//! difference" `n10` ~ Binomial(`n10 + n01`, ½)); with repeats it is the exact sign-flip
+//! test on the per-case differences of pass rates ([`crate::score::stats::paired_test`]),
+//! which equals McNemar when each case has one pair. The 95% interval of the delta is
+//! cluster-robust with cases as clusters
+//! ([`crate::score::stats::paired_delta_interval`]). A cell is `significant` when
+//! p < 0.05; [`Paired::test`] says which test ran. The pooled (`overall`) row treats the
+//! same case in two cells as two units.
 //!
 //! Per-metric deltas (every metric in [`METRIC_NAMES`]) are computed with
 //! [`Metrics::of`] over all of each side's trials in the cell, paired or not.
@@ -41,69 +49,14 @@ use serde::Serialize;
 use crate::report::summary::{CellSummary, OUTCOME_ERROR, OUTCOME_FAIL, OUTCOME_PASS};
 use crate::score::metrics::{METRIC_NAMES, Metrics};
 use crate::score::record::{TrialRecord, Verdict};
+pub use crate::score::stats::{CaseDiff, PairedTest, mcnemar_exact};
+use crate::score::stats::{paired_delta_interval, paired_test};
 
-/// Significance level of the McNemar test.
+/// Significance level of the paired test.
 pub const ALPHA: f64 = 0.05;
 
 /// Pass → fail flips listed by [`render_markdown`] before "and N more".
 const MAX_MARKDOWN_FLIPS: usize = 50;
-
-/// The two-sided exact McNemar p-value for `b` pass → fail and `c` fail → pass pairs:
-/// `min(1, 2 · P(X ≤ min(b, c)))` with `X ~ Binomial(b + c, ½)`; 1 when `b + c = 0`.
-///
-/// Exact integer sums for `b + c ≤ 120`; above that, log space from the largest tail term
-/// downwards, accurate to about 1e-11 relative for `b + c` in the hundreds of thousands. A p-value below the
-/// smallest positive `f64` (only for extremely lopsided counts in the thousands) is 0.
-pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
-    let n = b + c;
-    if n == 0 {
-        return 1.0;
-    }
-    let k = b.min(c);
-    // Balanced counts: P(X ≤ k) is exactly ½ (n odd) or above it (n even).
-    if 2 * k + 1 >= n {
-        return 1.0;
-    }
-    // Small n: exact integer sums, one rounding.
-    if n <= 120 {
-        let (mut term, mut tail) = (1u128, 1u128);
-        for i in 1..=u128::from(k) {
-            term = term * (u128::from(n) + 1 - i) / i;
-            tail += term;
-        }
-        return (tail as f64 * 2f64.powi(1 - n as i32)).min(1.0);
-    }
-    // ln P(X = k) = ln C(n, k) - n ln 2 = Σ_{i=1..k} ln((n - k + i) / i) - n ln 2, the
-    // largest term of the lower tail since k ≤ n / 2. Compensated (Neumaier) summation
-    // keeps the rounding of up to 50,000 terms near 1e-12 instead of 1e-9.
-    let mut sum = -(n as f64) * std::f64::consts::LN_2;
-    let mut carry = 0.0;
-    for i in 1..=k {
-        let term = ((n - k) as f64 / i as f64).ln_1p();
-        let t = sum + term;
-        carry += if sum.abs() >= term.abs() {
-            (sum - t) + term
-        } else {
-            (term - t) + sum
-        };
-        sum = t;
-    }
-    let ln_top = sum + carry;
-    // Σ_{i ≤ k} P(X = i) / P(X = k), walking down with P(i-1)/P(i) = i / (n - i + 1).
-    let mut ratio = 1.0;
-    let mut rel = 1.0;
-    let mut i = k;
-    while i > 0 {
-        ratio *= i as f64 / (n - i + 1) as f64;
-        rel += ratio;
-        if ratio < rel * 1e-17 {
-            break;
-        }
-        i -= 1;
-    }
-    let tail = (ln_top + rel.ln()).exp();
-    (2.0 * tail).min(1.0)
-}
 
 /// Which dimensions must be equal for a baseline cell to match a candidate cell. A
 /// dimension left out is the one being compared: its values may differ between the sides.
@@ -198,7 +151,8 @@ pub struct Flip {
     pub direction: FlipDirection,
 }
 
-/// Paired counts, the accuracy of each side on the pairs and the McNemar test.
+/// Paired counts, the accuracy of each side on the pairs, the paired test and the 95%
+/// interval of the delta.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Paired {
     /// Scored pairs (`n11 + n10 + n01 + n00`).
@@ -211,21 +165,47 @@ pub struct Paired {
     pub n01: u64,
     /// Both fail.
     pub n00: u64,
+    /// Cases with at least one scored pair: the units of the test and the interval (a
+    /// case is a case id with its tool_choice, in one cell).
+    pub cases: u64,
+    /// Most scored pairs of one case (1 when every case ran once; the repeats otherwise).
+    pub max_pairs_per_case: u64,
     /// Baseline accuracy on the pairs, `(n11 + n10) / n`; `None` without pairs.
     pub baseline_accuracy: Option<f64>,
     /// Candidate accuracy on the pairs, `(n11 + n01) / n`; `None` without pairs.
     pub candidate_accuracy: Option<f64>,
     /// Candidate minus baseline accuracy, in percentage points (negative: worse).
     pub delta_points: Option<f64>,
-    /// Exact McNemar p-value, [`mcnemar_exact`]`(n10, n01)`.
+    /// Lower end of the 95% interval of the delta, in points, cases as clusters
+    /// ([`paired_delta_interval`]).
+    pub delta_low_points: Option<f64>,
+    /// Upper end of that interval, in points.
+    pub delta_high_points: Option<f64>,
+    /// The test behind `p_value`: `mcnemar_exact` when every case has one pair,
+    /// `sign_flip_exact` (or `sign_flip_normal` for very many cases) on per-case pass
+    /// rates when cases have repeats, `none` without pairs.
+    pub test: PairedTest,
+    /// Two-sided p-value of `test` ([`paired_test`]).
     pub p_value: f64,
     /// `p_value < 0.05`.
     pub significant: bool,
 }
 
 impl Paired {
-    /// Accuracies, delta and test from the four counts.
+    /// Accuracies, delta, test and interval from the four counts, each pair its own case
+    /// (one repeat): the test is exact McNemar.
     pub fn from_counts(n11: u64, n10: u64, n01: u64, n00: u64) -> Paired {
+        let one = |diff: i64, k: u64| (0..k).map(move |_| CaseDiff { pairs: 1, diff });
+        let cases: Vec<CaseDiff> = one(-1, n10)
+            .chain(one(1, n01))
+            .chain(one(0, n11 + n00))
+            .collect();
+        Paired::from_cases(n11, n10, n01, n00, &cases)
+    }
+
+    /// Accuracies and delta from the four counts; the test and interval from the same
+    /// pairs grouped by case (`cases`, whose pairs add up to the counts' total).
+    pub fn from_cases(n11: u64, n10: u64, n01: u64, n00: u64, cases: &[CaseDiff]) -> Paired {
         let n = n11 + n10 + n01 + n00;
         let (baseline_accuracy, candidate_accuracy) = if n == 0 {
             (None, None)
@@ -238,16 +218,22 @@ impl Paired {
         let delta_points = baseline_accuracy
             .zip(candidate_accuracy)
             .map(|(b, c)| (c - b) * 100.0);
-        let p_value = mcnemar_exact(n10, n01);
+        let (p_value, test) = paired_test(cases);
+        let interval = paired_delta_interval(cases);
         Paired {
             n,
             n11,
             n10,
             n01,
             n00,
+            cases: cases.iter().filter(|c| c.pairs > 0).count() as u64,
+            max_pairs_per_case: cases.iter().map(|c| c.pairs).max().unwrap_or(0),
             baseline_accuracy,
             candidate_accuracy,
             delta_points,
+            delta_low_points: interval.map(|i| i.0 * 100.0),
+            delta_high_points: interval.map(|i| i.1 * 100.0),
+            test,
             p_value,
             significant: p_value < ALPHA,
         }
@@ -298,6 +284,10 @@ pub struct CellComparison {
     pub duplicates_candidate: u64,
     /// Every metric of [`METRIC_NAMES`], over all of each side's trials in the cell.
     pub metrics: Vec<MetricDelta>,
+    /// The scored pairs grouped by case, for the pooled test (not serialised: `paired`
+    /// holds the result).
+    #[serde(skip)]
+    pub case_diffs: Vec<CaseDiff>,
 }
 
 impl CellComparison {
@@ -463,11 +453,18 @@ pub fn compare_sides(baseline: Side<'_>, candidate: Side<'_>, key: CellKey) -> C
         .map(|(b, c)| compare_cell(&b, &c, baseline.metrics(&b), candidate.metrics(&c)))
         .collect();
     let sum = |f: fn(&CellComparison) -> u64| cells.iter().map(f).sum::<u64>();
-    let overall = Paired::from_counts(
+    // A case in two cells (two targets, variants or tool_choices) is two units, as its
+    // pairs are two pairs to McNemar with one repeat.
+    let all_cases: Vec<CaseDiff> = cells
+        .iter()
+        .flat_map(|c| c.case_diffs.iter().copied())
+        .collect();
+    let overall = Paired::from_cases(
         sum(|c| c.paired.n11),
         sum(|c| c.paired.n10),
         sum(|c| c.paired.n01),
         sum(|c| c.paired.n00),
+        &all_cases,
     );
     Comparison {
         key,
@@ -570,6 +567,8 @@ fn compare_cell(
     let (mut n11, mut n10, mut n01, mut n00) = (0, 0, 0, 0);
     let (mut only_baseline, mut unscored_pairs) = (0, 0);
     let mut flips = Vec::new();
+    // Per case (case id and tool_choice): scored pairs and candidate-minus-baseline passes.
+    let mut by_case: IndexMap<(&str, &str), CaseDiff> = IndexMap::new();
     for (id, bt) in &bi {
         let Some(ct) = ci.get(id) else {
             only_baseline += 1;
@@ -580,6 +579,9 @@ fn compare_cell(
             continue;
         }
         let passed = |t: &Item<'_>| t.verdict == Verdict::Pass;
+        let unit = by_case.entry((id.0, id.1)).or_default();
+        unit.pairs += 1;
+        unit.diff += i64::from(passed(ct)) - i64::from(passed(bt));
         let direction = match (passed(bt), passed(ct)) {
             (true, true) => {
                 n11 += 1;
@@ -624,12 +626,13 @@ fn compare_cell(
         })
         .collect();
 
+    let case_diffs: Vec<CaseDiff> = by_case.into_values().collect();
     let (b_id, c_id) = (cell_id(baseline), cell_id(candidate));
     CellComparison {
         cell: label(b_id.as_ref(), c_id.as_ref()),
         baseline: b_id,
         candidate: c_id,
-        paired: Paired::from_counts(n11, n10, n01, n00),
+        paired: Paired::from_cases(n11, n10, n01, n00, &case_diffs),
         flips,
         only_baseline,
         only_candidate,
@@ -637,6 +640,7 @@ fn compare_cell(
         duplicates_baseline,
         duplicates_candidate,
         metrics,
+        case_diffs,
     }
 }
 
@@ -646,7 +650,8 @@ pub struct Gate {
     /// Fail when a cell's paired accuracy drops by more than this many percentage points
     /// (e.g. `5.0`) and the drop is significant (or `strict`).
     pub fail_on_regression: Option<f64>,
-    /// Count a drop beyond `fail_on_regression` even when McNemar finds it not significant.
+    /// Count a drop beyond `fail_on_regression` even when the paired test finds it not
+    /// significant.
     pub strict: bool,
     /// Fail any cell where the candidate's accuracy over all of its scored trials in the
     /// cell is below this fraction (e.g. `0.8`). A candidate cell with no scored trial
@@ -670,10 +675,36 @@ pub enum GateFailure {
         drop_points: f64,
         /// The gate's limit, in points.
         limit_points: f64,
-        /// McNemar p-value.
+        /// The paired test's p-value.
         p_value: f64,
+        /// The test (`mcnemar_exact`, `sign_flip_exact`, ...).
+        test: PairedTest,
+        /// Its units: cases with a scored pair.
+        cases: u64,
         /// Whether p < 0.05 (false only in strict mode).
         significant: bool,
+    },
+    /// `fail_on_regression`: a cell both sides have holds no scored pair (every pair
+    /// errored, or the trials did not match), so the drop can not be measured there.
+    Unmeasured {
+        /// Cell label.
+        cell: String,
+        /// Pairs left out because a side errored.
+        unscored_pairs: u64,
+        /// Baseline trials without a candidate partner.
+        only_baseline: u64,
+        /// Candidate trials without a baseline partner.
+        only_candidate: u64,
+    },
+    /// Always checked: the comparison holds no scored pair at all, so it compared
+    /// nothing and must not pass.
+    NoPairs {
+        /// Baseline trials without a candidate partner.
+        only_baseline: u64,
+        /// Candidate trials without a baseline partner.
+        only_candidate: u64,
+        /// Pairs left out because a side errored.
+        unscored_pairs: u64,
     },
     /// `min_accuracy`: the candidate's accuracy in a cell is below the minimum.
     MinAccuracy {
@@ -684,6 +715,29 @@ pub enum GateFailure {
         /// The minimum (a fraction).
         min: f64,
     },
+}
+
+/// Why nothing was paired, as `; `-separated counts.
+fn unpaired_reason(only_baseline: u64, only_candidate: u64, unscored_pairs: u64) -> String {
+    let mut parts = Vec::new();
+    if only_baseline > 0 {
+        parts.push(format!(
+            "{only_baseline} baseline trials had no candidate partner"
+        ));
+    }
+    if only_candidate > 0 {
+        parts.push(format!(
+            "{only_candidate} candidate trials had no baseline partner"
+        ));
+    }
+    if unscored_pairs > 0 {
+        parts.push(format!("{unscored_pairs} pairs had an errored side"));
+    }
+    if parts.is_empty() {
+        "neither side has a trial".to_string()
+    } else {
+        parts.join("; ")
+    }
 }
 
 fn fmt_p(p: f64) -> String {
@@ -704,14 +758,23 @@ impl fmt::Display for GateFailure {
                 drop_points,
                 limit_points,
                 p_value,
+                test,
+                cases,
                 significant,
             } => {
+                let unit = match test {
+                    PairedTest::SignFlipExact | PairedTest::SignFlipNormal => {
+                        format!(" over {cases} cases")
+                    }
+                    _ => String::new(),
+                };
                 write!(
                     f,
                     "accuracy fell {drop_points:.1} points in {cell} ({:.1}% → {:.1}%, \
-                     McNemar p {}), more than the {limit_points:.1} points fail_on_regression allows",
+                     {} p {}{unit}), more than the {limit_points:.1} points fail_on_regression allows",
                     baseline_accuracy * 100.0,
                     candidate_accuracy * 100.0,
+                    test.short(),
                     fmt_p(*p_value),
                 )?;
                 if !significant {
@@ -738,11 +801,32 @@ impl fmt::Display for GateFailure {
                 "accuracy undefined in {cell} (no scored candidate trial), min_accuracy {:.1}%",
                 min * 100.0
             ),
+            GateFailure::Unmeasured {
+                cell,
+                unscored_pairs,
+                only_baseline,
+                only_candidate,
+            } => write!(
+                f,
+                "no scored pairs in {cell} ({}), so fail_on_regression can not be checked there",
+                unpaired_reason(*only_baseline, *only_candidate, *unscored_pairs)
+            ),
+            GateFailure::NoPairs {
+                only_baseline,
+                only_candidate,
+                unscored_pairs,
+            } => write!(
+                f,
+                "nothing was compared: 0 scored pairs ({}); check that both sides ran the \
+                 same suite, cases, variants, targets and tool_choice modes",
+                unpaired_reason(*only_baseline, *only_candidate, *unscored_pairs)
+            ),
         }
     }
 }
 
-/// Check `gate` on every cell of `c`; empty when everything holds.
+/// Check `gate` on every cell of `c`; empty when everything holds. A comparison without
+/// a single scored pair fails whatever the gate ([`GateFailure::NoPairs`], listed last).
 pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
     let mut out = Vec::new();
     let regression = |label: &str, p: &Paired, out: &mut Vec<GateFailure>| {
@@ -761,6 +845,8 @@ pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
                 drop_points: -d,
                 limit_points: limit,
                 p_value: p.p_value,
+                test: p.test,
+                cases: p.cases,
                 significant: p.significant,
             });
         }
@@ -771,6 +857,19 @@ pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
     }
     for cell in &c.cells {
         regression(&cell.cell, &cell.paired, &mut out);
+        if gate.fail_on_regression.is_some()
+            && c.overall.n > 0
+            && cell.paired.n == 0
+            && cell.baseline.is_some()
+            && cell.candidate.is_some()
+        {
+            out.push(GateFailure::Unmeasured {
+                cell: cell.cell.clone(),
+                unscored_pairs: cell.unscored_pairs,
+                only_baseline: cell.only_baseline,
+                only_candidate: cell.only_candidate,
+            });
+        }
         if let Some(min) = gate.min_accuracy
             && cell.candidate.is_some()
         {
@@ -783,6 +882,13 @@ pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
                 });
             }
         }
+    }
+    if c.overall.n == 0 {
+        out.push(GateFailure::NoPairs {
+            only_baseline: c.only_baseline,
+            only_candidate: c.only_candidate,
+            unscored_pairs: c.unscored_pairs,
+        });
     }
     out
 }
@@ -803,6 +909,58 @@ fn p_cell(p: &Paired) -> String {
     } else {
         format!("{:.3}", p.p_value)
     }
+}
+
+/// The 95% interval of the delta in points, `[-38.9, -8.7]`; `-` without pairs.
+fn interval(p: &Paired) -> String {
+    match (p.delta_low_points, p.delta_high_points) {
+        (Some(lo), Some(hi)) => format!("[{lo:+.1}, {hi:+.1}]"),
+        _ => "-".to_string(),
+    }
+}
+
+/// The rows that ran a test: cells with pairs, and the pooled row when shown.
+fn tested(c: &Comparison) -> impl Iterator<Item = &Paired> {
+    let overall = (c.cells.len() > 1).then_some(&c.overall);
+    c.cells
+        .iter()
+        .map(|x| &x.paired)
+        .chain(overall)
+        .filter(|p| p.test != PairedTest::None)
+}
+
+/// The heading of the p-value column: the test's name when every row used the same one.
+fn p_header(c: &Comparison) -> String {
+    let mut names: Vec<&str> = tested(c).map(|p| p.test.short()).collect();
+    names.dedup();
+    match names.as_slice() {
+        [] => "McNemar p".to_string(),
+        [one] => format!("{one} p"),
+        _ => "p".to_string(),
+    }
+}
+
+/// One sentence naming the test(s), the unit and the interval.
+pub fn test_note(c: &Comparison) -> String {
+    let mut tests: Vec<PairedTest> = Vec::new();
+    for p in tested(c) {
+        if !tests.contains(&p.test) {
+            tests.push(p.test);
+        }
+    }
+    if tests.is_empty() {
+        return "Test: none, no scored pairs.".to_string();
+    }
+    let names: Vec<&str> = tests.iter().map(|t| t.describe()).collect();
+    let o = &c.overall;
+    format!(
+        "Test: {}; significant at p < 0.05. Unit: the case ({} cases, up to {} scored \
+         pairs each). 95% CI: interval of the delta in points, cluster-robust with cases as \
+         clusters.",
+        names.join(" / "),
+        o.cases,
+        o.max_pairs_per_case
+    )
 }
 
 fn yes_no(p: &Paired) -> &'static str {
@@ -843,21 +1001,23 @@ fn unpaired_notes(c: &Comparison) -> Vec<String> {
     notes
 }
 
-/// A terminal table: one row per cell (pairs, both accuracies, delta in points, McNemar
-/// p, significance, flips as `↓pass→fail ↑fail→pass`), an overall row when there are
-/// several cells, then notes on unpaired trials.
+/// A terminal table: one row per cell (pairs, both accuracies, delta in points with its
+/// 95% interval, the paired test's p, significance, flips as `↓pass→fail ↑fail→pass`),
+/// an overall row when there are several cells, then the test used and notes on
+/// unpaired trials.
 pub fn render_terminal(c: &Comparison) -> String {
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
     table.set_header(vec![
-        "cell",
-        "n paired",
-        "baseline",
-        "candidate",
-        "delta (pts)",
-        "McNemar p",
-        "significant",
-        "flips ↓/↑",
+        "cell".to_string(),
+        "n paired".to_string(),
+        "baseline".to_string(),
+        "candidate".to_string(),
+        "delta (pts)".to_string(),
+        "95% CI".to_string(),
+        p_header(c),
+        "significant".to_string(),
+        "flips ↓/↑".to_string(),
     ]);
     let row = |label: &str, p: &Paired| -> Vec<Cell> {
         vec![
@@ -866,6 +1026,7 @@ pub fn render_terminal(c: &Comparison) -> String {
             Cell::new(pct(p.baseline_accuracy)).set_alignment(CellAlignment::Right),
             Cell::new(pct(p.candidate_accuracy)).set_alignment(CellAlignment::Right),
             Cell::new(points(p.delta_points)).set_alignment(CellAlignment::Right),
+            Cell::new(interval(p)).set_alignment(CellAlignment::Right),
             Cell::new(p_cell(p)).set_alignment(CellAlignment::Right),
             Cell::new(yes_no(p)),
             Cell::new(format!("↓{} ↑{}", p.n10, p.n01)),
@@ -877,7 +1038,7 @@ pub fn render_terminal(c: &Comparison) -> String {
     if c.cells.len() > 1 {
         table.add_row(row("overall", &c.overall));
     }
-    let mut out = format!("{table}\n");
+    let mut out = format!("{table}\n{}\n", test_note(c));
     for note in unpaired_notes(c) {
         let _ = writeln!(out, "{note}");
     }
@@ -911,11 +1072,13 @@ pub fn render_markdown(c: &Comparison) -> String {
         })
     });
     let mut out = String::new();
-    out.push_str(
-        "| cell | n paired | baseline | candidate | Δ points | McNemar p | significant \
-         | pass→fail | fail→pass |\n",
+    let _ = writeln!(
+        out,
+        "| cell | n paired | baseline | candidate | Δ points | {} | significant \
+         | pass→fail | fail→pass | 95% CI (points) |",
+        p_header(c)
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|:---:|---:|---:|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|:---:|---:|---:|---:|\n");
     for cell in &order {
         let p = &cell.paired;
         let mark = if p.is_regression() && p.significant {
@@ -925,7 +1088,7 @@ pub fn render_markdown(c: &Comparison) -> String {
         };
         let _ = writeln!(
             out,
-            "| {}{mark} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {}{mark} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_escape(&cell.cell),
             p.n,
             pct(p.baseline_accuracy),
@@ -934,23 +1097,28 @@ pub fn render_markdown(c: &Comparison) -> String {
             p_cell(p),
             yes_no(p),
             p.n10,
-            p.n01
+            p.n01,
+            interval(p)
         );
     }
     let o = &c.overall;
-    let _ = writeln!(
-        out,
-        "\n**Overall**: {} pairs, {} → {} ({} points), McNemar p {}.",
-        o.n,
-        pct(o.baseline_accuracy),
-        pct(o.candidate_accuracy),
-        points(o.delta_points),
-        if o.n == 0 {
-            "undefined".to_string()
-        } else {
+    if o.n == 0 {
+        out.push_str("\n**Overall**: 0 pairs: nothing was compared, p undefined.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "\n**Overall**: {} pairs from {} cases, {} → {} ({} points, 95% CI {}), {} p {}.",
+            o.n,
+            o.cases,
+            pct(o.baseline_accuracy),
+            pct(o.candidate_accuracy),
+            points(o.delta_points),
+            interval(o),
+            o.test.short(),
             fmt_p(o.p_value)
-        }
-    );
+        );
+    }
+    let _ = writeln!(out, "\n{}", test_note(c));
     let notes = unpaired_notes(c);
     if !notes.is_empty() {
         out.push('\n');
@@ -1145,6 +1313,7 @@ mod tests {
                 .all(|f| f.direction == FlipDirection::PassToFail)
         );
         assert_eq!(cmp.overall, *p);
+        assert_eq!(p.test, PairedTest::McnemarExact);
 
         let gate = Gate {
             fail_on_regression: Some(5.0),
@@ -1628,13 +1797,199 @@ mod tests {
         assert!(cmp.cells.is_empty());
         assert_eq!(cmp.overall.n, 0);
         assert_eq!(cmp.overall.p_value, 1.0);
+        assert_eq!(cmp.overall.test, PairedTest::None);
         let gate = Gate {
             fail_on_regression: Some(1.0),
             strict: true,
             min_accuracy: Some(0.5),
         };
-        assert!(check_gates(&cmp, &gate).is_empty());
-        assert!(render_markdown(&cmp).contains("McNemar p undefined"));
+        // Nothing compared is a failure, with or without gates.
+        for g in [gate, Gate::default()] {
+            let failures = check_gates(&cmp, &g);
+            assert_eq!(
+                failures,
+                vec![GateFailure::NoPairs {
+                    only_baseline: 0,
+                    only_candidate: 0,
+                    unscored_pairs: 0
+                }]
+            );
+            assert!(
+                failures[0]
+                    .to_string()
+                    .starts_with("nothing was compared: 0 scored pairs (neither side has a trial)")
+            );
+        }
+        assert!(render_markdown(&cmp).contains("0 pairs: nothing was compared, p undefined"));
         assert!(render_terminal(&cmp).contains("n paired"));
+        assert!(render_terminal(&cmp).contains("Test: none, no scored pairs."));
+    }
+
+    #[test]
+    fn a_comparison_pairing_nothing_fails_last() {
+        // Variant `missing` is on neither side: every baseline trial is unpaired.
+        let (b, _) = runs("clear", 3, 0, 0, 1);
+        let cmp = compare_variants(&b, "clear", "missing");
+        let failures = check_gates(&cmp, &Gate::default());
+        assert_eq!(failures.len(), 1);
+        assert_eq!(
+            failures[0].to_string(),
+            "nothing was compared: 0 scored pairs (4 baseline trials had no candidate partner); \
+             check that both sides ran the same suite, cases, variants, targets and tool_choice modes"
+        );
+        // Every pair errored on one side: also nothing compared, listed after the others.
+        let b = vec![trial("a", T, "clear", 0, Verdict::Pass)];
+        let c = vec![trial("a", T, "clear", 0, Verdict::Error)];
+        let cmp = compare_runs(&b, &c);
+        let gate = Gate {
+            min_accuracy: Some(0.5),
+            ..Gate::default()
+        };
+        let failures = check_gates(&cmp, &gate);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(matches!(
+            failures[0],
+            GateFailure::MinAccuracy { accuracy: None, .. }
+        ));
+        assert!(
+            failures[1]
+                .to_string()
+                .contains("0 scored pairs (1 pairs had an errored side)"),
+            "{}",
+            failures[1]
+        );
+        let json = serde_json::to_value(&failures[1]).unwrap();
+        assert_eq!(json["gate"], "no_pairs");
+    }
+
+    #[test]
+    fn a_cell_without_scored_pairs_fails_the_regression_gate() {
+        // `clear` pairs normally; `terse` is on both sides but every candidate trial errored.
+        let (mut b, mut c) = runs("clear", 4, 0, 0, 0);
+        for i in 0..3 {
+            b.push(trial(&format!("t{i}"), T, "terse", 0, Verdict::Pass));
+            c.push(trial(&format!("t{i}"), T, "terse", 0, Verdict::Error));
+        }
+        let cmp = compare_runs(&b, &c);
+        assert!(check_gates(&cmp, &Gate::default()).is_empty());
+        let gate = Gate {
+            fail_on_regression: Some(5.0),
+            ..Gate::default()
+        };
+        let failures = check_gates(&cmp, &gate);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(
+            failures[0].to_string(),
+            format!(
+                "no scored pairs in {T} × terse × auto (3 pairs had an errored side), so \
+                 fail_on_regression can not be checked there"
+            )
+        );
+    }
+
+    #[test]
+    fn repeats_are_tested_by_case() {
+        // Issue 10: 4 cases × 3 repeats; 11 of the 12 pairs went pass → fail (3, 3, 3, 2).
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        for case in 0..4 {
+            for r in 0..3 {
+                let id = format!("c{case}");
+                b.push(trial(&id, T, "clear", r, Verdict::Pass));
+                c.push(trial(&id, T, "clear", r, v(case == 3 && r == 0)));
+            }
+        }
+        let cmp = compare_runs(&b, &c);
+        let p = &cmp.cells[0].paired;
+        assert_eq!((p.n, p.n11, p.n10), (12, 1, 11));
+        assert_eq!((p.cases, p.max_pairs_per_case), (4, 3));
+        // Pairs as units (McNemar, 11 vs 0) would give p = 2/2048 < 0.001. With cases as
+        // units only the 2 constant sign vectors of 16 are as extreme: p = 0.125.
+        assert_eq!(p.test, PairedTest::SignFlipExact);
+        assert_eq!(p.p_value, 0.125);
+        assert!(!p.significant);
+        // Delta -11/12 = -91.7 points; the interval (score::stats) reaches 0 and beyond.
+        assert!((p.delta_points.unwrap() + 1100.0 / 12.0).abs() < 1e-9);
+        assert_eq!(p.delta_low_points, Some(-100.0));
+        assert!((p.delta_high_points.unwrap() - 22.892_311).abs() < 1e-4);
+        // Not significant: the gate holds unless strict, and strict names the test.
+        let gate = Gate {
+            fail_on_regression: Some(5.0),
+            ..Gate::default()
+        };
+        assert!(check_gates(&cmp, &gate).is_empty());
+        let strict = Gate {
+            strict: true,
+            ..gate
+        };
+        let failures = check_gates(&cmp, &strict);
+        assert_eq!(failures.len(), 1);
+        assert!(
+            failures[0]
+                .to_string()
+                .contains("(100.0% → 8.3%, sign-flip p = 0.125 over 4 cases)"),
+            "{}",
+            failures[0]
+        );
+        // Said in every rendering.
+        let term = render_terminal(&cmp);
+        assert!(term.contains("sign-flip p"), "{term}");
+        assert!(
+            term.contains("exact sign-flip test on per-case differences"),
+            "{term}"
+        );
+        assert!(
+            term.contains("4 cases, up to 3 scored pairs each"),
+            "{term}"
+        );
+        assert!(term.contains("[-100.0, +22.9]"), "{term}");
+        let md = render_markdown(&cmp);
+        assert!(md.contains("| sign-flip p |"), "{md}");
+        assert!(md.contains("12 pairs from 4 cases"), "{md}");
+        let j = serde_json::to_value(&cmp).unwrap();
+        assert_eq!(j["cells"][0]["paired"]["test"], "sign_flip_exact");
+        assert_eq!(j["cells"][0]["paired"]["cases"], 4);
+        assert_eq!(j["overall"]["test"], "sign_flip_exact");
+        assert!(j["cells"][0].get("case_diffs").is_none());
+    }
+
+    #[test]
+    fn one_repeat_is_plain_mcnemar() {
+        let (b, c) = runs("clear", 26, 10, 0, 4);
+        let cmp = compare_runs(&b, &c);
+        let p = &cmp.cells[0].paired;
+        assert_eq!(p.test, PairedTest::McnemarExact);
+        assert_eq!((p.cases, p.max_pairs_per_case), (40, 1));
+        assert_eq!(p.p_value, mcnemar_exact(10, 0));
+        // The interval of score::stats' hand example: [-38.9, -8.7] points.
+        assert!((p.delta_low_points.unwrap() + 38.903_447).abs() < 1e-4);
+        assert!((p.delta_high_points.unwrap() + 8.715_601).abs() < 1e-4);
+        let j = serde_json::to_value(&cmp).unwrap();
+        assert_eq!(j["overall"]["test"], "mcnemar_exact");
+        assert!(render_terminal(&cmp).contains("exact McNemar test"));
+    }
+
+    #[test]
+    fn the_pooled_test_counts_each_cell_case_once() {
+        // Two cells, 3 cases each, 2 repeats; in `clear` every pair of c0..c2 goes
+        // pass → fail, in `terse` nothing changes.
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        for variant in ["clear", "terse"] {
+            for case in 0..3 {
+                for r in 0..2 {
+                    let id = format!("c{case}");
+                    b.push(trial(&id, T, variant, r, Verdict::Pass));
+                    c.push(trial(&id, T, variant, r, v(variant == "terse")));
+                }
+            }
+        }
+        let cmp = compare_runs(&b, &c);
+        let o = &cmp.overall;
+        assert_eq!((o.n, o.n10, o.cases, o.max_pairs_per_case), (12, 6, 6, 2));
+        // Three changed units of -1 each: P(|S| ≥ 3) = 2/8.
+        assert_eq!((o.test, o.p_value), (PairedTest::SignFlipExact, 0.25));
+        assert_eq!(cmp.cells[0].paired.p_value, 0.25);
+        assert_eq!(cmp.cells[1].paired.p_value, 1.0);
     }
 }

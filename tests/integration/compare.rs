@@ -140,3 +140,217 @@ fn html_page_written_alongside_the_table() {
     assert!(html.contains("pass → fail") && html.contains("<svg"));
     assert!(!html.contains("<script") && !html.contains("https://"));
 }
+
+/// The last line of stderr.
+fn last_line(o: &crate::support::Output) -> String {
+    o.stderr.lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn an_unknown_variant_is_bad_input_named_last() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:no_call");
+    let o = t.run(&[
+        "compare",
+        "base",
+        "--variants",
+        "vague,nonexistent",
+        "--fail-on-regression",
+        "5",
+    ]);
+    o.assert_code(BAD_INPUT);
+    let last = last_line(&o);
+    assert!(
+        last.contains("`nonexistent`") && last.contains("vague, clear"),
+        "{}",
+        o.stderr
+    );
+    // The same variant twice compares nothing either.
+    let o = t.run(&["compare", "base", "--variants", "clear,clear"]);
+    o.assert_code(BAD_INPUT);
+    assert!(last_line(&o).contains("twice"), "{}", o.stderr);
+}
+
+#[test]
+fn unknown_targets_and_tool_choice_modes_are_bad_input() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:no_call");
+    let o = t.run(&["compare", "base", "cand", "--target", "scripted:orcale"]);
+    o.assert_code(BAD_INPUT);
+    let last = last_line(&o);
+    assert!(
+        last.contains("`scripted:orcale`") && last.contains("scripted:oracle, scripted:no_call"),
+        "{}",
+        o.stderr
+    );
+    let o = t.run(&["compare", "base", "cand", "--tool-choice", "none"]);
+    o.assert_code(BAD_INPUT);
+    assert!(
+        last_line(&o).contains("tool_choice mode `none`")
+            && last_line(&o).contains("auto, required"),
+        "{}",
+        o.stderr
+    );
+    // A known mode filters both sides: 4 cases × 2 variants under `required` only.
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--tool-choice",
+        "required",
+        "--format",
+        "json",
+    ]);
+    o.assert_code(OK);
+    let j: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(j["overall"]["n"], 8, "{j}");
+    assert!(
+        j["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["cell"].as_str().unwrap().ends_with("× required")),
+        "{j}"
+    );
+}
+
+#[test]
+fn a_comparison_that_pairs_nothing_fails() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:no_call");
+    // Only the baseline has this target: nothing is left to pair, even without a gate.
+    let o = t.run(&["compare", "base", "cand", "--target", "scripted:oracle"]);
+    o.assert_code(THRESHOLD_FAILED);
+    let last = last_line(&o);
+    assert!(
+        last.starts_with("gate failed: nothing was compared: 0 scored pairs (16 baseline trials had no candidate partner)"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn runs_of_different_suites_are_bad_input() {
+    let t = Toolgauge::new();
+    let weather = t.fixture("weather.yaml");
+    let other = t.fixture("per_case_tools.yaml");
+    t.run(&["run", &weather, "--out", "base", "--quiet"]);
+    t.run(&["run", &other, "--out", "cand", "--quiet"]);
+    let o = t.run(&["compare", "base", "cand", "--fail-on-regression", "5"]);
+    o.assert_code(BAD_INPUT);
+    let last = last_line(&o);
+    assert!(
+        last.contains("different suites")
+            && last.contains("`weather`")
+            && last.contains("`per-case-tools`"),
+        "{}",
+        o.stderr
+    );
+    // Bare summaries carry the suite name too.
+    let b = summary_only(&t, "base", "only-base");
+    let c = summary_only(&t, "cand", "only-cand");
+    t.run(&["compare", &b, &c]).assert_code(BAD_INPUT);
+}
+
+#[test]
+fn rates_and_points_out_of_range_are_bad_input() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:oracle");
+    let o = t.run(&["compare", "base", "cand", "--min-accuracy", "80"]);
+    o.assert_code(BAD_INPUT);
+    assert_eq!(
+        last_line(&o),
+        "error: --min-accuracy takes a fraction in [0, 1]; did you mean 0.8?",
+        "{}",
+        o.stderr
+    );
+    for bad in ["-0.1", "NaN", "1000"] {
+        let o = t.run(&["compare", "base", "cand", &format!("--min-accuracy={bad}")]);
+        o.assert_code(BAD_INPUT);
+        o.stderr_has(&["--min-accuracy takes a fraction in [0, 1]"]);
+    }
+    let o = t.run(&["compare", "base", "cand", "--fail-on-regression=-5"]);
+    o.assert_code(BAD_INPUT);
+    assert!(last_line(&o).contains("did you mean 5?"), "{}", o.stderr);
+    let o = t.run(&["compare", "base", "cand", "--fail-on-regression", "250"]);
+    o.assert_code(BAD_INPUT);
+    // In range: accepted (identical runs hold every gate).
+    t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--min-accuracy",
+        "0.8",
+        "--fail-on-regression",
+        "0",
+    ])
+    .assert_code(OK);
+}
+
+#[test]
+fn repeats_are_tested_with_the_case_as_unit() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("weather.yaml");
+    for (target, out, repeats) in [
+        ("scripted:oracle", "base1", "1"),
+        ("scripted:no_call", "cand1", "1"),
+        ("scripted:oracle", "base3", "3"),
+        ("scripted:no_call", "cand3", "3"),
+    ] {
+        t.run(&[
+            "run",
+            &suite,
+            "--target",
+            target,
+            "--repeats",
+            repeats,
+            "--out",
+            out,
+            "--quiet",
+        ]);
+    }
+    let json = |b: &str, c: &str| -> serde_json::Value {
+        let o = t.run(&["compare", b, c, "--format", "json"]);
+        o.assert_code(OK);
+        serde_json::from_str(&o.stdout).unwrap()
+    };
+    let one = json("base1", "cand1");
+    let three = json("base3", "cand3");
+    assert_eq!(one["overall"]["test"], "mcnemar_exact", "{one}");
+    assert_eq!(three["overall"]["test"], "sign_flip_exact", "{three}");
+    // Scripted targets repeat themselves: three times the flips, but the same cases.
+    let flips = one["overall"]["n10"].as_u64().unwrap();
+    assert!(flips > 0);
+    assert_eq!(three["overall"]["n10"].as_u64().unwrap(), 3 * flips);
+    assert_eq!(three["overall"]["cases"], one["overall"]["cases"]);
+    assert_eq!(three["overall"]["max_pairs_per_case"], 3);
+    // Every changed case moved by -3/3 = -1, so the sign-flip p-value over cases equals
+    // the McNemar p-value of the one-repeat run, not that of 3 × as many pairs.
+    assert_eq!(three["overall"]["p_value"], one["overall"]["p_value"]);
+    for out in [&one, &three] {
+        let (lo, hi) = (
+            out["overall"]["delta_low_points"].as_f64().unwrap(),
+            out["overall"]["delta_high_points"].as_f64().unwrap(),
+        );
+        let d = out["overall"]["delta_points"].as_f64().unwrap();
+        assert!(lo <= d && d < hi && hi <= 100.0 && lo >= -100.0, "{out}");
+    }
+    // The terminal and Markdown outputs name the test.
+    let o = t.run(&["compare", "base3", "cand3", "--format", "terminal,md"]);
+    o.stdout_has(&[
+        "sign-flip p",
+        "exact sign-flip test on per-case differences",
+    ]);
+}
+
+#[test]
+fn the_compare_chart_has_a_legend() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:no_call");
+    t.run(&["compare", "base", "cand", "--html", "c.html"])
+        .assert_code(OK);
+    let html = t.read("c.html");
+    assert!(html.contains(r#"<g class="legend">"#), "legend");
+    assert!(html.contains(">baseline</text>") && html.contains(">candidate</text>"));
+    assert!(html.contains("mcnemar_exact"));
+}
