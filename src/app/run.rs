@@ -222,6 +222,17 @@ fn prepare(
         bfcl_style,
     )
     .map_err(in_suite)?;
+    // The oracle is a suite's self-test: name the expectations no answer can satisfy.
+    if r.targets
+        .iter()
+        .any(|t| t.provider == "scripted" && t.model == "oracle")
+        && let Some(w) = crate::provider::oracle::warning(
+            &suite.name,
+            &crate::provider::oracle::unmet(&suite, &r.modes),
+        )
+    {
+        warnln!("warning: {w}");
+    }
     let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
     let locations = RunPaths {
         suite: Some(paths::locate(path, &dir)),

@@ -2,9 +2,10 @@
 //!
 //! Live APIs ([`openai`] and every OpenAI-compatible server, [`anthropic`],
 //! [`gemini`]) over the shared [`http`] layer; cassette replay and recording
-//! ([`cassette`], [`record`]); a deterministic scripted model ([`scripted`]); rate limits
-//! ([`limit`]). [`registry`] picks the live provider for a target; [`usage`] checks the
-//! token counts every answer reports.
+//! ([`cassette`], [`record`]); a deterministic scripted model ([`scripted`], whose
+//! `oracle` answers as a perfect model would: [`oracle`]); rate limits ([`limit`]).
+//! [`registry`] picks the live provider for a target; [`usage`] checks the token counts
+//! every answer reports.
 
 pub mod anthropic;
 pub mod cassette;
@@ -13,6 +14,7 @@ pub mod gemini;
 pub mod http;
 pub mod limit;
 pub mod openai;
+pub mod oracle;
 pub mod record;
 pub mod registry;
 pub mod scripted;

@@ -1,5 +1,5 @@
 //! A deterministic fake model, chosen by name, so every scoring path is reachable
-//! offline: `scripted:oracle` answers what each case expects, the other behaviours
+//! offline: `scripted:oracle` answers what each case expects (see [`super::oracle`]), the other behaviours
 //! produce one kind of failure each, and `scripted:PATH.yaml` answers from a script.
 //!
 //! The same scripts generate hand-written cassettes (`toolgauge cassette write`).
@@ -18,7 +18,7 @@ use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
 pub const BEHAVIOURS: &[(&str, &str)] = &[
     (
         "oracle",
-        "makes exactly the expected calls / answers in text when no call is expected",
+        "answers as a perfect model would: every expectation it can satisfy, under the tool_choice mode; names the ones it cannot",
     ),
     ("no_call", "always answers in text, never calls"),
     ("clarify", "always asks a clarifying question, never calls"),
@@ -201,36 +201,22 @@ impl ScriptedProvider {
             ..Response::default()
         };
         let oracle_calls = |e: &CallsExpectation| -> Vec<(String, String)> {
-            e.calls
-                .iter()
-                .map(|c| {
-                    let mut args = Map::new();
-                    for (name, m) in &c.args {
-                        if !m.optional
-                            && let Some(v) = m.example()
-                        {
-                            args.insert(name.clone(), v);
-                        }
-                    }
-                    (c.tool.clone(), Value::Object(args).to_string())
-                })
-                .collect()
+            match case {
+                Some(c) => super::oracle::expected_calls(c, e, &request.tools)
+                    .into_iter()
+                    .map(|c| (c.name, c.arguments))
+                    .collect(),
+                None => Vec::new(),
+            }
         };
         let response = match b {
             Behaviour::Error => return Err(ProviderError::Scripted(Box::new(key.clone()))),
             Behaviour::NoCall => text("I can answer that without a tool."),
             Behaviour::Clarify => text("Could you tell me a little more about what you need?"),
-            Behaviour::Oracle => match expected {
-                Some(Expectation::Calls(e)) => calls(oracle_calls(e)),
-                Some(Expectation::AnyOf(outcomes)) => match outcomes.first() {
-                    Some(Outcome::Calls(e)) => calls(oracle_calls(e)),
-                    Some(Outcome::Clarify(t)) => {
-                        text(&format!("{} Which one do you mean?", t.contains.join(" ")))
-                    }
-                    Some(Outcome::NoCall(t)) => text(&answer_text(&t.contains)),
-                    None => text("OK."),
-                },
-                Some(Expectation::NoCall(t)) => text(&answer_text(&t.contains)),
+            Behaviour::Oracle => match case {
+                Some(c) => {
+                    super::oracle::answer(&self.suite, c, &key.tool_choice, &request.tools).response
+                }
                 None => text("OK."),
             },
             Behaviour::Duplicate => match expected_calls {
@@ -266,14 +252,6 @@ impl ScriptedProvider {
             }
         };
         Ok(response)
-    }
-}
-
-fn answer_text(contains: &[String]) -> String {
-    if contains.is_empty() {
-        "Here is the answer.".to_string()
-    } else {
-        contains.join(" ")
     }
 }
 

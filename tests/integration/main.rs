@@ -11,6 +11,7 @@ mod cassettes;
 mod compare;
 mod hostile;
 mod live;
+mod oracle;
 mod readme;
 mod resume;
 mod run;
