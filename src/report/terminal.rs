@@ -283,7 +283,7 @@ fn shrink_labels(
     need: usize,
 ) {
     let start: usize = labels.iter().map(|(_, c)| c.width()).sum();
-    while start - labels.iter().map(|(_, c)| c.width()).sum::<usize>() < need {
+    while start.saturating_sub(labels.iter().map(|(_, c)| c.width()).sum::<usize>()) < need {
         let Some((i, col)) = labels
             .iter_mut()
             .filter(|(_, c)| c.width() > label_floor(c))
