@@ -232,6 +232,10 @@ pub struct RunArgs {
     /// Never use colour.
     #[arg(long)]
     pub no_color: bool,
+    /// Show every column of the terminal table, whatever the terminal's width (by
+    /// default columns that do not fit are left out, least important first).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `toolgauge report`.
@@ -251,6 +255,9 @@ pub struct ReportArgs {
     /// Never use colour.
     #[arg(long)]
     pub no_color: bool,
+    /// Show every column of the terminal table, whatever the terminal's width.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `toolgauge compare`.

@@ -128,7 +128,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
     };
     report::write_files(dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
-    print_summary(&report, dir, &args.format, false, args.no_color);
+    print_summary(&report, dir, &args.format, false, args.no_color, args.wide);
     Ok(exit::OK)
 }
 

@@ -805,7 +805,14 @@ fn execute(
     };
     report::write_files(&dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
-    print_summary(&report, &dir, &args.format, args.quiet, args.no_color);
+    print_summary(
+        &report,
+        &dir,
+        &args.format,
+        args.quiet,
+        args.no_color,
+        args.wide,
+    );
     let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
     drop_in_background((report, plan, suite, providers));
     Ok(code)
@@ -825,6 +832,7 @@ pub(crate) fn print_summary(
     formats: &[String],
     quiet: bool,
     no_color: bool,
+    wide: bool,
 ) {
     let color =
         !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
@@ -838,7 +846,8 @@ pub(crate) fn print_summary(
                 TerminalOptions {
                     color,
                     max_failures: 20,
-                    width: 200,
+                    width: terminal::detect_width(),
+                    wide,
                 }
             )
         );

@@ -1,6 +1,7 @@
 //! `trials.csv` (one row per trial) and `summary.csv` (one row per cell, then `overall`).
 //! Column names are stable and documented in `docs/reports.md`.
 
+use super::format::{MACHINE_DIGITS, round_sig};
 use super::{Exporter, ReportError, RunReport};
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
@@ -80,6 +81,13 @@ fn opt(v: Option<f64>) -> String {
     .unwrap_or_default()
 }
 
+/// A cost: [`MACHINE_DIGITS`] significant digits (six decimals would turn a trial's
+/// `$0.0000004` into 0), without the float noise of summed prices.
+fn cost(v: Option<f64>) -> String {
+    v.map(|x| round_sig(x, MACHINE_DIGITS).to_string())
+        .unwrap_or_default()
+}
+
 fn rate3(r: &Rate) -> [String; 3] {
     [opt(r.value), opt(r.low), opt(r.high)]
 }
@@ -116,7 +124,7 @@ fn metric_row(
     row.push(opt(m.ungrounded_rate.value));
     row.push(m.tokens.input.to_string());
     row.push(m.tokens.output.to_string());
-    row.push(opt(m.cost_usd));
+    row.push(cost(m.cost_usd));
     row.push(opt(m.latency.p50_ms));
     row.push(opt(m.latency.p95_ms));
     row.push(def_tokens.map(|t| t.to_string()).unwrap_or_default());
@@ -186,7 +194,7 @@ impl Exporter for CsvExporter {
                         .map(|u| u.output_tokens.to_string())
                         .unwrap_or_default(),
                     usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
-                    opt(t.cost_usd),
+                    cost(t.cost_usd),
                     t.response
                         .as_ref()
                         .map(|r| opt(Some(r.latency_ms)))

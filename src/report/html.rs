@@ -20,6 +20,7 @@
 //! row is opened. Conversations shared by several trials (the same case in every cell
 //! and repeat) are embedded once.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
@@ -29,7 +30,7 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
-use super::{Exporter, ReportError, RunMeta, RunReport};
+use super::{Exporter, ReportError, RunMeta, RunReport, format};
 use crate::provider::{Message, Response};
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
@@ -49,6 +50,11 @@ const MAX_EXAMPLES: usize = 200;
 const REASON_CHARS: usize = 160;
 /// Characters of raw arguments shown in an invalid-call example.
 const ARGS_CHARS: usize = 240;
+/// Characters of a cell's label in the cell chart (its tooltip has all of it).
+const CHART_LABEL_CHARS: usize = 40;
+/// Bytes of a response's text or of a call's raw arguments embedded in the page; the
+/// rest is left out with a note (trials.jsonl keeps every byte).
+const MAX_EMBEDDED_BYTES: usize = 64 * 1024;
 /// Label shown for "no tool call" in the confusion matrix.
 const NO_CALL: &str = "no call";
 
@@ -257,7 +263,7 @@ impl CellRow {
             tokens_in: m.tokens.input,
             tokens_out: m.tokens.output,
             estimated: m.tokens.estimated_trials,
-            cost: m.cost_usd.map_or("–".into(), |c| format!("${c:.4}")),
+            cost: format::usd_or(m.cost_usd, "–"),
             p50: m
                 .latency
                 .p50_ms
@@ -499,7 +505,9 @@ impl View {
                     (None, Some(hi)) => format!("≤ {hi}"),
                     (None, None) => String::new(),
                 },
-                value: t.value.map_or("undefined".into(), |v| format!("{v:.3}")),
+                value: t
+                    .value
+                    .map_or("undefined".into(), |v| format::metric_value(&t.metric, v)),
                 ok: t.ok,
             })
             .collect();
@@ -996,14 +1004,15 @@ struct TrialData<'a> {
     repeat: u32,
     conv: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    response: Option<&'a Response>,
+    response: Option<Cow<'a, Response>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    checks: Option<&'a TrialChecks>,
+    checks: Option<Cow<'a, TrialChecks>>,
     verdict: Verdict,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    reasons: &'a [Reason],
+    #[serde(skip_serializing_if = "no_reasons")]
+    reasons: Cow<'a, [Reason]>,
+    /// The trial's cost for people (see [`format::usd`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    cost_usd: Option<f64>,
+    cost: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -1011,6 +1020,85 @@ struct Data<'a> {
     cells: Vec<String>,
     convs: Vec<&'a [Message]>,
     trials: Vec<TrialData<'a>>,
+}
+
+fn no_reasons(r: &[Reason]) -> bool {
+    r.is_empty()
+}
+
+/// `s` when it fits [`MAX_EMBEDDED_BYTES`]; else its start and a note of the bytes left
+/// out.
+fn cut_long(s: &str) -> Option<String> {
+    let (head, more) = format::cut_bytes(s, MAX_EMBEDDED_BYTES);
+    (more > 0).then(|| format!("{head}\n… {more} more bytes, see trials.jsonl"))
+}
+
+fn too_long(s: &str) -> bool {
+    s.len() > MAX_EMBEDDED_BYTES
+}
+
+/// The response as embedded in the page: an answer or raw arguments above
+/// [`MAX_EMBEDDED_BYTES`] are cut with a note (a 5 MB answer would make the page
+/// unusable; the journal keeps it whole). Copied only when something is cut.
+fn embedded_response(r: &Response) -> Cow<'_, Response> {
+    let long_text = r.text.as_deref().is_some_and(too_long);
+    if !long_text && !r.tool_calls.iter().any(|c| too_long(&c.arguments)) {
+        return Cow::Borrowed(r);
+    }
+    let mut r = r.clone();
+    if let Some(t) = &mut r.text
+        && let Some(cut) = cut_long(t)
+    {
+        *t = cut;
+    }
+    for c in &mut r.tool_calls {
+        if let Some(cut) = cut_long(&c.arguments) {
+            c.arguments = cut;
+        }
+    }
+    Cow::Owned(r)
+}
+
+/// The checks as embedded: schema errors and ungrounded values quote the arguments, so
+/// they are cut like them.
+fn embedded_checks(c: &TrialChecks) -> Cow<'_, TrialChecks> {
+    let long = c.calls.iter().any(|x| {
+        x.schema_errors
+            .iter()
+            .chain(&x.ungrounded)
+            .any(|s| too_long(s))
+    });
+    if !long {
+        return Cow::Borrowed(c);
+    }
+    let mut c = c.clone();
+    for x in &mut c.calls {
+        for s in x.schema_errors.iter_mut().chain(x.ungrounded.iter_mut()) {
+            if let Some(cut) = cut_long(s) {
+                *s = cut;
+            }
+        }
+    }
+    Cow::Owned(c)
+}
+
+/// The reasons as embedded: a message may quote a whole argument.
+fn embedded_reasons(reasons: &[Reason]) -> Cow<'_, [Reason]> {
+    if !reasons.iter().any(|r| too_long(&r.message)) {
+        return Cow::Borrowed(reasons);
+    }
+    Cow::Owned(
+        reasons
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if let Some(cut) = cut_long(&r.message) {
+                    r.message = cut;
+                }
+                r
+            })
+            .collect(),
+    )
 }
 
 impl<'a> Data<'a> {
@@ -1035,11 +1123,11 @@ impl<'a> Data<'a> {
                     cell,
                     repeat: t.repeat,
                     conv,
-                    response: t.response.as_ref(),
-                    checks: t.checks.as_ref(),
+                    response: t.response.as_ref().map(embedded_response),
+                    checks: t.checks.as_ref().map(embedded_checks),
                     verdict: t.verdict,
-                    reasons: &t.reasons,
-                    cost_usd: t.cost_usd,
+                    reasons: embedded_reasons(&t.reasons),
+                    cost: t.cost_usd.map(format::usd),
                 }
             })
             .collect();
@@ -1058,6 +1146,10 @@ impl<'a> Data<'a> {
 /// interval as an error bar on a 0–100% axis.
 fn cell_chart(cells: &[CellRow], overall: &CellRow) -> String {
     let rows: Vec<&CellRow> = cells.iter().chain([overall]).collect();
+    let short: Vec<String> = chart_labels(cells)
+        .into_iter()
+        .chain([overall.label.clone()])
+        .collect();
     let label_w = 250.0;
     let panel_w = 140.0;
     let gap = 22.0;
@@ -1086,7 +1178,7 @@ fn cell_chart(cells: &[CellRow], overall: &CellRow) -> String {
             label_w - 8.0,
             y + row_h * 0.68,
             esc(&row.label),
-            esc(&truncate(&row.label, 40))
+            esc(&short[i])
         );
     }
     for (p, name) in CHART_METRICS.iter().enumerate() {
@@ -1146,6 +1238,36 @@ fn cell_chart(cells: &[CellRow], overall: &CellRow) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// The cell chart's row labels, at most [`CHART_LABEL_CHARS`] wide: `variant ×
+/// tool_choice` whole, after the target only when the cells have several, each part cut
+/// where needed so that rows which differ still read differently (the full label is the
+/// row's tooltip). Cutting labels at their end made every row of a long target read the
+/// same (`openai-compatible:fake-1@http://127.0.0.…`).
+fn chart_labels(cells: &[CellRow]) -> Vec<String> {
+    let rest: Vec<String> = cells
+        .iter()
+        .map(|c| format!("{} × {}", c.variant, c.tool_choice))
+        .collect();
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let targets: Vec<&str> = cells.iter().map(|c| c.target.as_str()).collect();
+    if targets.iter().all(|t| Some(t) == targets.first()) {
+        return format::cut_distinct(&rest, CHART_LABEL_CHARS);
+    }
+    let widest_rest = rest.iter().map(|r| format::width(r)).max().unwrap_or(0);
+    // The target gets what `variant × tool_choice` leaves, but never less than a third.
+    let target_room = CHART_LABEL_CHARS
+        .saturating_sub(widest_rest + 3)
+        .max(CHART_LABEL_CHARS / 3);
+    let targets = format::cut_distinct(&targets, target_room);
+    let widest_target = targets.iter().map(|t| format::width(t)).max().unwrap_or(0);
+    let rest = format::cut_distinct(&rest, CHART_LABEL_CHARS.saturating_sub(widest_target + 3));
+    targets
+        .iter()
+        .zip(rest)
+        .map(|(t, r)| format!("{t} × {r}"))
+        .collect()
 }
 
 /// A round axis step (1, 2 or 5 times a power of ten) of at least `raw`.
@@ -1533,6 +1655,183 @@ mod tests {
         let end = start + html[start..].find("</script>").expect("end of data block");
         let rest = format!("{}{}", &html[..start], &html[end..]);
         (&html[start..end], rest)
+    }
+
+    /// The visible text of each row label of the cell chart, in row order.
+    fn chart_row_labels(html: &str) -> Vec<String> {
+        html.split(r#"<text class="label""#)
+            .skip(1)
+            .map(|t| {
+                let after_title = &t[t.find("</title>").unwrap() + "</title>".len()..];
+                after_title[..after_title.find("</text>").unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chart_labels_keep_variant_and_tool_choice_and_what_tells_targets_apart() {
+        let long = |n: u32| format!("openai-compatible:fake-{n}@http://127.0.0.1:8080/v1");
+        let trials = vec![
+            trial(
+                "a",
+                CaseKind::ShouldCall,
+                &long(1),
+                "terse",
+                0,
+                None,
+                vec![],
+                Verdict::Fail,
+            ),
+            trial(
+                "a",
+                CaseKind::ShouldCall,
+                &long(1),
+                "verbose",
+                0,
+                None,
+                vec![],
+                Verdict::Fail,
+            ),
+            trial(
+                "a",
+                CaseKind::ShouldCall,
+                &long(2),
+                "terse",
+                0,
+                None,
+                vec![],
+                Verdict::Fail,
+            ),
+            trial(
+                "a",
+                CaseKind::ShouldCall,
+                &long(2),
+                "verbose",
+                0,
+                None,
+                vec![],
+                Verdict::Fail,
+            ),
+        ];
+        let report = report_of(trials, &[("terse", 10), ("verbose", 20)]);
+        let html = render_html(&report).unwrap();
+        let labels = chart_row_labels(&html);
+        assert_eq!(labels.len(), 5, "{labels:?}");
+        assert_eq!(labels[4], "overall");
+        for (label, (n, variant)) in
+            labels
+                .iter()
+                .zip([(1, "terse"), (1, "verbose"), (2, "terse"), (2, "verbose")])
+        {
+            assert!(
+                label.ends_with(&format!(" × {variant} × auto")),
+                "variant × tool_choice whole: {label}"
+            );
+            assert!(
+                label.contains(&format!("fake-{n}")),
+                "the differing part: {label}"
+            );
+            assert!(format::width(label) <= CHART_LABEL_CHARS, "{label}");
+            // The tooltip has the whole label.
+            assert!(html.contains(&format!("<title>{} × {variant} × auto</title>", long(n))));
+        }
+        // One target: its name is in the headline, the rows are variant × tool_choice.
+        let one = report_of(
+            vec![
+                trial(
+                    "a",
+                    CaseKind::ShouldCall,
+                    &long(1),
+                    "terse",
+                    0,
+                    None,
+                    vec![],
+                    Verdict::Pass,
+                ),
+                trial(
+                    "a",
+                    CaseKind::ShouldCall,
+                    &long(1),
+                    "verbose",
+                    0,
+                    None,
+                    vec![],
+                    Verdict::Pass,
+                ),
+            ],
+            &[("terse", 10), ("verbose", 20)],
+        );
+        assert_eq!(
+            chart_row_labels(&render_html(&one).unwrap()),
+            ["terse × auto", "verbose × auto", "overall"]
+        );
+    }
+
+    #[test]
+    fn huge_answers_and_arguments_are_cut_in_the_page_with_a_note() {
+        let text = "a".repeat(MAX_EMBEDDED_BYTES + 1000);
+        // A multi-byte character across the cut: the cut falls before it.
+        let args = format!(
+            "{{\"q\": \"{}北{}\"}}",
+            "b".repeat(MAX_EMBEDDED_BYTES - 8),
+            "c".repeat(5000)
+        );
+        let t = trial(
+            "huge",
+            CaseKind::ShouldCall,
+            "openai:gpt-4o-mini",
+            "v",
+            0,
+            Some(&text),
+            vec![("get_weather", args.as_str(), None, vec![])],
+            Verdict::Pass,
+        );
+        let report = report_of(vec![t], &[("v", 10)]);
+        let html = render_html(&report).unwrap();
+        let (data, _) = split_data(&html);
+        let data: serde_json::Value = serde_json::from_str(data).unwrap();
+        let response = &data["trials"][0]["response"];
+        let shown = response["text"].as_str().unwrap();
+        assert_eq!(
+            shown,
+            format!(
+                "{}\n… 1000 more bytes, see trials.jsonl",
+                "a".repeat(MAX_EMBEDDED_BYTES)
+            )
+        );
+        let shown = response["tool_calls"][0]["arguments"].as_str().unwrap();
+        // 7 bytes of `{"q": "` and the b's fill 65535 bytes; `北` (3 bytes) does not fit.
+        let kept = 7 + MAX_EMBEDDED_BYTES - 8;
+        assert_eq!(
+            shown,
+            format!(
+                "{}\n… {} more bytes, see trials.jsonl",
+                &args[..kept],
+                args.len() - kept
+            )
+        );
+        // The page stays near the limit, not the size of the answer.
+        assert!(
+            html.len() < 3 * MAX_EMBEDDED_BYTES + 200_000,
+            "{}",
+            html.len()
+        );
+        // Small responses are embedded whole.
+        let small = trial(
+            "s",
+            CaseKind::ShouldCall,
+            "t",
+            "v",
+            0,
+            Some("fine"),
+            vec![],
+            Verdict::Pass,
+        );
+        let html = render_html(&report_of(vec![small], &[("v", 10)])).unwrap();
+        let (data, _) = split_data(&html);
+        let data: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(data["trials"][0]["response"]["text"], "fine");
+        assert_eq!(data["trials"][0]["cost"], "$0.0002");
     }
 
     #[test]

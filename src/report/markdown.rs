@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::format::{self, cut_end};
 use super::{Exporter, ReportError, RunReport};
 use crate::score::stats::Rate;
 
@@ -12,6 +13,8 @@ pub struct MarkdownExporter;
 
 /// Failures listed before "and N more".
 const MAX_FAILURES: usize = 10;
+/// Characters of a failure's reason (cut ones end with `…`; trials.csv has all).
+const REASON_CHARS: usize = 200;
 
 fn pct(r: &Rate) -> String {
     match (r.value, r.low, r.high) {
@@ -72,7 +75,9 @@ impl Exporter for MarkdownExporter {
                     (None, Some(hi)) => format!("≤ {hi}"),
                     (None, None) => String::new(),
                 };
-                let value = t.value.map_or("undefined".into(), |v| format!("{v:.3}"));
+                let value = t
+                    .value
+                    .map_or("undefined".into(), |v| format::metric_value(&t.metric, v));
                 let _ = writeln!(
                     out,
                     "- `{}` {bound} in {}: {value}",
@@ -109,7 +114,7 @@ impl Exporter for MarkdownExporter {
                 plain_pct(cm.ungrounded_rate.value),
                 cm.tokens.input,
                 cm.tokens.output,
-                cm.cost_usd.map_or("–".into(), |c| format!("${c:.4}"))
+                format::usd_or(cm.cost_usd, "–")
             );
         }
         if !s.failures.is_empty() {
@@ -118,14 +123,19 @@ impl Exporter for MarkdownExporter {
                 "\n<details><summary>{} failing trials</summary>\n",
                 s.failures.len()
             );
+            let repeated = report.meta.matrix.repeats > 1;
             for f in s.failures.iter().take(MAX_FAILURES) {
-                let reason: String = f.reason.chars().take(200).collect();
+                let repeat = if repeated || f.repeat > 0 {
+                    format!(", repeat {}", f.repeat)
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "- `{}` ({}): {}",
+                    "- `{}` ({}{repeat}): {}",
                     f.case_id.replace('`', "'"),
                     cell_text(&f.cell),
-                    cell_text(&reason)
+                    cell_text(&cut_end(&f.reason, REASON_CHARS))
                 );
             }
             if s.failures.len() > MAX_FAILURES {

@@ -4,6 +4,9 @@
 //! during the run) and the exporters' files, written when the run ends.
 
 pub mod csv;
+#[cfg(test)]
+mod exporter_tests;
+pub mod format;
 pub mod html;
 pub mod json;
 pub mod junit;

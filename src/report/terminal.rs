@@ -1,14 +1,44 @@
 //! The terminal summary: one table row per cell (metrics as columns, 95% intervals on
 //! the headline rates), variant token sizes, failures in brief, and thresholds.
 //! Colour only when stdout is a terminal and `NO_COLOR` is unset.
+//!
+//! The table fits the terminal: columns are added in order of importance (the cell,
+//! n, errors, accuracy with its interval, precision, recall, invalid calls, tokens,
+//! cost, pass@k/pass^k, latency, then the rest) while they fit the width, and a cell's
+//! text is never wrapped, so no number is split across lines. Columns left out are
+//! named under the table; `--wide` shows them all, and the files have every metric.
+//! Long target, variant and tool_choice names are cut in the middle, keeping what
+//! differs between rows.
 
 use std::fmt::Write as _;
 
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
 
 use super::RunReport;
+use super::format::{self, cut_distinct, cut_end, width};
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
+
+/// Width assumed when stdout is not a terminal and `COLUMNS` is not set: wide enough
+/// for the main columns in a CI log, narrow enough for its viewer.
+pub const DEFAULT_WIDTH: u16 = 120;
+
+/// Characters of a failure's reason shown with `--wide` (the files have all of it).
+const WIDE_REASON_CHARS: usize = 160;
+
+/// Widest a label column (target, variant, tool_choice) grows before its names are cut
+/// (without `--wide`): a fifth of the width for targets, a sixth for the others, within
+/// these bounds.
+fn label_cap(column: usize, width: usize) -> usize {
+    if column == 0 {
+        (width / 5).clamp(12, 30)
+    } else {
+        (width / 6).clamp(8, 24)
+    }
+}
+
+/// Narrowest a label column is cut to when even the main columns do not fit.
+const LABEL_MIN: usize = 8;
 
 /// How the summary is printed.
 #[derive(Debug, Clone, Copy)]
@@ -17,8 +47,27 @@ pub struct TerminalOptions {
     pub color: bool,
     /// Failures listed before "and N more".
     pub max_failures: usize,
-    /// Table width when not a terminal.
+    /// Width in columns that the table and the lines fit (see [`detect_width`]).
     pub width: u16,
+    /// Show every column and whole failure reasons, whatever the width.
+    pub wide: bool,
+}
+
+/// The width to fit: `COLUMNS` when set to a positive number, else the terminal's
+/// width when stdout is a terminal, else [`DEFAULT_WIDTH`].
+pub fn detect_width() -> u16 {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u16>().ok())
+        .filter(|w| *w > 0)
+    {
+        return w;
+    }
+    // comfy-table asks the terminal when stdout is one.
+    Table::new()
+        .width()
+        .filter(|w| *w > 0)
+        .unwrap_or(DEFAULT_WIDTH)
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -38,23 +87,82 @@ fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"))
 }
 
-fn cost(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| format!("${x:.4}"))
+/// One column: its header (lines split by `\n`), one text per row, and its rank (lower
+/// is more important; label columns are always shown).
+struct Column {
+    header: &'static str,
+    rank: u8,
+    right: bool,
+    cells: Vec<String>,
+    /// A longer form of the cells (precision with its interval, invalid calls by
+    /// reason), shown with `--wide` or when the width allows once every column is in.
+    full: Option<Vec<String>>,
+    colors: Vec<Option<Color>>,
 }
 
-fn row(label: Vec<String>, m: &Metrics, color: bool) -> Vec<Cell> {
-    let mut cells: Vec<Cell> = label.into_iter().map(Cell::new).collect();
-    let mut acc = Cell::new(pct_ci(&m.accuracy));
-    if color && let Some(v) = m.accuracy.value {
-        acc = acc.fg(if v >= 0.9 {
+impl Column {
+    fn new(header: &'static str, rank: u8) -> Column {
+        Column {
+            header,
+            rank,
+            right: false,
+            cells: Vec::new(),
+            full: None,
+            colors: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, text: String, color: Option<Color>) {
+        self.cells.push(text);
+        self.colors.push(color);
+    }
+
+    /// Add the row's cell in its short form and its full form.
+    fn push_both(&mut self, short: String, full: String) {
+        self.cells.push(short);
+        self.colors.push(None);
+        self.full.get_or_insert_with(Vec::new).push(full);
+    }
+
+    /// Show the full form.
+    fn widen(&mut self) {
+        if let Some(full) = self.full.take() {
+            self.cells = full;
+        }
+    }
+
+    /// Columns the widest line of the header or a cell takes.
+    fn width(&self) -> usize {
+        self.header
+            .lines()
+            .chain(self.cells.iter().flat_map(|c| c.lines()))
+            .map(width)
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+}
+
+/// Width of a table of columns of these content widths (UTF8_FULL_CONDENSED: one
+/// border column, then each column's content, two padding columns and its right border).
+fn table_width(widths: impl IntoIterator<Item = usize>) -> usize {
+    1 + widths.into_iter().map(|w| w + 3).sum::<usize>()
+}
+
+fn accuracy_color(m: &Metrics) -> Option<Color> {
+    m.accuracy.value.map(|v| {
+        if v >= 0.9 {
             Color::Green
         } else if v >= 0.7 {
             Color::Yellow
         } else {
             Color::Red
-        });
-    }
-    // Only the reasons that occurred, e.g. "7% (schema 1)".
+        }
+    })
+}
+
+/// Invalid calls with only the reasons that occurred, e.g. "7% (schema 1)".
+fn invalid(m: &Metrics) -> String {
     let b = &m.invalid_by_reason;
     let parts: Vec<String> = [
         ("json", b.invalid_json),
@@ -65,178 +173,393 @@ fn row(label: Vec<String>, m: &Metrics, color: bool) -> Vec<Cell> {
     .filter(|(_, n)| *n > 0)
     .map(|(k, n)| format!("{k} {n}"))
     .collect();
-    let invalid = if parts.is_empty() {
+    if parts.is_empty() {
         pct(m.invalid_call_rate.value)
     } else {
         format!("{} ({})", pct(m.invalid_call_rate.value), parts.join(", "))
-    };
-    let tokens = format!(
-        "{}/{}{}",
-        m.tokens.input,
-        m.tokens.output,
-        if m.tokens.estimated_trials > 0 {
-            " est"
-        } else {
-            ""
+    }
+}
+
+/// The metric columns in display order, one cell per row of `rows`.
+fn metric_columns(rows: &[&Metrics], repeats: bool, errors: bool, color: bool) -> Vec<Column> {
+    let mut n = Column::new("n", 1);
+    n.right = true;
+    let mut err = Column::new("errors", 3);
+    err.right = true;
+    let mut acc = Column::new("accuracy\n[95% CI]", 2);
+    let mut precision = Column::new("precision", 4);
+    let mut recall = Column::new("recall", 5);
+    let mut f1 = Column::new("F1", 12);
+    let mut sel = Column::new("tool\nsel", 13);
+    let mut params = Column::new("params", 14);
+    let mut args = Column::new("args", 11);
+    let mut inv = Column::new("invalid", 6);
+    let mut ungrounded = Column::new("ungrounded", 15);
+    let mut tokens = Column::new("tokens\nin/out", 7);
+    let mut cost = Column::new("cost", 8);
+    let mut latency = Column::new("p50/p95\nms", 10);
+    let mut consistency = Column::new("pass@k\npass^k", 9);
+    for m in rows {
+        n.push(m.scored.to_string(), None);
+        err.push(
+            m.errors.to_string(),
+            (color && m.errors > 0).then_some(Color::Red),
+        );
+        acc.push(pct_ci(&m.accuracy), accuracy_color(m).filter(|_| color));
+        precision.push_both(pct(m.trigger.precision.value), pct_ci(&m.trigger.precision));
+        recall.push_both(pct(m.trigger.recall.value), pct_ci(&m.trigger.recall));
+        f1.push(m.trigger.f1.map_or("-".into(), |f| format!("{f:.2}")), None);
+        sel.push(pct(m.tool_selection_accuracy.value), None);
+        params.push(pct(m.param_completeness.value), None);
+        args.push(pct(m.arg_match_rate.value), None);
+        inv.push_both(pct(m.invalid_call_rate.value), invalid(m));
+        ungrounded.push(pct(m.ungrounded_rate.value), None);
+        tokens.push(
+            format!(
+                "{}/{}{}",
+                m.tokens.input,
+                m.tokens.output,
+                if m.tokens.estimated_trials > 0 {
+                    " est"
+                } else {
+                    ""
+                }
+            ),
+            None,
+        );
+        cost.push(format::usd_or(m.cost_usd, "-"), None);
+        latency.push(
+            format!("{}/{}", ms(m.latency.p50_ms), ms(m.latency.p95_ms)),
+            None,
+        );
+        consistency.push(
+            m.consistency.as_ref().map_or("-".into(), |c| {
+                format!("{:.0}%/{:.0}%", c.pass_at_k * 100.0, c.pass_hat_k * 100.0)
+            }),
+            None,
+        );
+    }
+    let mut cols = vec![n];
+    if errors {
+        cols.push(err);
+    }
+    cols.extend([
+        acc, precision, recall, f1, sel, params, args, inv, ungrounded, tokens, cost, latency,
+    ]);
+    if repeats {
+        cols.push(consistency);
+    }
+    cols
+}
+
+/// Rank of the last column that label columns are cut further to make room for.
+const LAST_WORTH_CUTTING: u8 = 8;
+
+/// The narrowest a label column may be cut to: [`LABEL_MIN`] (which `overall` fits) or
+/// its header.
+fn label_floor(col: &Column) -> usize {
+    col.header
+        .lines()
+        .map(width)
+        .max()
+        .unwrap_or(0)
+        .max(LABEL_MIN)
+}
+
+/// Columns the label columns could give up.
+fn freeable(labels: &[(usize, Column)]) -> usize {
+    labels
+        .iter()
+        .map(|(_, c)| c.width().saturating_sub(label_floor(c)))
+        .sum()
+}
+
+/// Cut label columns, the widest first, until `need` columns are freed or none can be
+/// cut further. `full` holds every label column's uncut names.
+fn shrink_labels(
+    labels: &mut [(usize, Column)],
+    full: &[Vec<&str>; 3],
+    with_overall: bool,
+    need: usize,
+) {
+    let start: usize = labels.iter().map(|(_, c)| c.width()).sum();
+    while start.saturating_sub(labels.iter().map(|(_, c)| c.width()).sum::<usize>()) < need {
+        let Some((i, col)) = labels
+            .iter_mut()
+            .filter(|(_, c)| c.width() > label_floor(c))
+            .max_by_key(|(_, c)| c.width())
+        else {
+            return;
+        };
+        let before = col.width();
+        let overall = col.cells.last().cloned().filter(|_| with_overall);
+        cut_label(col, &full[*i], before - 1, with_overall);
+        if let (Some(o), Some(l)) = (overall, col.cells.last_mut()) {
+            *l = o;
         }
-    );
-    let mut rest = vec![
-        Cell::new(m.scored).set_alignment(CellAlignment::Right),
-        acc,
-        Cell::new(pct_ci(&m.trigger.precision)),
-        Cell::new(pct_ci(&m.trigger.recall)),
-        Cell::new(m.trigger.f1.map_or("-".into(), |f| format!("{f:.2}"))),
-        Cell::new(pct(m.tool_selection_accuracy.value)),
-        Cell::new(pct(m.param_completeness.value)),
-        Cell::new(pct(m.arg_match_rate.value)),
-        Cell::new(invalid),
-        Cell::new(pct(m.ungrounded_rate.value)),
-        Cell::new(tokens),
-        Cell::new(cost(m.cost_usd)),
-        Cell::new(format!("{}/{}", ms(m.latency.p50_ms), ms(m.latency.p95_ms))),
+        if col.width() >= before {
+            return;
+        }
+    }
+}
+
+/// Width of the metric columns before `upto` in `order` that are shown.
+fn shown_width(metrics: &[Column], shown: &[bool], order: &[usize], upto: usize) -> usize {
+    order
+        .iter()
+        .take_while(|&&i| i != upto)
+        .filter(|&&i| metrics[i].rank > 2 && shown[i])
+        .map(|&i| metrics[i].width() + 3)
+        .sum()
+}
+
+/// Cut the label column `col` (whose cells are `full`, then "overall" when `overall`)
+/// to `max` columns.
+fn cut_label(col: &mut Column, full: &[&str], max: usize, overall: bool) {
+    col.cells = cut_distinct(full, max);
+    if overall {
+        col.cells.push(String::new());
+    }
+}
+
+/// The summary table, fitted to `opts`; and the headers of the columns left out.
+fn table(report: &RunReport, opts: TerminalOptions) -> (Table, Vec<&'static str>) {
+    let s = &report.summary;
+    let max = usize::from(opts.width);
+    let repeats = s.cells.iter().any(|c| c.metrics.consistency.is_some());
+    // One target: its name is in the heading above, so the table drops the column.
+    let one_target = s
+        .cells
+        .iter()
+        .all(|c| Some(&c.target) == s.cells.first().map(|f| &f.target));
+    let with_overall = s.cells.len() > 1;
+
+    // Label columns, kept whole with `--wide`.
+    let full: [Vec<&str>; 3] = [
+        s.cells.iter().map(|c| c.target.as_str()).collect(),
+        s.cells.iter().map(|c| c.variant.as_str()).collect(),
+        s.cells.iter().map(|c| c.tool_choice.as_str()).collect(),
     ];
-    if let Some(c) = &m.consistency {
-        rest.push(Cell::new(format!(
-            "{:.0}%/{:.0}%",
-            c.pass_at_k * 100.0,
-            c.pass_hat_k * 100.0
-        )));
+    let mut labels: Vec<(usize, Column)> = ["target", "variant", "tool\nchoice"]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !(one_target && *i == 0))
+        .map(|(i, h)| {
+            let mut c = Column::new(h, 0);
+            let cap = if opts.wide {
+                usize::MAX
+            } else {
+                label_cap(i, max)
+            };
+            cut_label(&mut c, &full[i], cap, with_overall);
+            c.colors = vec![None; c.cells.len()];
+            (i, c)
+        })
+        .collect();
+    if with_overall && let Some(l) = labels[0].1.cells.last_mut() {
+        *l = "overall".into();
     }
-    if m.errors > 0 {
-        let mut e = Cell::new(format!("{} errors", m.errors));
-        if color {
-            e = e.fg(Color::Red);
+
+    let mut rows: Vec<&Metrics> = s.cells.iter().map(|c| &c.metrics).collect();
+    if with_overall {
+        rows.push(&s.overall);
+    }
+    let mut metrics = metric_columns(&rows, repeats, s.overall.errors > 0, opts.color);
+
+    let mut shown: Vec<bool> = vec![true; metrics.len()];
+    if opts.wide {
+        metrics.iter_mut().for_each(Column::widen);
+    } else {
+        // The columns that are always shown: labels, n and accuracy.
+        let core = |labels: &[(usize, Column)]| {
+            table_width(
+                labels
+                    .iter()
+                    .map(|(_, c)| c.width())
+                    .chain(metrics.iter().filter(|c| c.rank <= 2).map(Column::width)),
+            )
+        };
+        // Too narrow even for those: cut the label columns.
+        let over = core(&labels).saturating_sub(max);
+        shrink_labels(&mut labels, &full, with_overall, over);
+        let mut used = core(&labels);
+        let mut order: Vec<usize> = (0..metrics.len()).collect();
+        order.sort_by_key(|&i| metrics[i].rank);
+        let mut full_so_far = true;
+        for &i in order.iter().filter(|&&i| metrics[i].rank > 2) {
+            let w = metrics[i].width() + 3;
+            // Columns are added in rank order and stop at the first that does not fit, so
+            // a less important narrow column never shows while a more important one hides.
+            // Up to the cost, a column is worth cutting long names for.
+            if full_so_far
+                && used + w > max
+                && metrics[i].rank <= LAST_WORTH_CUTTING
+                && freeable(&labels) >= used + w - max
+            {
+                shrink_labels(&mut labels, &full, with_overall, used + w - max);
+                used = core(&labels) + shown_width(&metrics, &shown, &order, i);
+            }
+            if full_so_far && used + w <= max {
+                used += w;
+            } else {
+                full_so_far = false;
+                shown[i] = false;
+            }
         }
-        rest.push(e);
+        // Every column in and room left: the full forms, most important first.
+        for &i in order.iter().filter(|_| full_so_far) {
+            let c = &mut metrics[i];
+            let Some(full) = &c.full else { continue };
+            let wider = full
+                .iter()
+                .flat_map(|x| x.lines())
+                .map(width)
+                .chain(c.header.lines().map(width))
+                .max()
+                .unwrap_or(0);
+            if shown[i] && used - c.width() + wider <= max {
+                used = used - c.width() + wider;
+                c.widen();
+            }
+        }
     }
-    cells.extend(rest);
-    cells
+
+    let columns: Vec<&Column> = labels
+        .iter()
+        .map(|(_, c)| c)
+        .chain(
+            metrics
+                .iter()
+                .zip(&shown)
+                .filter(|(_, s)| **s)
+                .map(|(c, _)| c),
+        )
+        .collect();
+    let hidden: Vec<&'static str> = metrics
+        .iter()
+        .zip(&shown)
+        .filter(|(_, s)| !**s)
+        .map(|(c, _)| c.header)
+        .collect();
+
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED);
+    // Widths are chosen above; comfy-table must not wrap a cell (a number split across
+    // lines is unreadable).
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t.force_no_tty();
+    if opts.color {
+        t.enforce_styling();
+    }
+    t.set_header(columns.iter().map(|c| Cell::new(c.header)));
+    for r in 0..rows.len() {
+        t.add_row(columns.iter().map(|c| {
+            let mut cell = Cell::new(&c.cells[r]);
+            if c.right {
+                cell = cell.set_alignment(CellAlignment::Right);
+            }
+            if let Some(color) = c.colors[r] {
+                cell = cell.fg(color);
+            }
+            cell
+        }));
+    }
+    (t, hidden)
 }
 
 /// Render the full summary.
 pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
     let s = &report.summary;
     let m = &s.overall;
+    let max = if opts.wide {
+        usize::MAX
+    } else {
+        usize::from(opts.width)
+    };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}: {} trials, {} passed, {} failed, {} errors",
-        s.suite,
-        m.trials,
-        m.passed,
-        m.scored - m.passed,
-        m.errors
+    let line = |out: &mut String, text: &str| {
+        let _ = writeln!(out, "{}", cut_end(text, max));
+    };
+    line(
+        &mut out,
+        &format!(
+            "{}: {} trials, {} passed, {} failed, {} errors",
+            s.suite,
+            m.trials,
+            m.passed,
+            m.scored - m.passed,
+            m.errors
+        ),
     );
     for (target, source) in &report.meta.sources {
-        let _ = writeln!(out, "  {target}: {source}");
+        line(&mut out, &format!("  {target}: {source}"));
     }
     if let Some(why) = &s.stopped {
-        let _ = writeln!(out, "  stopped early: {why}");
+        for l in format::wrap(&format!("  stopped early: {why}"), max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
     }
     if let Some(part) = &s.selection {
-        let _ = writeln!(out, "  partial run: {part}");
+        line(&mut out, &format!("  partial run: {part}"));
     }
-    let mut table = Table::new();
-    table.load_style(presets::UTF8_FULL_CONDENSED);
-    table.set_content_arrangement(ContentArrangement::Dynamic);
-    if !opts.color {
-        table.force_no_tty();
-        table.set_width(opts.width);
-    }
-    let repeats = s.cells.iter().any(|c| c.metrics.consistency.is_some());
-    let any_errors = m.errors > 0;
-    // One target: its name is in the heading above, so the table drops the column.
-    let one_target = s
-        .cells
-        .iter()
-        .all(|c| Some(&c.target) == s.cells.first().map(|f| &f.target));
-    let mut header = vec![
-        "target",
-        "variant",
-        "tool_choice",
-        "n",
-        "accuracy [95% CI]",
-        "precision",
-        "recall",
-        "F1",
-        "tool sel",
-        "params",
-        "args",
-        "invalid",
-        "ungrounded",
-        "tokens in/out",
-        "cost",
-        "p50/p95 ms",
-    ];
-    if repeats {
-        header.push("pass@k/pass^k");
-    }
-    if any_errors {
-        header.push("errors");
-    }
-    if one_target {
-        header.remove(0);
-    }
-    table.set_header(header);
-    let label = |target: &str, variant: &str, mode: &str| {
-        let mut l = vec![target.to_string(), variant.to_string(), mode.to_string()];
-        if one_target {
-            l.remove(0);
-        }
-        l
-    };
-    for c in &s.cells {
-        let mut r = row(
-            label(&c.target, &c.variant, &c.tool_choice),
-            &c.metrics,
-            opts.color,
-        );
-        if any_errors && c.metrics.errors == 0 {
-            r.push(Cell::new(""));
-        }
-        table.add_row(r);
-    }
-    if s.cells.len() > 1 {
-        let mut l = label("overall", "", "");
-        if one_target {
-            l[0] = "overall".into();
-        }
-        let mut r = row(l, m, opts.color);
-        if any_errors && m.errors == 0 {
-            r.push(Cell::new(""));
-        }
-        table.add_row(r);
-    }
+    let (table, hidden) = table(report, opts);
     let _ = writeln!(out, "{table}");
+    if !hidden.is_empty() {
+        let names: Vec<String> = hidden.iter().map(|h| h.replace('\n', " ")).collect();
+        let note = format!(
+            "left out to fit {} columns: {} (--wide shows them; summary.csv has every metric)",
+            opts.width,
+            names.join(", ")
+        );
+        for l in format::wrap(&note, max, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     if !s.variants.is_empty() {
         let sizes: Vec<String> = s
             .variants
             .iter()
             .map(|v| format!("{} {} tokens", v.variant, v.tool_definition_tokens))
             .collect();
-        let _ = writeln!(
-            out,
+        let text = format!(
             "tool definitions ({}): {}",
             crate::score::tokens::TOKENIZER,
             sizes.join(", ")
         );
+        for l in format::wrap(&text, max, 2) {
+            let _ = writeln!(out, "{l}");
+        }
     }
     if !s.failures.is_empty() {
         let _ = writeln!(out, "\nfailures ({}):", s.failures.len());
+        let repeated = report.meta.matrix.repeats > 1;
+        let first_target = s.cells.first().map(|c| format!("{} × ", c.target));
+        let one_target = s
+            .cells
+            .iter()
+            .all(|c| Some(format!("{} × ", c.target)) == first_target);
         for f in s.failures.iter().take(opts.max_failures) {
-            let reason: String = f.reason.chars().take(160).collect();
-            let _ = writeln!(
-                out,
-                "  {} [{}{}] {}",
-                f.case_id,
-                f.cell,
-                if f.repeat > 0 {
-                    format!(" #{}", f.repeat)
-                } else {
-                    String::new()
-                },
-                reason
-            );
+            // With one target the heading names it; the cell is variant × tool_choice.
+            let cell = match (&first_target, one_target) {
+                (Some(p), true) => f.cell.strip_prefix(p.as_str()).unwrap_or(&f.cell),
+                _ => &f.cell,
+            };
+            let repeat = if repeated || f.repeat > 0 {
+                format!(" #{}", f.repeat)
+            } else {
+                String::new()
+            };
+            let reason = f.reason.replace(['\n', '\r'], " ");
+            let text = if opts.wide {
+                format!(
+                    "  {} [{cell}{repeat}] {}",
+                    f.case_id,
+                    cut_end(&reason, WIDE_REASON_CHARS)
+                )
+            } else {
+                format!("  {} [{cell}{repeat}] {reason}", f.case_id)
+            };
+            line(&mut out, &text);
         }
         if s.failures.len() > opts.max_failures {
             let _ = writeln!(
@@ -262,14 +585,25 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
                 (None, Some(hi)) => format!("<= {hi}"),
                 (None, None) => String::new(),
             };
-            let value = t.value.map_or("undefined".into(), |v| format!("{v:.3}"));
-            let mark = match (t.ok, opts.color) {
-                (true, true) => "\x1b[32mok\x1b[0m",
-                (true, false) => "ok",
-                (false, true) => "\x1b[31mFAIL\x1b[0m",
-                (false, false) => "FAIL",
+            let value = t
+                .value
+                .map_or("undefined".into(), |v| format::metric_value(&t.metric, v));
+            let (plain, mark) = match (t.ok, opts.color) {
+                (true, true) => ("ok", "\x1b[32mok\x1b[0m"),
+                (true, false) => ("ok", "ok"),
+                (false, true) => ("FAIL", "\x1b[31mFAIL\x1b[0m"),
+                (false, false) => ("FAIL", "FAIL"),
             };
-            let _ = writeln!(out, "  {mark}  {} {bound} ({}): {value}", t.metric, t.scope);
+            let text = format!("  {plain}  {} {bound} ({}): {value}", t.metric, t.scope);
+            for (i, l) in format::wrap(&text, max, 6).into_iter().enumerate() {
+                // The mark is coloured after wrapping, so widths count only visible text.
+                let l = if i == 0 {
+                    l.replacen(plain, mark, 1)
+                } else {
+                    l
+                };
+                let _ = writeln!(out, "{l}");
+            }
         }
     }
     out
