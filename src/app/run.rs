@@ -436,6 +436,9 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     let contents = read_resumable_journal(&journal_path)?;
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    // The paths as first given stay; `settings.paths` now locates the files found.
+    prepared.meta.suite.path = old.suite.path.clone();
+    prepared.meta.settings.cassette = old.settings.cassette.clone();
     check_in_plan(&contents.trials, &prepared, &journal_path)?;
 
     // Keep every scored trial; errored ones run again. The journal is rewritten with
