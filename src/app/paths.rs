@@ -116,7 +116,11 @@ pub(crate) fn find_suite(meta: &RunMeta, run_dir: &Path) -> SuiteLookup {
     );
     let mut changed = None;
     for p in &tried {
-        let Ok(bytes) = std::fs::read(p) else {
+        // Only regular files of a suite's size are read: run.json is input too, and a
+        // path to a device or a huge file must not hang or exhaust memory.
+        let readable = std::fs::metadata(p)
+            .is_ok_and(|m| m.is_file() && m.len() <= crate::suite::load::MAX_SUITE_BYTES);
+        let Some(bytes) = readable.then(|| std::fs::read(p).ok()).flatten() else {
             continue;
         };
         if hex(&Sha256::digest(&bytes)) == meta.suite.hash {

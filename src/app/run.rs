@@ -477,6 +477,9 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     let contents = read_resumable_journal(&journal_path)?;
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    // The paths as first given stay; `settings.paths` now locates the files found.
+    prepared.meta.suite.path = old.suite.path.clone();
+    prepared.meta.settings.cassette = old.settings.cassette.clone();
     prepared.meta.merged_from = old.merged_from.clone();
     select(&mut prepared, selection, mask)?;
     check_in_plan(&contents.trials, &prepared, &journal_path)?;

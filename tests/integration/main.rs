@@ -8,6 +8,7 @@ mod bad_input;
 mod bfcl;
 mod browser;
 mod cassettes;
+mod ci_recipe;
 mod compare;
 mod hostile;
 mod live;

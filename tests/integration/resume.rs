@@ -232,8 +232,13 @@ fn report_and_resume_find_the_suite_from_another_directory_and_a_moved_checkout(
     let after = journal_by_id(&t, "moved/runs/a");
     assert_eq!(after.len(), TRIALS);
     assert_eq!(unique_ids(&after), TRIALS);
-    // run.json now records the new locations.
+    // run.json keeps the path as first given and records the new locations.
     let meta = t.run_dir("moved/runs/a").json("run.json");
+    assert_eq!(meta["suite"]["path"], "suites/weather.yaml");
+    assert_eq!(
+        meta["settings"]["paths"]["suite"]["from_run_dir"],
+        "../../suites/weather.yaml"
+    );
     let abs = t
         .path()
         .join("moved/suites/weather.yaml")
