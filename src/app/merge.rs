@@ -145,6 +145,12 @@ fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
             Some("merge takes run directories written by `toolgauge run --shard K/N`"),
         ));
     };
+    shards.check().map_err(|e| {
+        AppError::bad(
+            format!("`{}` records {e}", meta_path.display()),
+            Some("the run directory was edited; run the shard again with --shard K/N"),
+        )
+    })?;
     let journal_path = dir.join("trials.jsonl");
     let trials = journal::read(&journal_path).map_err(|e| {
         AppError::bad(
