@@ -442,14 +442,18 @@ fn tag_hint(suite: &Suite, tag: &str) -> String {
 /// at most a third of the longer word's characters differ (at least one may).
 fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let w = word.to_lowercase();
+    let w_len = w.chars().count();
     candidates
         .filter_map(|c| {
+            let c_len = c.chars().count();
+            let limit = (w_len.max(c_len) / 3).max(1);
+            // The distance is at least the difference in length: skip the quadratic
+            // comparison when that alone is too far (a pasted blob against short ids).
+            if w_len.abs_diff(c_len) > limit || c == word {
+                return None;
+            }
             let d = strsim::levenshtein(&w, &c.to_lowercase());
-            let longest = w.chars().count().max(c.chars().count());
-            (d > 0 || c != word)
-                .then_some(())
-                .filter(|()| d <= (longest / 3).max(1))
-                .map(|()| (d, c))
+            (d <= limit).then_some((d, c))
         })
         .min()
         .map(|(_, c)| c)
@@ -560,6 +564,13 @@ cases:
         assert_eq!(
             e.to_string(),
             "no case of suite `pick` matches both --case tokyo-* --tag zh"
+        );
+        // A huge value gets the list, not a suggestion (and no quadratic comparison).
+        let e = pick(&["x".repeat(100_000).as_str()], &[]).unwrap_err();
+        assert!(
+            e.hint().starts_with("the suite's case ids are: "),
+            "{}",
+            e.hint()
         );
         let e = pick(&["beijing-[t"], &[]).unwrap_err();
         assert!(matches!(e, SelectError::BadPattern { .. }), "{e:?}");
