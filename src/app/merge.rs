@@ -145,6 +145,12 @@ fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
             Some("merge takes run directories written by `toolgauge run --shard K/N`"),
         ));
     };
+    shards.check().map_err(|e| {
+        AppError::bad(
+            format!("`{}` records {e}", meta_path.display()),
+            Some("the run directory was edited; run the shard again with --shard K/N"),
+        )
+    })?;
     let journal_path = dir.join("trials.jsonl");
     // The reader `report`, `compare` and `--resume` share: the same warnings, the same
     // counts.
@@ -552,6 +558,6 @@ fn write(
     };
     report::write_files(dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
-    print_summary(&report, dir, &args.format, args.quiet, args.no_color);
+    print_summary(&report, dir, &args.format, args.quiet, args.no_color, false);
     Ok(exit_code(&report, stopped.as_deref(), args.max_error_rate))
 }

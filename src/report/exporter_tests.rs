@@ -137,6 +137,8 @@ fn report() -> RunReport {
         status: "complete".into(),
         stop_reason: None,
         settings: RunSettings::default(),
+        selection: None,
+        merged_from: Vec::new(),
     };
     RunReport {
         meta,

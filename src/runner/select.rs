@@ -92,6 +92,25 @@ impl ShardSet {
         self.indices.len() == self.count as usize
     }
 
+    /// Why the set cannot be a run's (a `run.json` edited by hand), if it cannot: N in
+    /// 1..=[`MAX_SHARDS`], indices ascending, without repeats, each in 1..=N.
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.count;
+        if n == 0 || n > MAX_SHARDS {
+            return Err(format!("a shard count of {n} (1 to {MAX_SHARDS})"));
+        }
+        if self.indices.is_empty()
+            || !self.indices.windows(2).all(|w| w[0] < w[1])
+            || self.indices.iter().any(|k| *k == 0 || *k > n)
+        {
+            return Err(format!(
+                "shards {:?} of {n} (each from 1 to {n}, ascending, once)",
+                self.indices
+            ));
+        }
+        Ok(())
+    }
+
     /// The shards not in the set, ascending.
     pub fn missing(&self) -> Vec<u32> {
         (1..=self.count).filter(|k| !self.contains(*k)).collect()
@@ -157,6 +176,9 @@ impl Selection {
         tags: &[String],
         shards: Option<ShardSet>,
     ) -> Result<(Selection, Option<Vec<bool>>), SelectError> {
+        if let Some(s) = &shards {
+            s.check().map_err(SelectError::BadShards)?;
+        }
         let mask = case_mask(suite, patterns, tags)?;
         let total = suite.cases.len();
         let selected = mask
@@ -193,7 +215,10 @@ impl Selection {
     /// (`None` for a run of every trial).
     pub fn describe(&self) -> Option<String> {
         let mut parts = Vec::new();
-        if !(self.cases.is_empty() && self.tags.is_empty()) {
+        // Patterns that happen to select every case make no partial run.
+        if !(self.cases.is_empty() && self.tags.is_empty())
+            && self.cases_selected < self.cases_total
+        {
             parts.push(format!(
                 "{} of {} cases: {}",
                 self.cases_selected,
@@ -255,6 +280,9 @@ pub enum SelectError {
         /// A near tag, or the tags there are.
         hint: String,
     },
+    /// A shard set that no run makes (a `run.json` edited by hand).
+    #[error("run.json records {0}")]
+    BadShards(String),
     /// `--case` and `--tag` each match cases, but never the same ones.
     #[error("no case of suite `{suite}` matches both {flags}")]
     Disjoint {
@@ -275,6 +303,9 @@ impl SelectError {
                     .into()
             }
             SelectError::NoCase { hint, .. } | SelectError::NoTag { hint, .. } => hint.clone(),
+            SelectError::BadShards(_) => {
+                "the run directory was edited; run the shard again with --shard K/N".into()
+            }
             SelectError::Disjoint { .. } => {
                 "--case and --tag combine as an intersection: a case runs when it matches a \
                  --case pattern and also has one of the --tag names"
@@ -411,14 +442,18 @@ fn tag_hint(suite: &Suite, tag: &str) -> String {
 /// at most a third of the longer word's characters differ (at least one may).
 fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let w = word.to_lowercase();
+    let w_len = w.chars().count();
     candidates
         .filter_map(|c| {
+            let c_len = c.chars().count();
+            let limit = (w_len.max(c_len) / 3).max(1);
+            // The distance is at least the difference in length: skip the quadratic
+            // comparison when that alone is too far (a pasted blob against short ids).
+            if w_len.abs_diff(c_len) > limit || c == word {
+                return None;
+            }
             let d = strsim::levenshtein(&w, &c.to_lowercase());
-            let longest = w.chars().count().max(c.chars().count());
-            (d > 0 || c != word)
-                .then_some(())
-                .filter(|()| d <= (longest / 3).max(1))
-                .map(|()| (d, c))
+            (d <= limit).then_some((d, c))
         })
         .min()
         .map(|(_, c)| c)
@@ -530,6 +565,13 @@ cases:
             e.to_string(),
             "no case of suite `pick` matches both --case tokyo-* --tag zh"
         );
+        // A huge value gets the list, not a suggestion (and no quadratic comparison).
+        let e = pick(&["x".repeat(100_000).as_str()], &[]).unwrap_err();
+        assert!(
+            e.hint().starts_with("the suite's case ids are: "),
+            "{}",
+            e.hint()
+        );
         let e = pick(&["beijing-[t"], &[]).unwrap_err();
         assert!(matches!(e, SelectError::BadPattern { .. }), "{e:?}");
         assert!(
@@ -562,6 +604,24 @@ cases:
         };
         assert_eq!(merged.to_string(), "shards 1, 3 of 4");
         assert_eq!(merged.missing(), vec![2, 4]);
+        assert_eq!(merged.check(), Ok(()));
+        for (count, indices) in [
+            (0, vec![1]),
+            (3, vec![]),
+            (3, vec![2, 1]),
+            (3, vec![1, 1]),
+            (3, vec![4]),
+            (3, vec![0]),
+        ] {
+            let bad = ShardSet { count, indices };
+            assert!(bad.check().is_err(), "{bad:?}");
+            let e = Selection::new(&suite(), &[], &[], Some(bad)).unwrap_err();
+            assert!(matches!(e, SelectError::BadShards(_)), "{e:?}");
+        }
+        // Patterns selecting every case describe no partial run.
+        let (every, mask) = Selection::new(&suite(), &["*".into()], &[], None).unwrap();
+        assert_eq!(mask, Some(vec![true; 4]));
+        assert_eq!(every.describe(), None);
     }
 
     #[test]

@@ -356,3 +356,104 @@ fn the_merged_run_gates_the_thresholds_its_shards_did_not() {
         Some("threshold failed: invalid_call_rate (overall)")
     );
 }
+
+/// The GitHub Actions example of docs/ci.md's sharding section, its `toolgauge` steps run
+/// as written (replayed: `--live` dropped, no key): each shard job in its own checkout,
+/// its `shard/` directory moved where `download-artifact` puts it, then the merge step.
+#[test]
+fn the_sharded_workflow_in_docs_ci_md_merges_into_the_unsharded_run() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/ci.md")).unwrap();
+    let section = &doc[doc
+        .find("## Sharding a run across machines")
+        .expect("docs/ci.md has the sharding section")..];
+    let workflow = section
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section starts with a YAML workflow");
+    let shards: u32 = workflow
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("SHARDS:"))
+        .and_then(|v| v.split('#').next())
+        .and_then(|v| v.trim().parse().ok())
+        .expect("the workflow sets SHARDS");
+    assert!(workflow.contains(&format!(
+        "shard: [{}]",
+        (1..=shards).map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+    )));
+    // A `run: >` step: its folded lines joined.
+    let step = |needle: &str| -> String {
+        let lines: Vec<&str> = workflow.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no step with {needle}"));
+        let mut start = at;
+        while !lines[start].trim_start().starts_with("- run:") {
+            start -= 1;
+        }
+        let mut text = lines[start].trim_start()["- run:".len()..]
+            .trim()
+            .to_string();
+        for l in &lines[start + 1..] {
+            let indented = l.starts_with("          ");
+            if !indented || l.trim_start().starts_with("env:") {
+                break;
+            }
+            text.push(' ');
+            text.push_str(l.trim());
+        }
+        text.trim_start_matches('>').trim().to_string()
+    };
+    let run_step = step("--shard");
+    let merge_step = step("toolgauge merge");
+
+    let t = weather();
+    run(&t, "whole", None, "8");
+    let checkout = |name: &str| {
+        let dir = t.path().join(name);
+        for sub in ["suites", "fixtures"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        for f in ["suites/weather.yaml", "fixtures/weather.cassette.jsonl"] {
+            std::fs::copy(repo_root().join(f), dir.join(f)).unwrap();
+        }
+        dir
+    };
+    let merge_job = checkout("merge-job");
+    std::fs::create_dir(merge_job.join("shards")).unwrap();
+    for k in 1..=shards {
+        let job = checkout(&format!("job{k}"));
+        let cmd = run_step
+            .replace("${{ matrix.shard }}", &k.to_string())
+            .replace("${{ env.SHARDS }}", &shards.to_string());
+        let args: Vec<&str> = cmd
+            .split_whitespace()
+            .skip(1) // `toolgauge`
+            .filter(|a| *a != "--live")
+            .collect();
+        t.run_in(&job, &args).assert_code(OK);
+        std::fs::rename(
+            job.join("shard"),
+            merge_job.join(format!("shards/toolgauge-shard-{k}")),
+        )
+        .unwrap();
+    }
+    // The shell expands `shards/toolgauge-shard-*` in name order.
+    let mut args: Vec<String> = Vec::new();
+    for a in merge_step.split_whitespace().skip(1) {
+        if a == "shards/toolgauge-shard-*" {
+            args.extend((1..=shards).map(|k| format!("shards/toolgauge-shard-{k}")));
+        } else {
+            args.push(a.to_string());
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    t.run_in(&merge_job, &args).assert_code(OK);
+    let merged = RunDir::new(merge_job.join("merged"));
+    assert_eq!(trial_set(&merged), trial_set(&t.run_dir("whole")));
+    assert_eq!(
+        merged.json("summary.json"),
+        t.run_dir("whole").json("summary.json")
+    );
+}
