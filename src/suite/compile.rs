@@ -425,20 +425,31 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
     // called) check each schema against the draft 2020-12 meta-schema now and
     // compile it on first use.
     let validator = std::sync::OnceLock::new();
-    let checked = if eager {
-        jsonschema::options()
+    let describe = |e: &jsonschema::ValidationError<'_>| {
+        (
+            e.instance_path().to_string(),
+            super::messages::json_schema(e),
+        )
+    };
+    // Every defect the meta-schema finds is reported; a schema it accepts may still
+    // fail to compile (a `pattern` that is not a regex), which compiling reports.
+    let meta = jsonschema::draft202012::meta::validator();
+    let mut problems: Vec<(String, String)> = meta
+        .iter_errors(params.value.as_ref())
+        .map(|e| describe(&e))
+        .collect();
+    if problems.is_empty() && eager {
+        match jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(params.value.as_ref())
-            .map(|v| {
+        {
+            Ok(v) => {
                 let _ = validator.set(Ok(v));
-            })
-            .map_err(|e| (e.instance_path().to_string(), e.to_string()))
-    } else {
-        jsonschema::draft202012::meta::validator()
-            .validate(params.value.as_ref())
-            .map_err(|e| (e.instance_path().to_string(), e.to_string()))
-    };
-    if let Err((pointer, e)) = checked {
+            }
+            Err(e) => problems.push(describe(&e)),
+        }
+    }
+    for (pointer, e) in &problems {
         // The error's instance path points into the user's schema (the schema is
         // the instance its meta-schema validates), e.g. `/properties/city/type`.
         let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
@@ -456,6 +467,8 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
             format!("the parameter schema of `{name}` does not compile: {e}"),
             Some("parameters must be valid JSON Schema (draft 2020-12), e.g. `type` is one of string, number, integer, boolean, array, object, null".into()),
         );
+    }
+    if !problems.is_empty() {
         return None;
     }
     let required = params

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_saphyr::{Budget, Options};
 
 use super::error::{Diagnostic, SuiteError};
+use super::messages::{self, Kind};
 use super::model::SuiteFile;
 
 /// The largest suite file accepted (16 MiB; real suites are a few hundred KiB at most).
@@ -81,29 +82,35 @@ pub fn parse_json(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
     // sharing to say where the error is.
     super::share::sharing(read)
         .or_else(|_| read())
-        .map_err(|e| {
-            let (line, column) = (e.line() as u32, e.column() as u32);
-            let msg = e.to_string();
-            // serde_json appends " at line L column C"; the diagnostic shows it already.
-            let message = msg
-                .rsplit_once(" at line ")
-                .map_or(msg.as_str(), |(m, _)| m)
-                .to_string();
-            SuiteError::Invalid(vec![Diagnostic {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field: String::new(),
-                message,
-                hint: Some(
-                    "the file is read as JSON (it ends in .json); see docs/suite-format.md".into(),
-                ),
-                source_line: text
-                    .lines()
-                    .nth((line as usize).saturating_sub(1))
-                    .map(|l| l.chars().take(200).collect()),
-            }])
-        })
+        .map_err(|e| SuiteError::Invalid(json_problems(&e, text, path)))
+}
+
+/// Every problem of a JSON suite that serde_json refused with `e`.
+fn json_problems(e: &serde_json::Error, text: &str, path: &Path) -> Vec<Diagnostic> {
+    let (line, column) = (e.line() as u32, e.column() as u32);
+    let plain = messages::json(e);
+    let mut message = plain.message.clone();
+    if plain.kind == Kind::Syntax
+        && let Some(note) = unclosed_note(messages::unclosed_json(text, line, column), line)
+    {
+        message.push_str(&note);
+    }
+    let first = Diagnostic {
+        file: path.to_path_buf(),
+        line,
+        column,
+        field: String::new(),
+        message,
+        hint: Some(plain.hint),
+        source_line: text
+            .lines()
+            .nth((line as usize).saturating_sub(1))
+            .map(|l| l.chars().take(200).collect()),
+    };
+    if plain.kind == Kind::Shape {
+        return with_shape_problems(first, text, path);
+    }
+    vec![first]
 }
 
 /// Parse suite YAML text; `path` is only used in messages.
@@ -122,7 +129,7 @@ pub fn parse_yaml(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
         }]));
     }
     serde_saphyr::from_str_with_options(text, yaml_options_for(text.len()))
-        .map_err(|e| SuiteError::Invalid(vec![yaml_diagnostic(&e, text, path)]))
+        .map_err(|e| SuiteError::Invalid(yaml_problems(&e, text, path)))
 }
 
 /// YAML options: strict booleans and leading zeros kept as text, so `country: NO` and
@@ -151,63 +158,75 @@ pub fn yaml_options_for(len: usize) -> Options {
     options
 }
 
-fn yaml_diagnostic(e: &serde_saphyr::Error, text: &str, path: &Path) -> Diagnostic {
+/// Every problem of a YAML suite that the parser refused with `e`: a syntax error with
+/// the bracket it is inside of, every duplicate key, or every shape problem of the file.
+fn yaml_problems(e: &serde_saphyr::Error, text: &str, path: &Path) -> Vec<Diagnostic> {
     let (line, column) = e
         .location()
         .map(|l| (l.line() as u32, l.column() as u32))
         .unwrap_or((0, 0));
-    let raw = e.without_snippet().to_string();
-    let first = raw.lines().next().unwrap_or("invalid YAML").trim();
-    // The location is shown separately; drop the parser's " at line N, column M ..." tail.
-    let message = first
-        .find(" at line ")
-        .map_or(first, |i| &first[..i])
-        .to_string();
-    let message = if message.starts_with("budget breached") {
-        format!("the document is too large or too deeply nested ({message})")
-    } else if let Some(ty) = message.strip_prefix("invalid ") {
-        let want = match ty {
-            "u32" | "u64" | "usize" | "i64" => "a whole number",
-            "f64" => "a number",
-            "bool" => "true or false",
-            other => other,
-        };
-        format!("invalid value: expected {want}")
-    } else {
-        message
-    };
-    let hint = hint_for(&message);
-    Diagnostic {
+    let plain = messages::yaml(e);
+    let diag = |line: u32, column: u32, message: String| Diagnostic {
         file: path.to_path_buf(),
         line,
         column,
         field: String::new(),
         message,
-        hint,
+        hint: Some(plain.hint.clone()),
         source_line: source_line(text, line),
+    };
+    match plain.kind {
+        Kind::Syntax => {
+            let mut message = plain.message.clone();
+            if let Some(note) = unclosed_note(messages::unclosed_yaml(text, line, column), line) {
+                message.push_str(&note);
+            }
+            vec![diag(line, column, message)]
+        }
+        Kind::Document
+            if matches!(
+                e.without_snippet(),
+                serde_saphyr::Error::DuplicateMappingKey { .. }
+            ) =>
+        {
+            let dups = messages::duplicate_keys(text);
+            if dups.is_empty() {
+                return vec![diag(line, column, plain.message.clone())];
+            }
+            dups.into_iter()
+                .map(|(key, l, c, first)| {
+                    diag(
+                        l,
+                        c,
+                        format!("duplicate key `{key}` (first at line {first})"),
+                    )
+                })
+                .collect()
+        }
+        Kind::Document => vec![diag(line, column, plain.message.clone())],
+        Kind::Shape => with_shape_problems(diag(line, column, plain.message.clone()), text, path),
     }
 }
 
-fn hint_for(message: &str) -> Option<String> {
-    let m = message.to_lowercase();
-    if m.contains("unknown field") || m.contains("unknown variant") {
-        Some(
-            "check the spelling; the accepted keys are listed above and in docs/suite-format.md"
-                .into(),
-        )
-    } else if m.contains("budget")
-        || m.contains("alias")
-        || m.contains("depth")
-        || m.contains("recursion")
-    {
-        Some("the file is too large or too deeply nested for a suite; anchors that expand into huge documents are refused".into())
-    } else if m.contains("missing field") {
-        Some("add the field; see docs/suite-format.md".into())
-    } else if m.contains("invalid type") || m.contains("invalid value") {
-        Some("check the value's type against docs/suite-format.md (quote text that looks like a number or boolean)".into())
-    } else {
-        Some("fix the YAML here: check indentation, that `-` items sit under a key, and quoting (quote text containing `: ` or starting with `{`, `[`, `*`, `&`)".into())
+/// ` (inside the `{` opened on line 8, column 13: is it closed?)` when the bracket that is
+/// open where the parser stopped was opened on an earlier line.
+fn unclosed_note(open: Option<(u32, u32, char)>, line: u32) -> Option<String> {
+    let (l, c, ch) = open?;
+    (l < line)
+        .then(|| format!(" (inside the `{ch}` opened on line {l}, column {c}: is it closed?)"))
+}
+
+/// The parser's first shape problem `first` and every other one the schema check finds;
+/// `first` is kept unless a schema problem stands at the same place.
+fn with_shape_problems(first: Diagnostic, text: &str, path: &Path) -> Vec<Diagnostic> {
+    let Some(mut all) = super::shape::shape_problems(text, path) else {
+        return vec![first];
+    };
+    if !all.iter().any(|d| d.line == first.line && d.line > 0) {
+        all.push(first);
+        all.sort_by_key(|d| (d.line, d.column));
     }
+    all
 }
 
 /// The text of 1-based `line`, if it exists and is short enough to show.

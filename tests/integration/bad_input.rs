@@ -79,9 +79,9 @@ fn unknown_top_level_key_names_the_key_and_the_accepted_keys() {
         "unknown_key_top.yaml",
         Expect {
             at: Some("16:1"),
-            field: None,
-            says: &["unknown field `matrx`", "expected one of name,", "matrix"],
-            hint: "check the spelling",
+            field: Some("matrx"),
+            says: &["unknown field `matrx`"],
+            hint: "did you mean `matrix`? the keys here are: name, description,",
         },
     );
 }
@@ -92,9 +92,9 @@ fn unknown_key_inside_a_case_names_the_key_and_the_case_keys() {
         "unknown_key_case.yaml",
         Expect {
             at: Some("12:5"),
-            field: None,
-            says: &["unknown field `promt`", "expected one of id, kind, prompt"],
-            hint: "check the spelling",
+            field: Some("cases[0].promt"),
+            says: &["unknown field `promt`"],
+            hint: "did you mean `prompt`? the keys here are: id, kind, prompt,",
         },
     );
 }
@@ -105,9 +105,12 @@ fn wrong_type_points_at_the_value() {
         "wrong_type.yaml",
         Expect {
             at: Some("17:12"),
-            field: None,
-            says: &["expected a whole number", "repeats: three"],
-            hint: "check the value's type",
+            field: Some("matrix.repeats"),
+            says: &[
+                "`repeats` must be a whole number, got `three`",
+                "repeats: three",
+            ],
+            hint: "check the value against docs/suite-format.md",
         },
     );
     assert!(
@@ -168,7 +171,7 @@ fn parameter_schema_that_does_not_compile_names_the_tool_and_the_bad_property() 
             field: Some("tools[0].parameters.properties.city.type"),
             says: &[
                 "the parameter schema of `get_weather` does not compile",
-                "\"strin\"",
+                "`strin` is not a JSON Schema type",
             ],
             hint: "valid JSON Schema (draft 2020-12)",
         },
@@ -382,4 +385,244 @@ fn a_big_suite_still_reports_a_broken_schema_where_it_is() {
         "the parameter schema of `get_weather` does not compile",
         "cases[321].tools[0].parameters.properties.city.type",
     ]);
+}
+
+/// Texts of the parsing libraries that must never reach a user.
+const JARGON: &[&str] = &[
+    "DuplicateKeyPolicy",
+    "Options",
+    "budget breached",
+    "Depth {",
+    "configured policy",
+    "any of the given schemas",
+    "listed in the 'anyOf'",
+    "additionalProperties",
+    "serde",
+];
+
+/// `validate FILE` (written from `text`) exits 2; stderr is returned after checking it
+/// holds no library jargon.
+#[track_caller]
+fn problems_of(name: &str, text: &str) -> String {
+    let t = Toolgauge::new();
+    t.write(name, text);
+    let o = t.run(&["validate", name]).expect_code(BAD_INPUT);
+    for word in JARGON {
+        assert!(
+            !o.stderr.contains(word),
+            "jargon {word:?} in:\n{}",
+            o.stderr
+        );
+    }
+    o.stderr
+}
+
+const TOOL: &str = "tools:\n  - name: get_weather\n    description: Weather.\n    parameters: {type: object, properties: {city: {type: string}}}\n";
+
+#[test]
+fn every_shape_problem_of_a_file_is_listed_at_once() {
+    let text = format!(
+        "{TOOL}cases:
+  - id: a
+    kind: shuold_call
+    prompt: hi
+    tags: lots
+    expect: {{calz: [], count: sometimes}}
+  - kind: should_not_call
+    prompt: hi
+    bogus: 1
+matrix: {{targets: [scripted:oracle], repeats: many, tool_choice: [auto, forced]}}
+sampling: {{temperature: hot, parallel_tool_calls: yes}}
+normalize: [casefold, lowercase]
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    let want = [
+        "s.yaml:7:11: unknown kind `shuold_call`",
+        "hint: did you mean `should_call`? `kind` takes `should_call`, `should_not_call` or `ambiguous`",
+        "s.yaml:9:11: `tags` must be a list, got `lots`",
+        "s.yaml:10:14: unknown field `calz`",
+        "hint: the keys here are: calls, count, any_call,",
+        "s.yaml:10:31: unknown count `sometimes`",
+        "hint: `count` takes `exact` or `at_least`",
+        "s.yaml:11:5: missing field `id` in `cases[1]`",
+        "s.yaml:13:5: unknown field `bogus`",
+        "s.yaml:14:47: `repeats` must be a whole number, got `many`",
+        "s.yaml:14:73: unknown value `forced` in `tool_choice`",
+        "s.yaml:15:25: `temperature` must be a number, got `hot`",
+        "s.yaml:15:51: `parallel_tool_calls` must be true or false, got `yes`",
+        "hint: write `true` or `false` (YAML 1.2: `yes`, `no`, `on` and `off` are text)",
+        "s.yaml:16:23: unknown value `lowercase` in `normalize`",
+        "11 problems found; the suite was not loaded",
+    ];
+    for w in want {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+    // In file order.
+    let pos = |s: &str| err.find(s).unwrap();
+    assert!(pos("s.yaml:7:11") < pos("s.yaml:10:14") && pos("s.yaml:14:73") < pos("s.yaml:16:23"));
+}
+
+#[test]
+fn quoted_numbers_and_booleans_are_not_reported_as_wrong_types() {
+    // serde reads `"0.9"` as a number and `prompt: 2026` as text; the full check must not
+    // call them problems when another problem sends the file through it.
+    let text = format!(
+        "{TOOL}cases:
+  - {{id: a, kind: should_not_call, prompt: 2026, bogus: 1}}
+thresholds:
+  - {{metric: accuracy, min: \"0.9\"}}
+profile: {{bfcl: {{category: simple_python, strict: \"true\"}}}}
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    assert!(err.contains("s.yaml:6:50: unknown field `bogus`"), "{err}");
+    assert!(err.contains("1 problem found"), "{err}");
+}
+
+#[test]
+fn a_json_suite_lists_every_problem_with_its_line() {
+    let text = "{
+  \"tools\": [{\"name\": \"t\", \"description\": \"d\", \"parameters\": {\"type\": \"object\"}}],
+  \"cases\": [
+    {\"id\": \"a\", \"kind\": \"shuold_call\", \"prompt\": \"x\",
+     \"bogus\": 1}
+  ],
+  \"matrix\": {\"repeats\": \"many\"}
+}
+";
+    let err = problems_of("s.json", text);
+    for w in [
+        "s.json:4:25: unknown kind `shuold_call`",
+        "s.json:5:6: unknown field `bogus`",
+        "s.json:7:25: `repeats` must be a whole number, got `many`",
+        "3 problems found",
+    ] {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_syntax_error_names_the_bracket_left_open() {
+    let text = format!(
+        "{TOOL}cases:
+  - id: a
+    kind: should_call
+    prompt: hi
+    expect: {{calls: [{{tool: get_weather, args: {{city: Paris}}}}]
+  - id: b
+    kind: should_not_call
+    prompt: hi
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    assert!(
+        err.contains("s.yaml:10:3: ")
+            && err.contains("(inside the `{` opened on line 9, column 13: is it closed?)"),
+        "{err}"
+    );
+    let json = "{\n  \"tools\": [],\n  \"cases\": [\n    {\"id\": \"a\", \"kind\": \"should_not_call\", \"prompt\": \"x\"\n  ]\n}\n";
+    let err = problems_of("s.json", json);
+    assert!(
+        err.contains("s.json:5:3: expected `,` or `}` (inside the `{` opened on line 4, column 5: is it closed?)"),
+        "{err}"
+    );
+    // A file cut short says so, and where the open bracket is.
+    let err = problems_of("cut.json", "{\n  \"tools\": [\n");
+    assert!(err.contains("the file ends in the middle of a value (inside the `[` opened on line 2, column 12: is it closed?)"), "{err}");
+}
+
+#[test]
+fn every_duplicate_key_names_its_first_place() {
+    let text = format!(
+        "{TOOL}cases:
+  - id: a
+    kind: should_call
+    prompt: hi
+    expect:
+      calls:
+        - tool: get_weather
+          args:
+            city: Paris
+            city: Rome
+    prompt: again
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    for w in [
+        "s.yaml:14:13: duplicate key `city` (first at line 13)",
+        "s.yaml:15:5: duplicate key `prompt` (first at line 8)",
+        "hint: a key may appear once in a map",
+        "2 problems found",
+    ] {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn document_level_refusals_are_plain() {
+    let deep = format!(
+        "{}cases: []\n",
+        TOOL.replace(
+            "{type: object, properties: {city: {type: string}}}",
+            &format!("{}1{}", "{a: ".repeat(70), "}".repeat(70))
+        )
+    );
+    let err = problems_of("deep.yaml", &deep);
+    assert!(err.contains("nesting deeper than 64 levels"), "{err}");
+    assert!(
+        err.contains("hint: the file is too large or too deeply nested"),
+        "{err}"
+    );
+
+    let nan = format!(
+        "{TOOL}cases:\n  - {{id: a, kind: should_call, prompt: hi, expect: {{calls: [{{tool: get_weather, args: {{city: .nan}}}}]}}}}\n"
+    );
+    let err = problems_of("nan.yaml", &nan);
+    assert!(
+        err.contains("nan.yaml:6:94: numbers must be finite: `.nan` is not"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: write a finite number, or quote the value"),
+        "{err}"
+    );
+
+    let two = format!("{TOOL}cases: []\n---\nname: second\n");
+    let err = problems_of("two.yaml", &two);
+    assert!(err.contains("more than one YAML document"), "{err}");
+
+    let alias = format!("{TOOL}cases:\n  - {{id: a, kind: should_not_call, prompt: *hello}}\n");
+    let err = problems_of("alias.yaml", &alias);
+    assert!(
+        err.contains("refers to an anchor that is not defined"),
+        "{err}"
+    );
+
+    let null = format!("{TOOL}cases:\n  - {{id: a, kind: should_not_call, prompt: hi}}\nmatrix:\n");
+    let err = problems_of("null.yaml", &null);
+    assert!(
+        err.contains("null.yaml:7:8: `matrix` must be a map (`key: value`), got nothing (null)")
+            || err.contains("null.yaml:7:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tool_schema_defects_are_each_told_plainly() {
+    let text = format!(
+        "{}cases:\n  - {{id: a, kind: should_not_call, prompt: hi}}\n",
+        TOOL.replace(
+            "{type: object, properties: {city: {type: string}}}",
+            "{type: object, properties: {city: {type: strin}}, required: city}"
+        )
+    );
+    let err = problems_of("s.yaml", &text);
+    for w in [
+        "s.yaml:4:52: the parameter schema of `get_weather` does not compile: `strin` is not a JSON Schema type; types are string, number,",
+        "s.yaml:4:67: the parameter schema of `get_weather` does not compile: `required` must be a list, got `city`",
+        "2 problems found",
+    ] {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
 }

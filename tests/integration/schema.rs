@@ -99,3 +99,60 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(out.status.code(), Some(OK), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Every property key anywhere in a JSON Schema, with the path of one place it appears.
+fn property_keys(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for k in props.keys() {
+                    if !out.iter().any(|(key, _)| key == k) {
+                        out.push((k.clone(), format!("{at}/properties/{k}")));
+                    }
+                }
+            }
+            for (k, v) in map {
+                property_keys(v, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                property_keys(v, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_key_of_the_suite_schema_is_documented_in_suite_format_md() {
+    let t = Toolgauge::new();
+    let o = t.run(&["schema"]).expect_code(OK);
+    let schema: Value = serde_json::from_str(&o.stdout).unwrap();
+    let mut keys = Vec::new();
+    property_keys(&schema, "#", &mut keys);
+    // The walk finds the suite's keys at every depth (sanity: a few of each level).
+    for k in [
+        "cases",
+        "any_call",
+        "tool_call_id",
+        "underscore_names",
+        "parallel_tool_calls",
+    ] {
+        assert!(
+            keys.iter().any(|(key, _)| key == k),
+            "{k} not found in {keys:?}"
+        );
+    }
+    let doc = std::fs::read_to_string(repo_root().join("docs/suite-format.md")).unwrap();
+    let missing: Vec<String> = keys
+        .iter()
+        .filter(|(k, _)| !doc.contains(&format!("`{k}`")))
+        .map(|(k, at)| format!("`{k}` ({at})"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/suite-format.md does not mention these suite keys (written as `key`): {}",
+        missing.join(", ")
+    );
+}
