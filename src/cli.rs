@@ -226,6 +226,11 @@ pub struct RunArgs {
     /// `VAR` for every live target, or `TARGET=VAR` / `PROVIDER=VAR` for one (repeatable).
     #[arg(long, value_name = "[TARGET=]VAR")]
     pub api_key_env: Vec<String>,
+    /// Send this request header to every live target, or with `TARGET=` / `PROVIDER=`
+    /// to some (repeatable; for gateways and proxies). Never written to run files;
+    /// give it again with `--resume`.
+    #[arg(long = "header", value_name = "[TARGET=]NAME: VALUE")]
+    pub headers: Vec<String>,
     /// Print only a one-line summary per suite.
     #[arg(short, long)]
     pub quiet: bool,

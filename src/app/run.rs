@@ -758,14 +758,24 @@ fn execute(
         return Err(incomplete(&dir, "write the journal", e));
     }
     let records: Vec<TrialRecord> = slots.into_iter().flatten().collect();
-    let stopped = control.reason().map(|why| {
-        format!(
-            "{why} after {} of {} trials; resume with `toolgauge run --resume {}`",
-            records.len(),
-            trials.len(),
-            dir.display()
-        )
-    });
+    let stopped = control
+        .reason()
+        .map(|why| {
+            format!(
+                "{why} after {} of {} trials; resume with `toolgauge run --resume {}`",
+                records.len(),
+                trials.len(),
+                dir.display()
+            )
+        })
+        .or_else(|| {
+            control.targets_stopped().map(|why| {
+                format!(
+                    "{why}; fix that and resume with `toolgauge run --resume {}`",
+                    dir.display()
+                )
+            })
+        });
     meta.tool_definition_tokens = variant_tokens
         .iter()
         .map(|v| (v.variant.clone(), v.tool_definition_tokens))
@@ -778,7 +788,10 @@ fn execute(
         "complete"
     }
     .into();
-    meta.stop_reason = control.reason().map(|r| r.to_string());
+    meta.stop_reason = control
+        .reason()
+        .map(|r| r.to_string())
+        .or_else(|| control.targets_stopped());
     report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
 
     let cells: Vec<(String, String, String)> = plan

@@ -216,6 +216,17 @@ pub(crate) fn live_settings(
         parallel_tool_calls: args.parallel_tool_calls.or(sampling.parallel_tool_calls),
         extra,
         api_key_env: args.api_key_env.clone(),
+        headers: args
+            .headers
+            .iter()
+            .map(|h| crate::provider::headers::parse_entry(h))
+            .collect::<Result<_, _>>()
+            .map_err(|e| {
+                AppError::bad(
+                    e.to_string(),
+                    Some("write `--header 'NAME: VALUE'` or `--header 'PROVIDER=NAME: VALUE'`"),
+                )
+            })?,
     })
 }
 

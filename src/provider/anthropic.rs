@@ -374,17 +374,18 @@ impl Provider for AnthropicProvider {
         })?;
         let url = format!("{}/messages", self.config.base_url);
         let mut headers = vec![Header {
-            name: "anthropic-version",
+            name: "anthropic-version".into(),
             value: ANTHROPIC_VERSION.to_string(),
             sensitive: false,
         }];
         if let Some(key) = self.config.key() {
             headers.push(Header {
-                name: "x-api-key",
+                name: "x-api-key".into(),
                 value: key.to_string(),
                 sensitive: true,
             });
         }
+        headers.extend(self.config.custom_headers());
         let secrets = self.config.secrets();
         Exchange {
             http: &self.http,
@@ -402,6 +403,10 @@ impl Provider for AnthropicProvider {
             "live {}:{} at {}",
             self.config.provider, self.config.model, self.config.base_url
         )
+    }
+
+    fn endpoint(&self) -> Option<super::Endpoint> {
+        Some(self.config.endpoint())
     }
 }
 

@@ -3,6 +3,8 @@
 //! which print as `[REDACTED]` and are not serialisable.
 
 use secrecy::{ExposeSecret, SecretString};
+
+pub use super::headers::CustomHeader;
 use serde_json::{Map, Value};
 
 /// Settings of one live target.
@@ -16,6 +18,12 @@ pub struct ProviderConfig {
     pub base_url: String,
     /// The API key, if the provider needs one.
     pub api_key: Option<SecretString>,
+    /// The environment variable the key was read from (named in failure messages; the
+    /// key itself never is).
+    pub key_var: Option<String>,
+    /// Extra request headers (`--header`), sent with every request after the
+    /// provider's own.
+    pub headers: Vec<CustomHeader>,
     /// Sampling temperature.
     pub temperature: Option<f64>,
     /// Output token limit.
@@ -36,6 +44,8 @@ impl ProviderConfig {
             model: model.to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key: None,
+            key_var: None,
+            headers: Vec::new(),
             temperature: None,
             max_tokens: None,
             seed: None,
@@ -49,9 +59,38 @@ impl ProviderConfig {
         self.api_key.as_ref().map(|k| k.expose_secret())
     }
 
-    /// Strings to scrub from error texts and stored bodies.
+    /// Strings to scrub from error texts and stored bodies: the key and the values of
+    /// secret-looking custom headers.
     pub fn secrets(&self) -> Vec<&str> {
-        self.key().into_iter().collect()
+        self.key()
+            .into_iter()
+            .chain(
+                self.headers
+                    .iter()
+                    .filter(|h| h.is_secret())
+                    .flat_map(|h| h.secret_parts()),
+            )
+            .collect()
+    }
+
+    /// Where this target sends requests, for failure messages.
+    pub fn endpoint(&self) -> super::Endpoint {
+        super::Endpoint {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            url: self.base_url.clone(),
+            key_var: self.key_var.clone(),
+        }
+    }
+
+    /// The custom headers as the HTTP layer sends them (secret-looking ones marked
+    /// sensitive).
+    pub fn custom_headers(&self) -> impl Iterator<Item = super::http::Header> + '_ {
+        self.headers.iter().map(|h| super::http::Header {
+            name: h.name.clone().into(),
+            value: h.value.clone(),
+            sensitive: h.is_secret(),
+        })
     }
 
     /// Merge `extra` into a request body (extra fields win).

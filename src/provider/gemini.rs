@@ -475,11 +475,12 @@ impl Provider for GeminiProvider {
             .config
             .key()
             .map(|k| Header {
-                name: "x-goog-api-key",
+                name: "x-goog-api-key".into(),
                 value: k.to_string(),
                 sensitive: true,
             })
             .into_iter()
+            .chain(self.config.custom_headers())
             .collect();
         Exchange {
             http: &self.http,
@@ -497,6 +498,10 @@ impl Provider for GeminiProvider {
             "live gemini:{} at {}",
             self.config.model, self.config.base_url
         )
+    }
+
+    fn endpoint(&self) -> Option<super::Endpoint> {
+        Some(self.config.endpoint())
     }
 }
 

@@ -95,7 +95,7 @@ pub enum HttpError {
 /// output of the HTTP stack.
 pub struct Header {
     /// Name, lower case.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// Value.
     pub value: String,
     /// True for credentials.
@@ -178,6 +178,14 @@ pub fn retry_delay_in_body(body: &[u8]) -> Option<Duration> {
         .map(Duration::from_secs_f64)
 }
 
+/// `scheme://host:port` of `url`, for messages (no path, no query: nothing secret).
+fn origin(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => u.origin().ascii_serialization(),
+        Err(_) => url.to_string(),
+    }
+}
+
 fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status) && status != 501
 }
@@ -250,12 +258,14 @@ impl Http {
     ) -> Result<HttpReply, HttpError> {
         let mut map = HeaderMap::new();
         for h in headers {
-            let name = HeaderName::from_static(h.name);
+            let name = HeaderName::from_bytes(h.name.as_bytes())
+                .map_err(|_| HttpError::Setup(format!("`{}` is not a header name", h.name)))?;
             let mut value = HeaderValue::from_str(&h.value).map_err(|_| {
                 HttpError::Setup(format!("header `{}` has an invalid value", h.name))
             })?;
             value.set_sensitive(h.sensitive);
-            map.insert(name, value);
+            // Appended, not inserted: a custom header may add to one of ours.
+            map.append(name, value);
         }
         // Bytes: a retry sends the same buffer without copying it.
         let payload = bytes::Bytes::from(payload);
@@ -310,10 +320,10 @@ impl Http {
                             }
                             (e, asked)
                         }
-                        Err(e) => (self.transport_error(&e, attempt, secrets), asked),
+                        Err(e) => (self.transport_error(&e, url, attempt, secrets), asked),
                     }
                 }
-                Err(e) => (self.transport_error(&e, attempt, secrets), None),
+                Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
             };
             if attempt >= max {
                 return Err(error);
@@ -326,7 +336,13 @@ impl Http {
         }
     }
 
-    fn transport_error(&self, e: &reqwest::Error, attempts: u32, secrets: &[&str]) -> HttpError {
+    fn transport_error(
+        &self,
+        e: &reqwest::Error,
+        url: &str,
+        attempts: u32,
+        secrets: &[&str],
+    ) -> HttpError {
         if e.is_timeout() {
             HttpError::Timeout {
                 timeout_s: self.settings.timeout.as_secs_f64(),
@@ -341,6 +357,14 @@ impl Http {
                 message.push_str(": ");
                 message.push_str(&s.to_string());
                 source = s.source();
+            }
+            // Plain words first: the chain alone reads "error sending request ... client
+            // error (Connect)", which does not say what to do.
+            if message.to_ascii_lowercase().contains("connection refused") {
+                message = format!(
+                    "connection refused: is the server at {} still running? ({message})",
+                    origin(url)
+                );
             }
             HttpError::Connection {
                 message: redact(&message, secrets),
@@ -488,6 +512,12 @@ mod tests {
         assert!(
             matches!(e, HttpError::Connection { attempts: 2, .. }),
             "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with(&format!(
+                "connection failed after 2 attempt(s): connection refused: is the server at http://127.0.0.1:{port} still running? (error sending request"
+            )),
+            "{e}"
         );
     }
 

@@ -88,6 +88,10 @@ impl Provider for RateLimited {
     fn source(&self) -> String {
         self.inner.source()
     }
+
+    fn endpoint(&self) -> Option<super::Endpoint> {
+        self.inner.endpoint()
+    }
 }
 
 #[cfg(test)]

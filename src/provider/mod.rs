@@ -11,6 +11,7 @@ pub mod anthropic;
 pub mod cassette;
 pub mod config;
 pub mod gemini;
+pub mod headers;
 pub mod http;
 pub mod limit;
 pub mod openai;
@@ -230,6 +231,20 @@ impl Exchange<'_> {
     }
 }
 
+/// Where a live target sends its requests, for messages about failures that will
+/// repeat (a refused key, an unknown model, a server that is down).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Provider name.
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// Base URL.
+    pub url: String,
+    /// The environment variable the key came from, if any (never the key).
+    pub key_var: Option<String>,
+}
+
 /// Something that answers requests: a live API, a cassette, a script.
 #[async_trait]
 pub trait Provider: Send + Sync {
@@ -238,6 +253,11 @@ pub trait Provider: Send + Sync {
 
     /// Where responses come from, for run metadata (`cassette (hand-written)`, `scripted`).
     fn source(&self) -> String;
+
+    /// Where requests go, for live providers (and wrappers of one); `None` otherwise.
+    fn endpoint(&self) -> Option<Endpoint> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -456,11 +456,12 @@ impl Provider for OpenAiProvider {
             .key()
             .filter(|k| !k.is_empty())
             .map(|k| Header {
-                name: "authorization",
+                name: "authorization".into(),
                 value: format!("Bearer {k}"),
                 sensitive: true,
             })
             .into_iter()
+            .chain(self.config.custom_headers())
             .collect();
         Exchange {
             http: &self.http,
@@ -481,6 +482,10 @@ impl Provider for OpenAiProvider {
             ),
             &self.config.secrets(),
         )
+    }
+
+    fn endpoint(&self) -> Option<super::Endpoint> {
+        Some(self.config.endpoint())
     }
 }
 

@@ -164,6 +164,10 @@ impl Provider for RecordingProvider {
     fn source(&self) -> String {
         format!("{}, recording", self.inner.source())
     }
+
+    fn endpoint(&self) -> Option<super::Endpoint> {
+        self.inner.endpoint()
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use super::Target;
 use super::anthropic::AnthropicProvider;
 use super::config::{ProviderConfig, key_from_env};
 use super::gemini::GeminiProvider;
+use super::headers::{HeaderEntry, headers_for};
 use super::http::{Http, HttpSettings};
 use super::openai::OpenAiProvider;
 
@@ -57,6 +58,8 @@ pub struct LiveSettings {
     /// Key variables instead of the providers' defaults: `VAR` for every target, or
     /// `TARGET=VAR` / `PROVIDER=VAR` for one (the most specific wins).
     pub api_key_env: Vec<String>,
+    /// Custom request headers (`--header`), parsed; see [`super::headers`].
+    pub headers: Vec<HeaderEntry>,
 }
 
 impl LiveSettings {
@@ -149,22 +152,24 @@ pub fn live_provider(
         .or(default_url)
         .ok_or_else(|| RegistryError::MissingUrl(target.spec.clone()))?;
     let mut config = ProviderConfig::new(&target.provider, &target.model, url);
-    config.api_key = match key_var_for(target, &settings.api_key_env) {
-        Some(var) => Some(key_from_env(var).ok_or_else(|| RegistryError::MissingKey {
-            target: target.spec.clone(),
-            var: var.to_string(),
-        })?),
-        None if key_vars.is_empty() => None,
-        None => Some(
-            key_vars
-                .iter()
-                .find_map(|v| key_from_env(v))
-                .ok_or_else(|| RegistryError::MissingKey {
-                    target: target.spec.clone(),
-                    var: key_vars.join(" or "),
-                })?,
+    (config.api_key, config.key_var) = match key_var_for(target, &settings.api_key_env) {
+        Some(var) => (
+            Some(key_from_env(var).ok_or_else(|| RegistryError::MissingKey {
+                target: target.spec.clone(),
+                var: var.to_string(),
+            })?),
+            Some(var.to_string()),
         ),
+        None if key_vars.is_empty() => (None, None),
+        None => key_vars
+            .iter()
+            .find_map(|v| key_from_env(v).map(|k| (Some(k), Some(v.to_string()))))
+            .ok_or_else(|| RegistryError::MissingKey {
+                target: target.spec.clone(),
+                var: key_vars.join(" or "),
+            })?,
     };
+    config.headers = headers_for(target, &settings.headers);
     config.temperature = settings.temperature;
     config.max_tokens = settings.max_tokens;
     config.seed = settings.seed;

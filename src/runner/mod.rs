@@ -1,6 +1,8 @@
 //! Running a plan: send each trial's request to its provider, score the response, and
-//! stream every finished trial to the caller (journal, progress) as it completes.
+//! stream every finished trial to the caller (journal, progress) as it completes. A
+//! target whose failures will repeat for every trial is stopped ([`breaker`]).
 
+pub mod breaker;
 pub mod journal;
 pub mod matrix;
 pub mod select;
@@ -43,6 +45,8 @@ impl std::fmt::Display for StopReason {
 pub struct RunControl {
     stopped: AtomicBool,
     reason: Mutex<Option<StopReason>>,
+    /// Targets stopped for failures that repeat (a refused key, a server that is down).
+    pub breakers: breaker::Breakers,
 }
 
 impl RunControl {
@@ -58,6 +62,19 @@ impl RunControl {
     /// True once stopped.
     pub fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Why targets were stopped by their breakers, joined, if any was: the run could not
+    /// complete even though every trial has a record.
+    pub fn targets_stopped(&self) -> Option<String> {
+        let all = self.breakers.all_stopped();
+        (!all.is_empty()).then(|| {
+            let why: Vec<String> = all.into_iter().map(|(_, why)| why).collect();
+            format!(
+                "{}; its remaining trials were not run (errors saying why)",
+                why.join("; ")
+            )
+        })
     }
 
     /// Why it stopped, if it did.
@@ -106,6 +123,7 @@ pub async fn execute(
         let price = prices[t.cell];
         async move {
             let (request, key) = plan.request(t);
+            let spec = &cell.target.spec;
             let (kind, _) = case.effective(&cell.tool_choice);
             let mut record = TrialRecord {
                 case_id: case.id.clone(),
@@ -122,6 +140,14 @@ pub async fn execute(
                 reasons: Vec::new(),
                 cost_usd: None,
             };
+            // A stopped target's remaining trials end as errors that say why, at once.
+            if let Some(why) = control.breakers.stopped(spec) {
+                record
+                    .reasons
+                    .push(Reason::new("provider_error", format!("not run: {why}")));
+                record.messages = request.messages;
+                return (index, record);
+            }
             // The provider's work (building the body, HTTP, parsing the answer) runs as
             // its own task, so on a multi-thread runtime the answers of a wave are
             // handled in parallel instead of one after another in this driver task.
@@ -129,10 +155,17 @@ pub async fn execute(
                 Some(p) => {
                     let task = tokio::spawn(async move {
                         let result = p.complete(&request, &key).await;
-                        (request, result)
+                        let failure = result
+                            .as_ref()
+                            .err()
+                            .and_then(|e| breaker::classify(e, p.endpoint().as_ref()));
+                        (request, result, failure)
                     });
                     match task.await {
-                        Ok((request, result)) => (request, result.map_err(|e| e.to_string())),
+                        Ok((request, result, failure)) => {
+                            control.breakers.record(spec, failure.as_ref());
+                            (request, result.map_err(|e| e.to_string()))
+                        }
                         Err(e) => {
                             let (request, _) = plan.request(t);
                             (request, Err(format!("the provider task failed: {e}")))

@@ -1601,3 +1601,243 @@ fn implausible_usage_in_a_cassette_is_ignored_on_replay() {
         BTreeSet::from(["1e+30".to_string(), "-5".to_string(), "\"12\"".to_string()])
     );
 }
+
+// ---------------------------------------------------------------------------------
+// 10. Failures that repeat stop their target (circuit breaker)
+// ---------------------------------------------------------------------------------
+
+/// Trials of `target` in a journal, split into (scored, errors whose first reason holds
+/// `first`, errors whose reason says the trial was not run).
+fn breaker_split<'a>(
+    trials: &'a [Value],
+    target: &str,
+) -> (Vec<&'a Value>, Vec<String>, Vec<String>) {
+    let mine: Vec<&Value> = trials.iter().filter(|x| x["target"] == target).collect();
+    let scored = mine
+        .iter()
+        .copied()
+        .filter(|x| x["verdict"] != "error")
+        .collect();
+    let (not_run, failed): (Vec<String>, Vec<String>) = mine
+        .iter()
+        .filter(|x| x["verdict"] == "error")
+        .map(|x| first_reason(x))
+        .partition(|r| r.starts_with("provider_error: not run: "));
+    (scored, failed, not_run)
+}
+
+#[test]
+fn a_refused_key_stops_its_target_after_two_failures_and_other_targets_keep_running() {
+    let fake = Fake::start(|_, _| reply(401, &openai_key_error(LEAKY_KEY)));
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let target = openai_target(&fake);
+    let o = t.run_env(
+        &[("MY_GATEWAY_KEY", LEAKY_KEY)],
+        &[
+            "run",
+            &suite,
+            "--target",
+            &target,
+            "--target",
+            "scripted:oracle",
+            "--api-key-env",
+            "openai=MY_GATEWAY_KEY",
+            "--out",
+            "out",
+            "-j",
+            "1",
+        ],
+    );
+    o.assert_code(RUN_INCOMPLETE);
+    // One trial at a time: exactly two requests, then the target stops.
+    assert_eq!(fake.seen().len(), 2, "requests after the breaker tripped");
+    let plain = "401 Unauthorized from openai: the API key was refused; check MY_GATEWAY_KEY";
+    o.stderr_has(&[
+        &format!(
+            "error: the run stopped early: target `{target}` stopped after 2 identical failures in a row: {plain}"
+        ),
+        "resume with `toolgauge run --resume out`",
+    ]);
+    let trials = journal_whole_and_unique(&t, "out");
+    assert_eq!(trials.len(), 2 * LIVE_TRIALS, "no trial is lost");
+    let (scored, failed, not_run) = breaker_split(&trials, &target);
+    assert!(scored.is_empty());
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(failed.iter().all(|r| r.contains("HTTP 401")), "{failed:?}");
+    assert_eq!(not_run.len(), LIVE_TRIALS - 2);
+    for r in &not_run {
+        assert_eq!(
+            r,
+            &format!(
+                "provider_error: not run: target `{target}` stopped after 2 identical failures in a row: {plain}"
+            )
+        );
+    }
+    // The other target ran every trial.
+    let (scored, failed, not_run) = breaker_split(&trials, "scripted:oracle");
+    assert_eq!(
+        (scored.len(), failed.len(), not_run.len()),
+        (LIVE_TRIALS, 0, 0)
+    );
+    let meta = t.run_dir("out").json("run.json");
+    assert!(
+        meta["stop_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(plain),
+        "{meta}"
+    );
+    assert_nowhere(&[LEAKY_KEY, "LEAKCHECK"], &t.path().join("out"), &[&o]);
+}
+
+/// A tiny HTTP server that answers the first `answers` requests with an OpenAI text
+/// answer and then closes its socket, as a local server that crashed would: every later
+/// connection is refused.
+fn dying_server(answers: usize) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let body = openai_body(&Answer::Text("Hello.")).to_string();
+    let handle = std::thread::spawn(move || {
+        for _ in 0..answers {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+            }
+            let mut request = vec![0; length];
+            reader.read_exact(&mut request).unwrap();
+            let mut conn = reader.into_inner();
+            write!(
+                conn,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+        }
+        // The listener is dropped here: the port now refuses connections.
+    });
+    (url, handle)
+}
+
+#[test]
+fn a_server_that_dies_mid_run_stops_its_target_with_a_plain_reason() {
+    let (url, server) = dying_server(2);
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let target = format!("openai-compatible:local@{url}/v1");
+    let o = t.run(&[
+        "run",
+        &suite,
+        "--target",
+        &target,
+        "--out",
+        "out",
+        "-j",
+        "1",
+        "--max-attempts",
+        "2",
+    ]);
+    server.join().unwrap();
+    o.assert_code(RUN_INCOMPLETE);
+    let plain = format!("connection refused: is the server at {url}/v1 still running?");
+    o.stderr_has(&[&format!(
+        "target `{target}` stopped after 3 identical failures in a row: {plain}"
+    )]);
+    let trials = journal_whole_and_unique(&t, "out");
+    assert_eq!(trials.len(), LIVE_TRIALS, "no trial is lost");
+    let (scored, failed, not_run) = breaker_split(&trials, &target);
+    // Two answered before the crash and keep their scores; three failed (each after its
+    // two attempts); the rest were not sent.
+    assert_eq!(scored.len(), 2);
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    for r in &failed {
+        assert!(
+            r.contains(&format!(
+                "connection failed after 2 attempt(s): connection refused: is the server at {url} still running?"
+            )),
+            "{r}"
+        );
+    }
+    assert_eq!(not_run.len(), LIVE_TRIALS - 5);
+    assert!(not_run.iter().all(|r| r.ends_with(&plain)), "{not_run:?}");
+}
+
+// ---------------------------------------------------------------------------------
+// 11. Custom request headers
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn custom_headers_arrive_scoped_and_secret_ones_are_never_written() {
+    let fake = openai_server(no_delay());
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let target = openai_target(&fake);
+    let token = "gw-token-SECRET-0123456789";
+    let scoped = format!("{target}=X-Route: blue");
+    let o = t.run_env(
+        &[("OPENAI_API_KEY", KEY)],
+        &[
+            "run",
+            &suite,
+            "--target",
+            &target,
+            "--out",
+            "out",
+            "--variant",
+            "clear",
+            "--tool-choice",
+            "auto",
+            "--header",
+            "X-Gateway-Team: team-a=1",
+            "--header",
+            &format!("openai=X-Gateway-Token: {token}"),
+            "--header",
+            &scoped,
+            "--header",
+            "anthropic=X-Not-For-OpenAI: no",
+        ],
+    );
+    o.assert_code(OK);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 3);
+    for s in &seen {
+        assert_eq!(s.header("x-gateway-team").as_deref(), Some("team-a=1"));
+        assert_eq!(s.header("x-gateway-token").as_deref(), Some(token));
+        assert_eq!(s.header("x-route").as_deref(), Some("blue"));
+        assert_eq!(s.header("x-not-for-openai"), None);
+        assert_eq!(
+            s.header("authorization").as_deref(),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    assert_nowhere(&[token, KEY], &t.path().join("out"), &[&o]);
+
+    // A malformed entry is refused before anything is sent, its secret value hidden.
+    let o = t.run_env(
+        &[("OPENAI_API_KEY", KEY)],
+        &[
+            "run",
+            &suite,
+            "--target",
+            &target,
+            "--out",
+            "bad",
+            "--header",
+            &format!("X Api Key: {token}"),
+        ],
+    );
+    o.assert_code(crate::support::BAD_INPUT);
+    o.stderr_has(&["invalid --header", "is not a header name"]);
+    assert!(!o.stderr.contains(token), "{}", o.stderr);
+    assert_eq!(fake.seen().len(), 3, "nothing was sent");
+}
