@@ -418,9 +418,10 @@ mod tests {
         let label = "openai-compatible:fake-1@http://127.0.0.1:8080/v1 × terse × required";
         let short = shorten_middle(label, 56);
         assert_eq!(short.chars().count(), 56);
-        assert!(
-            short.starts_with("openai-compatible:fake-1@http://"),
-            "{short}"
+        // 28 characters of the start, `…`, 27 of the end.
+        assert_eq!(
+            short,
+            "openai-compatible:fake-1@htt…:8080/v1 × terse × required"
         );
         assert!(short.ends_with("× terse × required"), "{short}");
     }

@@ -222,13 +222,18 @@ impl PairedTest {
     }
 }
 
-/// Largest `clusters × lattice width` the exact sign-flip test enumerates (a few tenths of
-/// a second at most); above it the normal approximation is used. With 3 repeats this is
-/// about 2,000 cases whose pass rate changed.
+/// Largest `clusters × lattice width` the exact sign-flip test enumerates (one addition
+/// each); above it the normal approximation is used. With 3 repeats that is from 2,887
+/// changed cases when each changed by 3 of 3 (`m (6m + 1)`), 5,000 when by 1 of 3.
 pub const SIGN_FLIP_BUDGET: u128 = 50_000_000;
 
-/// Largest common denominator of per-case rates the exact test puts on an integer lattice.
-const MAX_LATTICE_DENOMINATOR: u64 = 1 << 20;
+/// Largest common denominator of per-case rates the exact test puts on an integer lattice
+/// (the least common multiple of 1..=12 is 27,720; odd mixes of pair counts go normal).
+const MAX_LATTICE_DENOMINATOR: u64 = 1 << 16;
+
+/// Most lattice points the exact test holds (two `f64` vectors of this length, 32 MB):
+/// hostile pair counts must not size an allocation.
+const MAX_LATTICE_WIDTH: u128 = 1 << 21;
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -239,7 +244,8 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 /// The exact two-sided sign-flip p-value of integer `values`: with `S = Σ ε_i v_i` over
 /// all `2^m` sign vectors `ε` equally likely, `P(|S| ≥ |Σ v_i|)`. 1 when every value is
-/// 0. `None` when the enumeration would exceed [`SIGN_FLIP_BUDGET`].
+/// 0. `None` when the enumeration would exceed [`SIGN_FLIP_BUDGET`] (or its lattice two
+/// million points).
 ///
 /// The distribution of `S` is built one value at a time on the lattice
 /// `-Σ|v_i| ..= Σ|v_i|` (each step moves half the mass `v` up and half `v` down), so the
@@ -255,7 +261,8 @@ pub fn sign_flip_exact(values: &[i64]) -> Option<f64> {
     }
     let total: u128 = nonzero.iter().map(|&v| u128::from(v)).sum();
     let width = 2 * total + 1;
-    if (nonzero.len() as u128).saturating_mul(width) > SIGN_FLIP_BUDGET {
+    if width > MAX_LATTICE_WIDTH || (nonzero.len() as u128).saturating_mul(width) > SIGN_FLIP_BUDGET
+    {
         return None;
     }
     let observed: i128 = values.iter().map(|&v| i128::from(v)).sum();
@@ -525,6 +532,22 @@ mod tests {
         assert!((p - 0.009_823_274_507_519_254).abs() < 1e-12, "{p}");
         // Close to the exact binomial value for equal magnitudes.
         assert!((p - mcnemar_exact(3100, 2900)).abs() < 0.001);
+    }
+
+    #[test]
+    fn hostile_pair_counts_do_not_size_memory() {
+        // One value of a billion: 2e9 lattice points would be 16 GB; refused.
+        assert_eq!(sign_flip_exact(&[1_000_000_000]), None);
+        assert_eq!(sign_flip_exact(&[i64::MIN, i64::MAX]), None);
+        // Pair counts 11, 13, 16 and 17 need a denominator of 38,896 ... then 9 and 7:
+        // 2,450,448 > 2^16, so the normal approximation answers.
+        let cases: Vec<CaseDiff> = [11, 13, 16, 17, 9, 7]
+            .iter()
+            .map(|&n| case(n, -1))
+            .collect();
+        let (p, test) = paired_test(&cases);
+        assert_eq!(test, PairedTest::SignFlipNormal);
+        assert!(p > 0.0 && p < 1.0, "{p}");
     }
 
     #[test]
