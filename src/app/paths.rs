@@ -46,6 +46,24 @@ fn relative(path: &Path, base: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// The current directory, absolute, as run.json stores it (`None` if unknown).
+pub(crate) fn working_dir() -> Option<String> {
+    std::env::current_dir()
+        .ok()
+        .and_then(|d| d.to_str().map(str::to_string))
+}
+
+/// A path `given` relative to the run's working directory, found from this one: as
+/// given when it exists here, else joined to `working_dir` when that exists.
+pub(crate) fn from_working_dir(given: &str, working_dir: Option<&str>) -> Option<PathBuf> {
+    let path = Path::new(given);
+    if path.is_absolute() || path.exists() {
+        return None;
+    }
+    let joined = Path::new(working_dir?).join(path);
+    joined.exists().then_some(joined)
+}
+
 /// Where to look for a file recorded as `given` with `location`, best first, without
 /// repeats.
 pub(crate) fn candidates(
