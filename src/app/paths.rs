@@ -46,6 +46,24 @@ fn relative(path: &Path, base: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// The current directory, absolute, as run.json stores it (`None` if unknown).
+pub(crate) fn working_dir() -> Option<String> {
+    std::env::current_dir()
+        .ok()
+        .and_then(|d| d.to_str().map(str::to_string))
+}
+
+/// A path `given` relative to the run's working directory, found from this one: as
+/// given when it exists here, else joined to `working_dir` when that exists.
+pub(crate) fn from_working_dir(given: &str, working_dir: Option<&str>) -> Option<PathBuf> {
+    let path = Path::new(given);
+    if path.is_absolute() || path.exists() {
+        return None;
+    }
+    let joined = Path::new(working_dir?).join(path);
+    joined.exists().then_some(joined)
+}
+
 /// Where to look for a file recorded as `given` with `location`, best first, without
 /// repeats.
 pub(crate) fn candidates(
@@ -147,6 +165,53 @@ mod tests {
         );
         assert_eq!(rel("/w/out/a.yaml", "/w/out"), Path::new("a.yaml"));
         assert_eq!(rel("/a.yaml", "/w/x"), Path::new("../../a.yaml"));
+    }
+
+    fn meta(path: &str, hash: &str, location: Option<FileLocation>) -> RunMeta {
+        let mut m: RunMeta = serde_json::from_value(serde_json::json!({
+            "run_format": 1, "toolgauge_version": "0", "started_at": "", "finished_at": null,
+            "suite": {"name": "s", "path": path, "hash": hash},
+            "matrix": {"targets": [], "variants": [], "tool_choice": [], "repeats": 1},
+            "sources": {}, "tools": {}, "tool_definition_tokens": {},
+            "trials_planned": 0, "trials_written": 0,
+        }))
+        .unwrap();
+        m.settings.paths.suite = location;
+        m
+    }
+
+    #[test]
+    fn the_suite_is_the_first_candidate_with_the_runs_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let suite = dir.path().join("s.yaml");
+        std::fs::write(&suite, "name: s\n").unwrap();
+        let hash = hex(&Sha256::digest(b"name: s\n"));
+        let loc = locate(&suite, &run);
+        assert_eq!(loc.from_run_dir.as_deref(), Some("../s.yaml"));
+        let found = |m: &RunMeta| match find_suite(m, &run) {
+            SuiteLookup::Found(p) => format!("found {}", p.display()),
+            SuiteLookup::Changed(p) => format!("changed {}", p.display()),
+            SuiteLookup::Missing(t) => format!("missing {}", t.len()),
+        };
+        let rel = format!("found {}", run.join("../s.yaml").display());
+        assert_eq!(found(&meta("nowhere.yaml", &hash, Some(loc.clone()))), rel);
+        // A changed file at the first candidate gives way to an unchanged one further
+        // down the list.
+        std::fs::write(run.join("s.yaml"), "name: changed\n").unwrap();
+        let first = FileLocation {
+            from_run_dir: Some("s.yaml".into()),
+            absolute: loc.absolute.clone(),
+        };
+        let abs = format!("found {}", loc.absolute.as_deref().unwrap());
+        assert_eq!(found(&meta("", &hash, Some(first.clone()))), abs);
+        std::fs::write(&suite, "name: edited\n").unwrap();
+        let changed = format!("changed {}", run.join("s.yaml").display());
+        assert_eq!(found(&meta("", &hash, Some(first))), changed);
+        assert_eq!(found(&meta("nowhere.yaml", &hash, None)), "missing 1");
+        // A device is never read (it would never end).
+        assert_eq!(found(&meta("/dev/zero", &hash, None)), "missing 1");
     }
 
     #[test]

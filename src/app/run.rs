@@ -237,6 +237,7 @@ fn prepare(
     let locations = RunPaths {
         suite: Some(paths::locate(path, &dir)),
         cassette: cassette.as_deref().map(|c| paths::locate(c, &dir)),
+        working_dir: paths::working_dir(),
     };
     let meta = RunMeta {
         run_format: report::RUN_FORMAT,
@@ -422,7 +423,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         // Found unchanged a moment ago: it changed while being read.
         return Err(suite_changed(&path, dir));
     }
-    let r = resolve(
+    let mut r = resolve(
         &suite,
         &old.matrix.targets,
         &old.matrix.variants,
@@ -430,6 +431,18 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         Some(old.matrix.repeats),
     )?;
     let s = &old.settings;
+    // Targets that name files (`bfcl-result:FILE`, `scripted:FILE`) keep their spec (it
+    // is the trials' identity) and open the file found from the run's working directory.
+    for t in &mut r.targets {
+        let script = [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|e| t.model.ends_with(e));
+        if (t.provider == "bfcl-result" || (t.provider == "scripted" && script))
+            && let Some(p) = paths::from_working_dir(&t.model, s.paths.working_dir.as_deref())
+        {
+            t.model = p.display().to_string();
+        }
+    }
     let source = Source::parse(&s.source).ok_or_else(|| {
         AppError::bad(
             format!(

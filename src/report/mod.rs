@@ -135,12 +135,16 @@ pub struct RunPaths {
     /// The cassette replayed or recorded into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassette: Option<FileLocation>,
+    /// The absolute working directory of the run: paths given relative to it (a
+    /// `bfcl-result:FILE` or `scripted:FILE` target) are found from it on `--resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
 }
 
 impl RunPaths {
     /// True when nothing is recorded (run.json files written before paths were kept).
     pub fn is_empty(&self) -> bool {
-        self.suite.is_none() && self.cassette.is_none()
+        self.suite.is_none() && self.cassette.is_none() && self.working_dir.is_none()
     }
 }
 

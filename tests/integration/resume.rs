@@ -263,6 +263,42 @@ fn report_and_resume_find_the_suite_from_another_directory_and_a_moved_checkout(
 }
 
 #[test]
+fn resume_from_another_directory_finds_a_script_target_by_the_runs_working_directory() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("weather.yaml");
+    let script = t.fixture("weather_script.yaml");
+    let target = format!("scripted:{script}");
+    t.run(&[
+        "run", &suite, "--out", "out", "--target", &target, "--quiet",
+    ])
+    .assert_code(THRESHOLD_FAILED);
+    let before = journal_by_id(&t, "out");
+    let lines = journal_lines(&t, "out");
+    t.write("out/trials.jsonl", lines[..10].join("\n") + "\n");
+    std::fs::create_dir(t.path().join("sub")).unwrap();
+    // `scripted:weather_script.yaml` is relative to the run's working directory, not
+    // to `sub`: the target keeps its name and the script is found.
+    let o = t.run_in(
+        &t.path().join("sub"),
+        &["run", "--resume", "../out", "--quiet"],
+    );
+    o.assert_code(THRESHOLD_FAILED);
+    let after = journal_by_id(&t, "out");
+    assert_eq!(after.len(), TRIALS);
+    assert!(after.iter().all(|(_, x)| x["target"] == target.as_str()));
+    let verdicts = |v: &[(String, Value)]| -> Vec<(String, Value)> {
+        v.iter()
+            .map(|(id, x)| (id.clone(), x["verdict"].clone()))
+            .collect()
+    };
+    assert_eq!(
+        verdicts(&after),
+        verdicts(&before),
+        "the script answered again"
+    );
+}
+
+#[test]
 fn resume_after_a_torn_last_line_runs_only_that_trial_and_the_missing_ones() {
     let t = Toolgauge::new();
     oracle_run(&t, "out");
