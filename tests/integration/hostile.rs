@@ -1,26 +1,18 @@
-//! Hostile input: each is refused with exit 2, quickly, and never with a panic.
-
-use std::time::Duration;
+//! Hostile input: each is refused with exit 2, before the expensive work, and never with a panic.
 
 use crate::support::{BAD_INPUT, Output, Toolgauge, fixture_text};
 
-/// Far above what refusing takes (well under a second for a debug binary), yet tight
-/// enough to catch a parser that expands a bomb or walks a huge document.
-const QUICK: Duration = Duration::from_secs(5);
-
-/// Run `toolgauge run FILE` in `t` and check it is refused quickly without a panic.
+/// Run `toolgauge run FILE` in `t` and check it is refused without a panic and without
+/// a run directory. Nothing here is timed: how fast a refusal is depends on the machine.
+/// Each test instead checks the message that proves the input was refused before the
+/// expensive work (an alias bomb is refused by the parser's budget, not expanded; a huge
+/// file by its size), and the harness's own limit on any command (60 s) catches a hang.
 #[track_caller]
 fn refuse_quickly(t: &Toolgauge, args: &[&str]) -> Output {
     let mut all = vec!["run"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--out", "out"]);
     let o = t.run(&all).expect_code(BAD_INPUT);
-    assert!(
-        o.elapsed < QUICK,
-        "`toolgauge {}` took {:?}",
-        o.args,
-        o.elapsed
-    );
     assert!(!t.path().join("out").exists(), "no run directory is made");
     o
 }
