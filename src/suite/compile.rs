@@ -598,7 +598,15 @@ fn compile_matrix(
                 v.at(),
                 "matrix.variants",
                 format!("unknown variant `{}`", v.value),
-                Some(format!("the tools define: {}", variants.join(", "))),
+                Some(
+                    match super::suggest::closest(&v.value, variants.iter().map(String::as_str)) {
+                        Some(s) => format!(
+                            "did you mean `{s}`? the tools define: {}",
+                            variants.join(", ")
+                        ),
+                        None => format!("the tools define: {}", variants.join(", ")),
+                    },
+                ),
             );
         }
         chosen.push(v.value.clone());

@@ -473,6 +473,82 @@ mod tests {
         assert_eq!(unclosed_json(json, 3, 3), Some((2, 8, '[')));
     }
 
+    fn json_message(text: &str) -> (Kind, String) {
+        let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+        let p = json(&e);
+        (p.kind, p.message)
+    }
+
+    #[test]
+    fn json_errors_are_plain() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(
+            json_message(&deep),
+            (Kind::Syntax, "nesting deeper than 128 levels".to_string())
+        );
+        assert_eq!(
+            json_message("{\"a\": [1,"),
+            (
+                Kind::Syntax,
+                "the file ends in the middle of a value".to_string()
+            )
+        );
+        assert_eq!(
+            json_message("{a: 1}"),
+            (
+                Kind::Syntax,
+                "a key must be text in quotes (`\"key\": value`)".to_string()
+            )
+        );
+        assert!(
+            json_message("{\"a\": \"x\ty\"}")
+                .1
+                .starts_with("a string holds a raw control character")
+        );
+        // Shape errors are serde's own words about the suite model, checked further.
+        let e =
+            serde_json::from_str::<crate::suite::model::SuiteFile>("{\"cases\": 5}").unwrap_err();
+        assert_eq!(json(&e).kind, Kind::Shape);
+    }
+
+    #[test]
+    fn yaml_budget_and_policy_errors_are_plain() {
+        let yaml = |text: &str| {
+            let e = serde_saphyr::from_str_with_options::<serde_json::Value>(
+                text,
+                crate::suite::load::yaml_options(),
+            )
+            .unwrap_err();
+            yaml(&e)
+        };
+        let deep = format!("{}1{}", "[".repeat(70), "]".repeat(70));
+        let p = yaml(&deep);
+        assert_eq!(
+            (p.kind, p.message.as_str()),
+            (Kind::Document, "nesting deeper than 64 levels")
+        );
+        let p = yaml("a: 1\na: 2\n");
+        assert_eq!(
+            (p.kind, p.message.as_str()),
+            (Kind::Document, "duplicate key `a`")
+        );
+        let p = yaml("a: .inf\n");
+        assert_eq!(p.message, "numbers must be finite: `.inf` is not");
+        for p in [
+            p,
+            yaml("a: [1, 2\n"),
+            yaml("a: *nothing\n"),
+            yaml("a: 1\n---\nb: 2\n"),
+        ] {
+            for jargon in ["Options", "Policy", "policy", "budget", "Budget", "{ "] {
+                assert!(
+                    !p.message.contains(jargon) && !p.hint.contains(jargon),
+                    "{p:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn duplicate_keys_name_both_places() {
         let text = "a: 1\nb:\n  c: 1\n  d: [x, {c: 1, c: 2}]\n  c: 3\na: 2\n";

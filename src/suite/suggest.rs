@@ -1,8 +1,8 @@
 //! "Did you mean" suggestions for names a user mistyped (providers, metrics, variants).
 
 /// The candidate closest to `word`, when it is close enough to be a likely typo: at most
-/// two edits (a swap of neighbours counts as one), and fewer than a third of the word
-/// (so `oai` does not suggest `openai`). Case and `-`/`_` are ignored.
+/// two edits (a swap of neighbours counts as one), and at most half the word (so `oai`
+/// does not suggest `openai`, but `calz` suggests `calls`). Case and `-`/`_` are ignored.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let norm = |s: &str| s.to_lowercase().replace('-', "_");
     let w = norm(word);
@@ -10,7 +10,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     candidates
         .into_iter()
         .map(|c| (strsim::damerau_levenshtein(&w, &norm(c)), c))
-        .filter(|(d, _)| *d <= 2 && *d * 3 <= len.max(3))
+        .filter(|(d, _)| *d <= 2 && *d * 2 <= len)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
@@ -53,6 +53,9 @@ mod tests {
             Some("tool_definition_tokens")
         );
         assert_eq!(closest("latency", metrics), None);
+        assert_eq!(closest("calz", ["calls", "count"]), Some("calls"));
+        assert_eq!(closest("ab", ["abc", "xy"]), Some("abc"));
+        assert_eq!(closest("x", ["y"]), None);
         assert_eq!(did_you_mean("acuracy", metrics), "did you mean `accuracy`?");
         assert_eq!(did_you_mean("speed", metrics), "");
     }

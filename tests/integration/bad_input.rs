@@ -442,7 +442,7 @@ normalize: [casefold, lowercase]
         "hint: did you mean `should_call`? `kind` takes `should_call`, `should_not_call` or `ambiguous`",
         "s.yaml:9:11: `tags` must be a list, got `lots`",
         "s.yaml:10:14: unknown field `calz`",
-        "hint: the keys here are: calls, count, any_call,",
+        "hint: did you mean `calls`? the keys here are: calls, count, any_call,",
         "s.yaml:10:31: unknown count `sometimes`",
         "hint: `count` takes `exact` or `at_least`",
         "s.yaml:11:5: missing field `id` in `cases[1]`",
@@ -602,8 +602,7 @@ fn document_level_refusals_are_plain() {
     let null = format!("{TOOL}cases:\n  - {{id: a, kind: should_not_call, prompt: hi}}\nmatrix:\n");
     let err = problems_of("null.yaml", &null);
     assert!(
-        err.contains("null.yaml:7:8: `matrix` must be a map (`key: value`), got nothing (null)")
-            || err.contains("null.yaml:7:"),
+        err.contains("null.yaml:7:7: `matrix` must be a map (`key: value`), got nothing (null)"),
         "{err}"
     );
 }
