@@ -51,6 +51,25 @@ pub fn check_price(price: f64) -> Result<(), String> {
     }
 }
 
+/// A parse error as `line L, column C: what`, in the file's terms rather than the
+/// parser's.
+fn parse_message(e: &serde_saphyr::Error) -> String {
+    let raw = e.without_snippet().to_string();
+    let first = raw.lines().next().unwrap_or("invalid YAML").trim();
+    let what = first.find(" at line ").map_or(first, |i| &first[..i]);
+    let what = match what {
+        "invalid floating point" => "a price must be a number (USD per million tokens)",
+        "expected mapping start" => {
+            "each model needs a map `{input_per_mtok: N, output_per_mtok: N}`"
+        }
+        other => other,
+    };
+    match e.location() {
+        Some(l) => format!("line {}, column {}: {what}", l.line(), l.column()),
+        None => what.to_string(),
+    }
+}
+
 /// A price as written in a `--prices` file, with where each number is.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -129,7 +148,7 @@ impl PriceTable {
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let extra: HashMap<String, FilePrice> =
             serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options())
-                .map_err(|e| err(e.to_string()))?;
+                .map_err(|e| err(parse_message(&e)))?;
         // Every bad price is listed, in file order.
         let mut problems: Vec<(u64, String)> = Vec::new();
         let mut table = PriceTable::default();
@@ -263,6 +282,16 @@ mod tests {
         let e = PriceTable::with_file(&path).unwrap_err().to_string();
         assert!(
             e.contains("line 2: `m` field `output_per_mtok` is -2"),
+            "{e}"
+        );
+        std::fs::write(
+            &path,
+            "m:\n  input_per_mtok: twelve\n  output_per_mtok: 1\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with("line 2, column 19: a price must be a number (USD per million tokens)"),
             "{e}"
         );
         std::fs::write(&path, "m: {input_per_mtok: .inf, output_per_mtok: .nan}\n").unwrap();

@@ -1841,3 +1841,59 @@ fn custom_headers_arrive_scoped_and_secret_ones_are_never_written() {
     assert!(!o.stderr.contains(token), "{}", o.stderr);
     assert_eq!(fake.seen().len(), 3, "nothing was sent");
 }
+
+// ---------------------------------------------------------------------------------
+// 12. Raw arguments are kept as sent
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn null_or_missing_arguments_stay_raw_and_count_as_invalid_calls() {
+    // Paris gets `"arguments": null`, Rome no `arguments` at all.
+    let fake = Fake::start(|body, _| {
+        let (prompt, _, _) = openai_trial(body);
+        let mut v = openai_body(&Answer::Call(json!({"city": "x"})));
+        let f = &mut v["choices"][0]["message"]["tool_calls"][0]["function"];
+        match prompt.as_str() {
+            PARIS => f["arguments"] = Value::Null,
+            ROME => {
+                f.as_object_mut().unwrap().remove("arguments");
+            }
+            _ => v = openai_body(&Answer::Text("The capital of France is Paris.")),
+        }
+        reply(200, &v)
+    });
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let target = openai_target(&fake);
+    let o = t.run_env(
+        &[("OPENAI_API_KEY", KEY)],
+        &[
+            "run",
+            &suite,
+            "--target",
+            &target,
+            "--out",
+            "out",
+            "--variant",
+            "clear",
+            "--tool-choice",
+            "auto",
+        ],
+    );
+    o.assert_code(THRESHOLD_FAILED);
+    let trials = journal_whole_and_unique(&t, "out");
+    let paris = trial_in(&trials, "paris", "clear", "auto").unwrap();
+    assert_eq!(paris["response"]["tool_calls"][0]["arguments"], "null");
+    let check = &paris["checks"]["calls"][0];
+    assert_eq!(check["json_ok"], true, "`null` is JSON: {check}");
+    assert_eq!(check["invalid"], "schema_violation", "{check}");
+    let rome = trial_in(&trials, "rome", "clear", "auto").unwrap();
+    assert_eq!(rome["response"]["tool_calls"][0]["arguments"], "");
+    assert_eq!(rome["checks"]["calls"][0]["invalid"], "invalid_json");
+    let s = t.run_dir("out").json("summary.json");
+    assert_eq!(
+        s["overall"]["invalid_call_rate"]["num"], 2,
+        "{}",
+        s["overall"]
+    );
+}
