@@ -132,12 +132,12 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
     Ok(exit::OK)
 }
 
-/// The trials of the journal at `path`, read by [`journal::read`] (the one reader that
+/// The trials of the journal at `path`, read by [`journal::load`] (the one reader that
 /// `report`, `compare` and `run --resume` share, so they count the same trials): a torn
 /// last line or duplicate lines are warnings on stderr; a missing or damaged journal is
 /// bad input (exit 2).
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
-    let contents = journal::read(path).map_err(|e| {
+    let contents = journal::load(path).map_err(|e| {
         let hint = match e {
             journal::JournalError::Damaged { .. } => {
                 "a damaged line is not guessed at: repair or delete it (`toolgauge run --resume RUN_DIR` then runs that trial again)"

@@ -585,7 +585,7 @@ fn resume_suite_path(old: &RunMeta, dir: &Path) -> Result<PathBuf, AppError> {
 /// (resume rewrites it and must not drop lines it cannot read), and a torn last line or
 /// duplicates are reported before they are dropped.
 fn read_resumable_journal(path: &Path) -> Result<journal::JournalContents, AppError> {
-    let contents = match journal::read(path) {
+    let contents = match journal::load(path) {
         Ok(c) => c,
         Err(e) if e.is_not_found() => journal::JournalContents::default(),
         Err(e) => {

@@ -1,8 +1,9 @@
 //! The trial journal: `trials.jsonl`, one line per trial, written and flushed as each
 //! trial finishes so an interrupted run loses nothing it already did.
 //!
-//! [`read`] is the one reader of journals: `report`, `compare` and `run --resume` all go
-//! through it, so they agree on what a journal holds. Its rules:
+//! [`load`] is the one reader of journals: `report`, `compare` and `run --resume` all go
+//! through it, so they agree on what a journal holds ([`read`] is the same without the
+//! warnings). Its rules:
 //!
 //! - **Torn last line.** A last line with no newline that is not a whole trial record
 //!   is a write cut short by a crash: it is skipped and reported
@@ -74,7 +75,7 @@ impl JournalError {
     }
 }
 
-/// What [`read`] found in a journal.
+/// What [`load`] found in a journal.
 #[derive(Debug, Default)]
 pub struct JournalContents {
     /// One record per trial identity, in the order of each trial's first line.
@@ -107,8 +108,9 @@ impl JournalContents {
     }
 }
 
-/// Read the journal at `path` by the rules in the module documentation.
-pub fn read(path: &Path) -> Result<JournalContents, JournalError> {
+/// Read the journal at `path` by the rules in the module documentation, with what was
+/// irregular about it ([`JournalContents::warnings`]).
+pub fn load(path: &Path) -> Result<JournalContents, JournalError> {
     let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
         action: "read",
         path: path.to_path_buf(),
@@ -117,7 +119,16 @@ pub fn read(path: &Path) -> Result<JournalContents, JournalError> {
     parse(&bytes, path)
 }
 
-/// [`read`] on bytes already in memory (`path` names them in errors).
+/// The trials of the journal at `path` ([`load`] without its warnings): one record per
+/// trial, a torn last line skipped, a damaged line an `InvalidData` error naming it.
+pub fn read(path: &Path) -> std::io::Result<Vec<TrialRecord>> {
+    load(path).map(|c| c.trials).map_err(|e| match e {
+        JournalError::Io { source, .. } => source,
+        damaged => std::io::Error::new(std::io::ErrorKind::InvalidData, damaged.to_string()),
+    })
+}
+
+/// [`load`] on bytes already in memory (`path` names them in errors).
 pub fn parse(bytes: &[u8], path: &Path) -> Result<JournalContents, JournalError> {
     let mut out = JournalContents::default();
     let mut index: HashMap<TrialId, usize> = HashMap::new();
@@ -370,6 +381,25 @@ mod tests {
             ),
             "{w:?}"
         );
+    }
+
+    #[test]
+    fn read_gives_the_same_trials_and_errors_as_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        let a = line(&record("a", 0, Verdict::Error));
+        let b = line(&record("a", 0, Verdict::Pass));
+        std::fs::write(&path, format!("{a}{b}{{\"torn")).unwrap();
+        let trials = read(&path).unwrap();
+        assert_eq!(trials, load(&path).unwrap().trials);
+        assert_eq!(trials.len(), 1);
+        assert_eq!(trials[0].verdict, Verdict::Pass);
+        std::fs::write(&path, format!("{a}oops\n{b}")).unwrap();
+        let e = read(&path).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("line 2 is damaged"), "{e}");
+        let e = read(&dir.path().join("missing")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
     }
 
     #[test]
