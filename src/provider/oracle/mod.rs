@@ -113,16 +113,17 @@ pub fn answer(suite: &Suite, case: &Case, mode: &ToolChoice, tools: &[ToolDefini
     };
     let mut first: Option<(Response, Vec<String>)> = None;
     for want in wants.iter().filter(|w| w.allowed_under(mode)) {
-        let (response, problems) = oracle.build(want);
-        let reasons = oracle.reasons(&response);
-        if reasons.is_empty() {
-            return Answer {
-                response,
-                unmet: Vec::new(),
-            };
-        }
-        if first.is_none() {
-            first = Some((response, merge(problems, reasons)));
+        for (response, problems) in oracle.builds(want) {
+            let reasons = oracle.reasons(&response);
+            if reasons.is_empty() {
+                return Answer {
+                    response,
+                    unmet: Vec::new(),
+                };
+            }
+            if first.is_none() {
+                first = Some((response, merge(problems, reasons)));
+            }
         }
     }
     let (response, unmet) = match first {
@@ -260,14 +261,31 @@ impl Oracle<'_> {
             .collect()
     }
 
-    fn build(&self, want: &Want<'_>) -> (Response, Vec<String>) {
+    /// The answers that give `want`, to try in order: under the `bfcl` profile, BFCL's
+    /// own reading of the expected values first (its checker decides those verdicts).
+    fn builds(&self, want: &Want<'_>) -> Vec<(Response, Vec<String>)> {
         match want {
             Want::Calls(e) => {
-                let mut problems = Vec::new();
                 let forced = match self.mode {
                     ToolChoice::Function(n) => Some(n.as_str()),
                     _ => None,
                 };
+                let mut out = Vec::new();
+                if matches!(self.suite.profile, crate::suite::Profile::Bfcl(_))
+                    && !e.calls.is_empty()
+                {
+                    let mut problems = Vec::new();
+                    let calls = bfcl_calls(
+                        e,
+                        forced,
+                        self.tools,
+                        &self.ground,
+                        self.seed,
+                        &mut problems,
+                    );
+                    out.push((calls_response(calls), problems));
+                }
+                let mut problems = Vec::new();
                 let calls = calls_of(
                     e,
                     forced,
@@ -276,11 +294,12 @@ impl Oracle<'_> {
                     self.seed,
                     &mut problems,
                 );
-                (calls_response(calls), problems)
+                out.push((calls_response(calls), problems));
+                out
             }
             Want::Text { checks, clarify } => {
                 let (text, problems) = self.text(checks, *clarify);
-                (text_response(text), problems)
+                vec![(text_response(text), problems)]
             }
         }
     }
@@ -483,6 +502,81 @@ fn calls_of(
                 .into_iter()
                 .map(|p| format!("`{}` call: {p}", c.tool)),
         );
+        out.push(call(out.len(), &c.tool, &Value::Object(args)));
+    }
+    out
+}
+
+/// The calls of `e` as BFCL reads its expected values (the `bfcl` profile): each
+/// argument the first acceptable option that is not `""` (BFCL's "may be omitted"),
+/// nested dicts read the same way; required parameters BFCL leaves out from the schema.
+fn bfcl_calls(
+    e: &CallsExpectation,
+    forced: Option<&str>,
+    tools: &[ToolDefinition],
+    ground: &Grounding,
+    seed: u64,
+    problems: &mut Vec<String>,
+) -> Vec<ToolCall> {
+    fn pick(options: &[Value]) -> Option<Value> {
+        options.iter().find(|v| v.as_str() != Some("")).map(read)
+    }
+    fn read(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter_map(|(k, x)| {
+                        let options = match x {
+                            Value::Array(a) => a.clone(),
+                            other => vec![other.clone()],
+                        };
+                        pick(&options).map(|p| (k.clone(), p))
+                    })
+                    .collect(),
+            ),
+            // A list of dicts holds dicts of option lists too.
+            Value::Array(items) => Value::Array(items.iter().map(read).collect()),
+            other => other.clone(),
+        }
+    }
+    let empty = Value::Object(serde_json::Map::new());
+    let mut out = Vec::new();
+    for c in e
+        .calls
+        .iter()
+        .filter(|c| forced.is_none_or(|f| f == c.tool))
+    {
+        let schema = tools
+            .iter()
+            .find(|t| t.name == c.tool)
+            .map_or(&empty, |t| &*t.parameters);
+        let props = schema.get("properties").and_then(Value::as_object);
+        let mut args = serde_json::Map::new();
+        for (name, raw) in &c.raw_args {
+            // BFCL answers name parameters some functions lack; its checker refuses them.
+            if props.is_some_and(|p| !p.contains_key(name)) {
+                continue;
+            }
+            match crate::bfcl::import::options_of(raw) {
+                Ok(options) => {
+                    if let Some(v) = pick(&options) {
+                        args.insert(name.clone(), v);
+                    }
+                }
+                Err(why) => problems.push(format!("`{}` call: `{name}`: {why}", c.tool)),
+            }
+        }
+        let mut values = Values::new(schema, ground, seed);
+        let required = schema.get("required").and_then(Value::as_array);
+        for r in required.into_iter().flatten().filter_map(Value::as_str) {
+            if args.contains_key(r) || c.raw_args.iter().any(|(n, _)| n == r) {
+                continue;
+            }
+            let sub = props.and_then(|p| p.get(r));
+            if let Some(v) = values.schema_value(sub, r) {
+                args.insert(r.to_string(), v);
+            }
+        }
         out.push(call(out.len(), &c.tool, &Value::Object(args)));
     }
     out
@@ -740,6 +834,45 @@ mod tests {
                 ),
                 ("get_time", r#"{"city":"Tokyo","format":"24h"}"#),
             ]
+        );
+    }
+
+    #[test]
+    fn under_the_bfcl_profile_nested_dicts_are_read_as_bfcl_reads_them() {
+        // BFCL writes a nested dict's values as lists of acceptable values: `李雷`, not
+        // the list `["李雷"]` a plain matcher would read; `""` means "may be omitted".
+        let s = load(
+            "bfcl.yaml",
+            r#"
+name: bfcl-nested
+profile: { bfcl: { category: simple_python } }
+tools:
+  - name: add_person
+    description: Add a person.
+    parameters:
+      type: object
+      properties:
+        person:
+          type: object
+          properties: { name: { type: string }, age: { type: integer }, note: { type: string } }
+        tags: { type: array, items: { type: string } }
+      required: [person]
+cases:
+  - id: nested
+    kind: should_call
+    prompt: "Add 李雷, 30."
+    expect:
+      calls:
+        - tool: add_person
+          args:
+            person: { eq: { name: ["李雷"], age: [30, ""], note: [""] } }
+            tags: { optional: true, one_of: [{ eq: [a, b] }] }
+"#,
+        );
+        assert_all_pass(&s, 1);
+        assert_eq!(
+            args_of(&s, "nested", &ToolChoice::Auto),
+            json!({"person": {"name": "李雷", "age": 30}, "tags": ["a", "b"]})
         );
     }
 

@@ -205,7 +205,7 @@ fn pick_char(ranges: &[(char, char)], rng: Option<&mut Rng>) -> Option<char> {
 }
 
 /// How many search states [`intersect`] explores before giving up.
-const MAX_STATES: usize = 200_000;
+const MAX_STATES: usize = 20_000;
 
 /// The shortest printable-ASCII string, at least `min_len` and at most `max_len`
 /// characters long, in which every regex of `patterns` (pattern, case-insensitive)

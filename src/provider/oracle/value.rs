@@ -30,7 +30,9 @@ pub struct Values<'a> {
     ground: &'a Grounding,
     /// Seed from the case id.
     seed: u64,
-    validators: HashMap<String, Option<jsonschema::Validator>>,
+    /// Validators by the address of their sub-schema (every sub-schema lives inside
+    /// `root`, which outlives this generator, so addresses are stable and unique).
+    validators: HashMap<usize, Option<jsonschema::Validator>>,
     depth: usize,
     /// What could not be satisfied, as `path: why`.
     pub problems: Vec<String>,
@@ -266,29 +268,32 @@ impl<'a> Values<'a> {
     /// definitions are carried along so its `$ref`s resolve). A schema that does not
     /// compile on its own is not held against the value; the whole call is validated
     /// with the tool's schema afterwards.
-    fn schema_ok(&mut self, schema: Option<&Value>, v: &Value) -> bool {
+    fn schema_ok(&mut self, schema: Option<&'a Value>, v: &Value) -> bool {
         let Some(s) = schema else {
             return true;
         };
-        let mut wrapped = s.clone();
-        if let Value::Object(map) = &mut wrapped {
-            for key in ["$defs", "definitions"] {
-                if let Some(defs) = self.root.get(key)
-                    && !map.contains_key(key)
-                {
-                    map.insert(key.to_string(), defs.clone());
+        let root = self.root;
+        let validator = self
+            .validators
+            .entry(s as *const Value as usize)
+            .or_insert_with(|| {
+                let mut wrapped = s.clone();
+                if let Value::Object(map) = &mut wrapped {
+                    for key in ["$defs", "definitions"] {
+                        if let Some(defs) = root.get(key)
+                            && !map.contains_key(key)
+                        {
+                            map.insert(key.to_string(), defs.clone());
+                        }
+                    }
                 }
-            }
-        }
-        let key = wrapped.to_string();
-        let validator = self.validators.entry(key).or_insert_with(|| {
-            // Formats are checked here (the scorer does not), so a `date` is a date.
-            jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft202012)
-                .should_validate_formats(true)
-                .build(&wrapped)
-                .ok()
-        });
+                // Formats are checked here (the scorer does not), so a `date` is a date.
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .should_validate_formats(true)
+                    .build(&wrapped)
+                    .ok()
+            });
         validator.as_ref().is_none_or(|val| val.is_valid(v))
     }
 
