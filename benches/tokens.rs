@@ -10,12 +10,14 @@
 //! vocabulary and tiktoken-rs's full `CoreBPE`, and prints the heap each takes (peak
 //! bytes allocated while loading, counted by this bench's allocator).
 //!
-//! Run: `cargo bench --bench tokens` (all), `cargo bench --bench tokens -- count/letter`.
+//! Run: `cargo bench --bench tokens` (all), `cargo bench --bench tokens -- count/letter`;
+//! `cargo bench --bench tokens -- --test` runs each once and prints the one-run lines
+//! (tokens, seconds, peak heap) only.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
@@ -57,13 +59,17 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// The peak heap, in MB above what was in use before, while `f` runs.
-fn peak_mb<T>(f: impl FnOnce() -> T) -> (T, f64) {
+/// What `f` returns, the seconds it took (one run: criterion's figures are the
+/// measured ones; this line is what `-- --test` prints), and its peak heap in MB above
+/// what was in use before.
+fn once<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     let before = IN_USE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
+    let start = Instant::now();
     let out = f();
+    let seconds = start.elapsed().as_secs_f64();
     let peak = PEAK.load(Ordering::Relaxed);
-    (out, (peak - before) as f64 / 1e6)
+    (out, seconds, (peak - before) as f64 / 1e6)
 }
 
 /// About `n` bytes of text of one kind (the kinds the unit tests in
@@ -111,8 +117,8 @@ fn count(c: &mut Criterion) {
     for kind in KINDS {
         for size in [MB, 10 * MB] {
             let text = text(kind, size);
-            let (n, heap) = peak_mb(|| tokens::count(&text));
-            eprintln!("count/{kind}/{size}: {n} tokens, peak heap {heap:.1} MB");
+            let (n, s, heap) = once(|| tokens::count(&text));
+            eprintln!("count/{kind}/{size}: {n} tokens, once {s:.3} s, peak heap {heap:.1} MB");
             g.throughput(Throughput::Bytes(text.len() as u64));
             g.bench_with_input(BenchmarkId::new(kind, size), &text, |b, t| {
                 b.iter(|| tokens::count(black_box(t)))
@@ -131,9 +137,11 @@ fn pretokenize(c: &mut Criterion) {
     for kind in KINDS {
         for size in [MB, 10 * MB] {
             let text = text(kind, size);
-            let pieces = pattern.find_iter(&text).count();
+            let (pieces, s, _) = once(|| pattern.find_iter(&text).count());
             let failed = pattern.find_iter(&text).filter(|p| p.is_err()).count();
-            eprintln!("pretokenize/{kind}/{size}: {pieces} pieces, {failed} failed");
+            eprintln!(
+                "pretokenize/{kind}/{size}: {pieces} pieces ({failed} failed), once {s:.3} s"
+            );
             g.throughput(Throughput::Bytes(text.len() as u64));
             g.bench_with_input(BenchmarkId::new(kind, size), &text, |b, t| {
                 b.iter(|| pattern.find_iter(black_box(t)).count())
@@ -144,10 +152,10 @@ fn pretokenize(c: &mut Criterion) {
 }
 
 fn load(c: &mut Criterion) {
-    let (n, heap) = peak_mb(tokens::load_fresh);
-    eprintln!("load/toolgauge: {n} tokens, peak heap {heap:.1} MB");
-    let (bpe, heap) = peak_mb(|| tiktoken_rs::o200k_base().expect("tiktoken-rs loads"));
-    eprintln!("load/tiktoken_rs_core_bpe: peak heap {heap:.1} MB");
+    let (n, s, heap) = once(tokens::load_fresh);
+    eprintln!("load/toolgauge: {n} tokens, once {s:.3} s, peak heap {heap:.1} MB");
+    let (bpe, s, heap) = once(|| tiktoken_rs::o200k_base().expect("tiktoken-rs loads"));
+    eprintln!("load/tiktoken_rs_core_bpe: once {s:.3} s, peak heap {heap:.1} MB");
     drop(bpe);
     let mut g = c.benchmark_group("load");
     g.sample_size(10);
