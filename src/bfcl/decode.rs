@@ -4912,13 +4912,28 @@ mod tests {
                 format!("f(a={})", "not ".repeat(100_000)),
                 "[".repeat(1 << 20),
             ];
-            for text in &inputs {
-                let _ = decode_prompt(text, true);
-            }
+            // The first seven are within the limits (under 200 brackets) and decode; the
+            // rest fail, each for a reason of its own: nested unary minus (the operand
+            // must be a literal), arithmetic on names, an attribute call, subscripts, and
+            // the three beyond every limit.
+            let decoded: Vec<bool> = inputs
+                .iter()
+                .map(|text| matches!(decode_prompt(text, true), Decoded::Calls(_)))
+                .collect();
+            let mut want = vec![true; 7];
+            want.resize(inputs.len(), false);
+            assert_eq!(decoded, want);
             let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-            let _ = python_json_loads(&deep(900));
-            let _ = python_json_loads(&"{\"a\":".repeat(900));
-            let _ = decode_fc(&json!([{"f": format!("{{\"a\": {}}}", deep(899))}]));
+            assert!(python_json_loads(&deep(900)).is_ok());
+            // 900 objects opened and none given a value: Python stops at the end.
+            assert_eq!(
+                python_json_loads(&"{\"a\":".repeat(900)).err().as_deref(),
+                Some("Expecting value: line 1 column 4501 (char 4500)")
+            );
+            assert!(matches!(
+                decode_fc(&json!([{"f": format!("{{\"a\": {}}}", deep(899))}])),
+                Decoded::Calls(c) if c.len() == 1
+            ));
         };
         std::thread::Builder::new()
             .stack_size(512 << 10)

@@ -418,8 +418,8 @@ impl<'a> CaseScorer<'a> {
             .iter()
             .find(|t| t.name == call.name);
         let mut check = CallCheck {
-            tool: call.name.clone(),
-            id: call.id.clone(),
+            tool: clip(&call.name),
+            id: call.id.as_deref().map(clip),
             json_ok: args.is_some(),
             known_tool: tool.is_some(),
             schema_ok: None,
@@ -458,11 +458,13 @@ impl<'a> CaseScorer<'a> {
                 .iter_errors(args)
                 .take(3)
                 .map(|e| {
+                    // The message quotes the offending value, which may be the whole
+                    // arguments: clipped, so that the journal keeps them once.
                     let at = e.instance_path().to_string();
                     if at.is_empty() {
-                        e.to_string()
+                        clip(&e.to_string())
                     } else {
-                        format!("{at}: {e}")
+                        clip(&format!("{at}: {e}"))
                     }
                 })
                 .collect();
@@ -659,7 +661,7 @@ impl<'a> CaseScorer<'a> {
                         e.calls.len(),
                         extra
                             .iter()
-                            .map(|c| format!("`{}`", c.name))
+                            .map(|c| format!("`{}`", clip(&c.name)))
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
@@ -723,10 +725,32 @@ fn distinct_tools(e: &CallsExpectation) -> Vec<String> {
     v
 }
 
+/// `text` whole up to [`CLIP_CHARS`] characters, else its start and end around a note of
+/// what was cut. Checks and reasons quote names and values from the response, which the
+/// trial record already holds in full; a response of megabytes must not be stored again
+/// in each quote (trials.jsonl keeps it once).
+fn clip(text: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= CLIP_CHARS {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(CLIP_HEAD).collect();
+    let tail: String = text.chars().skip(chars - CLIP_TAIL).collect();
+    let cut = chars - CLIP_HEAD - CLIP_TAIL;
+    format!("{head} … ({cut} characters cut) … {tail}")
+}
+
+/// The most characters a quote from the response keeps whole; longer ones keep the
+/// first [`CLIP_HEAD`] and the last [`CLIP_TAIL`] (where a schema error says what is
+/// wrong with the value it quotes).
+const CLIP_CHARS: usize = 240;
+const CLIP_HEAD: usize = 120;
+const CLIP_TAIL: usize = 100;
+
 fn names(calls: &[ToolCall]) -> String {
     calls
         .iter()
-        .map(|c| format!("`{}`", c.name))
+        .map(|c| format!("`{}`", clip(&c.name)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -1055,6 +1079,62 @@ cases:
         assert_eq!(k.schema_ok, None);
         assert!(k.schema_errors.is_empty());
         assert_eq!(c.right_tools, Some(false));
+    }
+
+    #[test]
+    fn huge_values_and_names_are_quoted_clipped() {
+        // The response keeps a megabyte argument and a long tool name in full (the trial
+        // record stores it once); the checks and reasons that quote them keep 220
+        // characters of each, so the record does not hold the megabyte four times.
+        let s = suite();
+        let n = 1_000_000;
+        let args = format!(r#"{{"city": "北京", "date": "{}"}}"#, "x".repeat(n));
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call("get_weather", &args)]),
+        );
+        assert_eq!(codes(&reasons), vec!["schema_violation"]);
+        // `/date: "` (8 characters), the value, and `" does not match "<pattern>"` (47).
+        let want = format!(
+            r#"/date: "{} … ({} characters cut) … {}" does not match "^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}$""#,
+            "x".repeat(112),
+            8 + n + 47 - 220,
+            "x".repeat(53)
+        );
+        assert_eq!(c.calls[0].schema_errors, vec![want.clone()]);
+        assert_eq!(
+            reasons[0].message,
+            format!("call to `get_weather` violates its schema: {want}")
+        );
+
+        let name = "n".repeat(300);
+        let (c, reasons) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(&name, "{}")]),
+        );
+        let clipped = format!(
+            "{} … (80 characters cut) … {}",
+            "n".repeat(120),
+            "n".repeat(100)
+        );
+        assert_eq!(c.calls[0].tool, clipped);
+        assert_eq!(
+            reasons[0].message,
+            format!("called `{clipped}`, which is not one of the tools")
+        );
+        // Up to 240 characters are quoted whole.
+        let name = "n".repeat(240);
+        let (c, _) = score_in(
+            &s,
+            "weather",
+            ToolChoice::Auto,
+            &calls(vec![call(&name, "{}")]),
+        );
+        assert_eq!(c.calls[0].tool, name);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Hostile input: each is refused with exit 2, before the expensive work, and never with a panic.
+//! Hostile input: each is refused with exit 2, before the expensive work, and never with
+//! a panic; and hostile responses (megabytes in one unbroken word) are scored, with usage
+//! estimated exactly, and stored once.
 
 use crate::support::{BAD_INPUT, Output, Toolgauge, fixture_text};
 
@@ -144,4 +146,96 @@ fn cassette_with_a_corrupt_middle_line_is_refused_with_its_line_number() {
         "cassette `corrupt.jsonl` line 3: invalid entry",
         "hint: see docs/cassettes.md",
     ]);
+}
+
+#[test]
+fn huge_responses_are_estimated_exactly_and_stored_once() {
+    // One answer of 100,000 `a`s and one call whose arguments hold 100,000 `x`s in a
+    // field the schema wants an integer, both without usage: the counts are estimated
+    // (tiktoken's exactly, at a cost linear in the length: the quadratic merge this
+    // replaced took seconds on this in a release build, and hours on megabytes), and
+    // trials.jsonl holds each blob once, the quotes in checks and reasons clipped.
+    let t = Toolgauge::new();
+    let n = 100_000;
+    let word = "a".repeat(n);
+    let args = format!(r#"{{"city": "Paris", "days": "{}"}}"#, "x".repeat(n));
+    t.write(
+        "huge.yaml",
+        "name: huge\ntools:\n  - name: get_weather\n    description: Weather for one city.\n    parameters: {type: object, properties: {city: {type: string}, days: {type: integer}}, required: [city]}\ncases:\n  - {id: blob, kind: should_call, prompt: Weather in Paris?, expect: {calls: [{tool: get_weather, args: {city: Paris}}]}}\n  - {id: word, kind: should_not_call, prompt: Say one long word.}\n",
+    );
+    let script = serde_json::json!({"responses": [
+        {"case": "blob", "calls": [{"name": "get_weather", "arguments": args}]},
+        {"case": "word", "text": word},
+    ]});
+    // JSON is YAML: the script is written as JSON, quoting the megabytes safely.
+    t.write("script.yaml", script.to_string());
+    let target = "openai:gpt-4o-mini";
+    t.run(&[
+        "cassette",
+        "write",
+        "huge.yaml",
+        "--script",
+        "script.yaml",
+        "--out",
+        "cassette.jsonl",
+        "--target",
+        target,
+    ])
+    .expect_code(0);
+    t.run(&[
+        "run",
+        "huge.yaml",
+        "--target",
+        target,
+        "--cassette",
+        "cassette.jsonl",
+        "--out",
+        "out",
+    ])
+    .expect_code(0);
+    let journal = t.read("out/trials.jsonl");
+    let trials: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(trials.len(), 2);
+    // Each blob once, and little else: the rest of both records is a few kilobytes.
+    assert!(
+        journal.len() < 2 * n + 8_000,
+        "trials.jsonl is {} bytes for {} bytes of responses",
+        journal.len(),
+        2 * n
+    );
+    let tokens = |s: &str| tiktoken_rs::o200k_base_singleton().encode_ordinary(s).len() as u64;
+    for trial in &trials {
+        let usage = &trial["response"]["usage"];
+        assert_eq!(usage["estimated"], true, "{usage}");
+        let want = match trial["case_id"].as_str() {
+            Some("word") => {
+                assert_eq!(trial["response"]["text"].as_str(), Some(word.as_str()));
+                tokens(&word)
+            }
+            Some("blob") => {
+                let call = &trial["response"]["tool_calls"][0];
+                assert_eq!(call["arguments"].as_str(), Some(args.as_str()));
+                let errors = &trial["checks"]["calls"][0]["schema_errors"];
+                assert_eq!(errors.as_array().map(Vec::len), Some(1), "{errors}");
+                let error = errors[0].as_str().unwrap_or_default();
+                assert!(
+                    error.starts_with("/days: \"xxx")
+                        && error.ends_with("xxx\" is not of type \"integer\""),
+                    "{error}"
+                );
+                assert!(error.chars().count() < 300, "{error}");
+                tokens("get_weather") + tokens(&args)
+            }
+            other => panic!("unexpected case {other:?}"),
+        };
+        assert_eq!(
+            usage["output_tokens"].as_u64(),
+            Some(want),
+            "{}",
+            trial["case_id"]
+        );
+    }
 }
