@@ -152,8 +152,6 @@ pub struct Output {
     pub stdout: String,
     /// Standard error.
     pub stderr: String,
-    /// Wall-clock time.
-    pub elapsed: Duration,
 }
 
 impl Output {
@@ -283,7 +281,6 @@ impl Running {
             }
         }
         let status = self.child.wait().expect("failed to wait for toolgauge");
-        let elapsed = self.start.elapsed();
         let text = |h: JoinHandle<Vec<u8>>| {
             String::from_utf8_lossy(&h.join().expect("pipe reader panicked")).into_owned()
         };
@@ -292,7 +289,6 @@ impl Running {
             code: status.code(),
             stdout: text(self.out),
             stderr: text(self.err),
-            elapsed,
         }
     }
 }
