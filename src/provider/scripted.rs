@@ -300,9 +300,15 @@ fn load_script(path: &Path) -> Result<Script, ScriptError> {
         source,
     })?;
     serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options()).map_err(|e| {
+        // In plain words, as a suite's errors are (no parser jargon).
+        let plain = crate::suite::messages::yaml(&e);
+        let at = e
+            .location()
+            .map(|l| format!("line {}, column {}: ", l.line(), l.column()))
+            .unwrap_or_default();
         ScriptError::Parse {
             path: shown,
-            message: e.to_string(),
+            message: format!("{at}{} ({})", plain.message, plain.hint),
         }
     })
 }

@@ -62,7 +62,20 @@ fn parse_message(e: &serde_saphyr::Error) -> String {
         "expected mapping start" => {
             "each model needs a map `{input_per_mtok: N, output_per_mtok: N}`"
         }
-        other => other,
+        // Anything else in plain words, as a suite's errors are (no parser jargon).
+        _ => {
+            let plain = crate::suite::messages::yaml(e);
+            return match e.location() {
+                Some(l) => format!(
+                    "line {}, column {}: {} ({})",
+                    l.line(),
+                    l.column(),
+                    plain.message,
+                    plain.hint
+                ),
+                None => format!("{} ({})", plain.message, plain.hint),
+            };
+        }
     };
     match e.location() {
         Some(l) => format!("line {}, column {}: {what}", l.line(), l.column()),
@@ -311,5 +324,19 @@ mod tests {
             t.lookup("openai", "gpt-4o-mini").unwrap().output_per_mtok,
             2.0
         );
+    }
+
+    #[test]
+    fn a_duplicate_model_is_named_in_plain_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "m: {input_per_mtok: 1, output_per_mtok: 2}\nm: {input_per_mtok: 3, output_per_mtok: 4}\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(e.contains("line 2, column 1: duplicate key `m`"), "{e}");
+        assert!(!e.contains("DuplicateKeyPolicy"), "{e}");
     }
 }
