@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::AppError;
+use super::paths::{self, SuiteLookup};
 use super::run::{check_formats, exit_code, print_summary};
 use crate::cli::MergeArgs;
 use crate::provider::{Target, ToolChoice};
-use crate::report::{self, RunMeta, RunReport, Summary, VariantTokens};
+use crate::report::{self, RunMeta, RunPaths, RunReport, Summary, VariantTokens};
 use crate::runner::Plan;
 use crate::runner::journal::Journal;
 use crate::runner::select::{MergedShard, Selection, ShardSet, trial_shard};
@@ -83,7 +84,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<u8, AppError> {
     let count = first.shards.count;
     let held = coverage(&runs, count, args.allow_partial)?;
     let unfinished = unfinished(&runs, args.allow_partial)?;
-    let suite = load_suite(first)?;
+    let (suite, suite_path) = load_suite(&runs)?;
     let selection = first.meta.selection.clone().unwrap_or_default();
     let (mut merged_selection, mask) = Selection::new(
         &suite,
@@ -102,7 +103,9 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<u8, AppError> {
     merged_selection.shards = (!held.is_all()).then_some(held);
 
     let meta = merged_meta(&runs, merged_selection, unfinished, trials.len());
-    write(args, meta, trials, &suite)
+    write(args, meta, trials, &suite, |dir| {
+        merged_paths(&runs, &suite_path, dir)
+    })
 }
 
 /// Refuse an `--out` that holds anything: a merge never overwrites a run.
@@ -152,9 +155,35 @@ fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
         )
     })?;
     let journal_path = dir.join("trials.jsonl");
-    // The reader `report`, `compare` and `--resume` share: the same warnings, the same
-    // counts.
-    let trials = super::report::read_journal(&journal_path)?;
+    // The reader `report`, `compare` and `--resume` share, so the merge counts what they
+    // count; but a trial twice in a shard's journal is refused rather than folded: the
+    // journal was edited or appended to by hand, and `run --resume` compacts it first.
+    let contents = super::report::load_journal(&journal_path)?;
+    if let Some((line, (case, target, variant, mode, repeat))) = contents.duplicates.first() {
+        let id = (
+            target.clone(),
+            variant.clone(),
+            mode.clone(),
+            case.clone(),
+            *repeat,
+        );
+        return Err(AppError::bad(
+            format!(
+                "{} appears twice in `{}` (again at line {line}; {} duplicate line(s) in all)",
+                describe_id(&id),
+                journal_path.display(),
+                contents.duplicates.len()
+            ),
+            Some(&format!(
+                "each trial must be in one shard once; `toolgauge run --resume {}` compacts the journal (the later line wins, but a scored trial over an error), then merge again",
+                dir.display()
+            )),
+        ));
+    }
+    for w in contents.warnings(&journal_path) {
+        warnln!("warning: {w}");
+    }
+    let trials = contents.trials;
     Ok(ShardRun {
         dir: dir.to_path_buf(),
         meta,
@@ -190,7 +219,15 @@ fn same_run(a: &ShardRun, b: &ShardRun) -> Result<(), AppError> {
         mb.toolgauge_version.clone(),
     )?;
     differ("their matrices", json(&ma.matrix), json(&mb.matrix))?;
-    differ("their settings", json(&ma.settings), json(&mb.settings))?;
+    // Where each shard found its suite and cassette (`settings.paths`: relative to its
+    // run directory, absolute, its working directory) differs per machine and directory
+    // by design; the files themselves are compared by the suite hash above.
+    let settings = |m: &RunMeta| {
+        let mut s = m.settings.clone();
+        s.paths = RunPaths::default();
+        json(&s)
+    };
+    differ("their settings", settings(ma), settings(mb))?;
     differ(
         "the sources of their targets",
         json(&ma.sources),
@@ -306,30 +343,73 @@ fn unfinished(runs: &[ShardRun], allow_partial: bool) -> Result<Option<String>, 
     Ok((!reasons.is_empty()).then(|| reasons.join("; ")))
 }
 
-/// The suite the shards ran, unchanged since: the merge checks its thresholds, so a
-/// missing suite would be a silent pass.
-fn load_suite(run: &ShardRun) -> Result<Arc<Suite>, AppError> {
-    let given = PathBuf::from(&run.meta.suite.path);
-    // A relative path is relative to where the shard ran; try the shard's directory's
-    // parent too, for run directories kept beside their suite.
-    let candidates = [given.clone(), run.dir.join(&given)];
-    let found = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-        AppError::bad(
-            format!(
-                "suite `{}` of the shards is not found (merge checks its thresholds)",
-                given.display()
-            ),
-            Some("run merge from the directory the shards ran in, with the suite in place"),
-        )
-    })?;
-    let suite = super::load_suite(found)?;
-    if suite.hash != run.meta.suite.hash {
-        return Err(AppError::bad(
-            format!("suite `{}` changed since the shards ran", found.display()),
-            Some("merge with the suite as it was when the shards ran (its sha256 is in run.json)"),
-        ));
+/// The suite the shards ran, unchanged since, and where it was found: the merge checks
+/// its thresholds, so a missing suite would be a silent pass. It is looked for as
+/// `report` and `run --resume` look for it ([`paths::find_suite`]: relative to a shard's
+/// directory, absolute, then as given from this working directory), shard by shard, so
+/// the merge works from any directory that reaches the suite.
+fn load_suite(runs: &[ShardRun]) -> Result<(Arc<Suite>, PathBuf), AppError> {
+    let mut changed = None;
+    let mut tried: Vec<PathBuf> = Vec::new();
+    for r in runs {
+        match paths::find_suite(&r.meta, &r.dir) {
+            SuiteLookup::Found(p) => {
+                let suite = super::load_suite(&p)?;
+                if suite.hash != r.meta.suite.hash {
+                    // Found unchanged a moment ago: it changed while being read.
+                    return Err(suite_changed(&p));
+                }
+                return Ok((Arc::new(suite), p));
+            }
+            SuiteLookup::Changed(p) => {
+                changed.get_or_insert(p);
+            }
+            SuiteLookup::Missing(t) => {
+                for p in t {
+                    if !tried.contains(&p) {
+                        tried.push(p);
+                    }
+                }
+            }
+        }
     }
-    Ok(Arc::new(suite))
+    if let Some(p) = changed {
+        return Err(suite_changed(&p));
+    }
+    Err(AppError::bad(
+        format!(
+            "suite `{}` of the shards is not found (merge checks its thresholds; tried {})",
+            runs[0].meta.suite.path,
+            SuiteLookup::Missing(tried).describe()
+        ),
+        Some(
+            "run merge where the suite the shards ran is in place, e.g. in a checkout of the same commit",
+        ),
+    ))
+}
+
+fn suite_changed(path: &Path) -> AppError {
+    AppError::bad(
+        format!("suite `{}` changed since the shards ran", path.display()),
+        Some("merge with the suite as it was when the shards ran (its sha256 is in run.json)"),
+    )
+}
+
+/// Where the merged run's suite and cassette are, from its own directory (`dir`, which
+/// exists): the shards' `settings.paths` locate them from the shards' directories.
+fn merged_paths(runs: &[ShardRun], suite: &Path, dir: &Path) -> RunPaths {
+    let cassette = runs.iter().find_map(|r| {
+        let s = &r.meta.settings;
+        let given = s.cassette.as_ref()?;
+        paths::candidates(given, s.paths.cassette.as_ref(), &r.dir)
+            .into_iter()
+            .find(|p| p.is_file())
+    });
+    RunPaths {
+        suite: Some(paths::locate(suite, dir)),
+        cassette: cassette.map(|c| paths::locate(&c, dir)),
+        working_dir: paths::working_dir(),
+    }
 }
 
 /// The plan of the merged run: the shards' matrix, selected cases and shards.
@@ -508,15 +588,17 @@ fn merged_meta(
 /// Write the merged run directory and report it as `run` would.
 fn write(
     args: &MergeArgs,
-    meta: RunMeta,
+    mut meta: RunMeta,
     trials: Vec<TrialRecord>,
     suite: &Suite,
+    locate: impl FnOnce(&Path) -> RunPaths,
 ) -> Result<u8, AppError> {
     let dir = &args.out;
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         AppError::Incomplete(format!("failed to {what} in `{}`: {e}", dir.display()))
     };
     std::fs::create_dir_all(dir).map_err(|e| failed("create the run directory", &e))?;
+    meta.settings.paths = locate(dir);
     let mut journal =
         Journal::create(&dir.join("trials.jsonl")).map_err(|e| failed("write the journal", &e))?;
     for t in &trials {

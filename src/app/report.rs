@@ -137,7 +137,18 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
 /// last line or duplicate lines are warnings on stderr; a missing or damaged journal is
 /// bad input (exit 2).
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
-    let contents = journal::load(path).map_err(|e| {
+    let contents = load_journal(path)?;
+    for w in contents.warnings(path) {
+        warnln!("warning: {w}");
+    }
+    Ok(contents.trials)
+}
+
+/// [`read_journal`] without printing its warnings, for a caller that treats an
+/// irregularity more strictly (`merge` refuses a shard journal holding a trial twice):
+/// a missing or damaged journal is bad input (exit 2).
+pub(crate) fn load_journal(path: &Path) -> Result<journal::JournalContents, AppError> {
+    journal::load(path).map_err(|e| {
         let hint = match e {
             journal::JournalError::Damaged { .. } => {
                 "a damaged line is not guessed at: repair or delete it (`toolgauge run --resume RUN_DIR` then runs that trial again)"
@@ -147,9 +158,5 @@ pub(crate) fn read_journal(path: &Path) -> Result<Vec<TrialRecord>, AppError> {
             }
         };
         AppError::bad(e.to_string(), Some(hint))
-    })?;
-    for w in contents.warnings(path) {
-        warnln!("warning: {w}");
-    }
-    Ok(contents.trials)
+    })
 }

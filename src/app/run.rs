@@ -493,6 +493,12 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     // The paths as first given stay; `settings.paths` now locates the files found.
     prepared.meta.suite.path = old.suite.path.clone();
     prepared.meta.settings.cassette = old.settings.cassette.clone();
+    // So does the description of each target's source, which names the cassette as
+    // given: the found path (`s2/../fixtures/...`) depends on where resume ran, and
+    // `merge` compares shards' sources.
+    if prepared.meta.sources.keys().eq(old.sources.keys()) {
+        prepared.meta.sources = old.sources.clone();
+    }
     prepared.meta.merged_from = old.merged_from.clone();
     select(&mut prepared, selection, mask)?;
     check_in_plan(&contents.trials, &prepared, &journal_path)?;

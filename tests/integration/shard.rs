@@ -153,6 +153,35 @@ fn three_merged_shards_equal_the_unsharded_run() {
     t.run(&["report", "merged", "--format", "json"])
         .assert_code(OK);
     assert_eq!(merged.json("summary.json"), whole.json("summary.json"));
+
+    // From another directory, where the suite's path as given (`suites/weather.yaml`)
+    // names nothing: merge finds it from the shards' directories, as `report` does, and
+    // the merged run.json locates it from the merged directory.
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let merge = [
+        "merge",
+        "../shard2",
+        "../shard1",
+        "../shard3",
+        "--out",
+        "../merged2",
+        "-q",
+    ];
+    t.run_in(&elsewhere, &merge).assert_code(OK);
+    let merged2 = t.run_dir("merged2");
+    assert_eq!(trial_set(&merged2), trial_set(&whole));
+    let paths = &merged2.json("run.json")["settings"]["paths"];
+    assert_eq!(paths["suite"]["from_run_dir"], "../suites/weather.yaml");
+    assert_eq!(
+        paths["cassette"]["from_run_dir"],
+        "../fixtures/weather.cassette.jsonl"
+    );
+    let cwd = std::path::PathBuf::from(paths["working_dir"].as_str().unwrap());
+    assert_eq!(cwd, elsewhere.canonicalize().unwrap());
+    t.run_in(&elsewhere, &["report", "../merged2", "--format", "json"])
+        .assert_code(OK);
+    assert_eq!(merged2.json("summary.json"), whole.json("summary.json"));
 }
 
 #[test]
@@ -188,6 +217,12 @@ fn a_stopped_shard_is_refused_until_resumed() {
     // Resume runs the rest of shard 2 only (the selection is kept in run.json).
     t.run(&["run", "--resume", "s2", "--quiet"]).assert_code(OK);
     let s2 = t.run_dir("s2");
+    // It found the cassette as `s2/../fixtures/...` but names it as the run was given
+    // it, as shard 1 does: the shards' sources are compared by merge.
+    assert_eq!(
+        s2.json("run.json")["sources"],
+        t.run_dir("s1").json("run.json")["sources"]
+    );
     assert_eq!(
         s2.json("run.json")["selection"]["shards"]["indices"],
         serde_json::json!([2])
@@ -283,14 +318,22 @@ fn merge_refuses_what_is_not_one_runs_shards() {
     );
 
     // A trial twice, and a trial in the wrong shard.
+    let before = trial_set(&t.run_dir("a2"));
     let journal = t.path().join("a2/trials.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
     let first = text.lines().next().unwrap().to_string();
     std::fs::write(&journal, format!("{text}{first}\n")).unwrap();
     refuse(
         &["a1", "a2", "a3", "--out", "m"],
-        &["appears twice", "a2/trials.jsonl"],
+        &[
+            "appears twice in `a2/trials.jsonl` (again at line",
+            "toolgauge run --resume a2",
+        ],
     );
+    // As the hint says, resume compacts the journal: each trial once, none lost.
+    t.run(&["run", "--resume", "a2", "-q"]).assert_code(OK);
+    assert_eq!(t.run_dir("a2").trials().len(), before.len());
+    assert_eq!(trial_set(&t.run_dir("a2")), before);
     let foreign = std::fs::read_to_string(t.path().join("a1/trials.jsonl")).unwrap();
     let foreign = foreign.lines().next().unwrap();
     std::fs::write(&journal, format!("{text}{foreign}\n")).unwrap();
