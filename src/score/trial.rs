@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::assign;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
-use crate::suite::matcher::check_fields;
+use crate::suite::matcher::field_mismatches;
 use crate::suite::model::NormalizeRule;
 use crate::suite::{
     CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Profile, Suite,
@@ -626,9 +626,14 @@ impl<'a> CaseScorer<'a> {
             r.args_matched += matched_args[i][j];
             match &parsed[j] {
                 Some(Value::Object(obj)) => {
-                    if let Err(m) = check_fields(&exp.args, exp.extra, obj, "") {
-                        r.reasons
-                            .push(Reason::new("args_mismatch", format!("`{}`: {m}", exp.tool)));
+                    // Every mismatching argument, in one reason per call.
+                    let all = field_mismatches(&exp.args, exp.extra, obj, "");
+                    if !all.is_empty() {
+                        let listed: Vec<String> = all.iter().map(ToString::to_string).collect();
+                        r.reasons.push(Reason::new(
+                            "args_mismatch",
+                            format!("`{}`: {}", exp.tool, listed.join("; ")),
+                        ));
                     }
                 }
                 Some(other) => r.reasons.push(Reason::new(
@@ -1233,6 +1238,47 @@ cases:
         assert_eq!((k.required_present, k.required_total), (0, 3));
         assert_eq!(k.missing_required, vec!["to", "subject", "body"]);
         assert_eq!(k.grounding_checked, 0);
+    }
+
+    #[test]
+    fn every_mismatching_argument_is_reported() {
+        let s = crate::suite::load_str(
+            r#"
+name: many
+tools:
+  - name: book
+    description: Book a flight.
+    parameters:
+      type: object
+      properties:
+        from: { type: string }
+        to: { type: string }
+        seats: { type: integer }
+        note: { type: string }
+cases:
+  - id: trip
+    kind: should_call
+    prompt: "Two seats from Paris to Rome."
+    expect:
+      calls:
+        - tool: book
+          args: { from: Paris, to: Rome, seats: 2 }
+          extra_args: deny
+"#,
+            Path::new("many.yaml"),
+        )
+        .unwrap();
+        let r = calls(vec![call(
+            "book",
+            r#"{"from": "Paris", "to": "Milan", "seats": 3, "note": "x"}"#,
+        )]);
+        let (c, reasons) = score_in(&s, "trip", ToolChoice::Auto, &r);
+        assert_eq!(codes(&reasons), vec!["args_mismatch"]);
+        assert_eq!(
+            reasons[0].message,
+            r#"`book`: `to`: expected "Rome", got "Milan"; `seats`: expected 2, got 3; `note`: expected no such argument (extra_args: deny), got "x""#
+        );
+        assert_eq!((c.args_matched, c.args_expected), (1, 3));
     }
 
     #[test]

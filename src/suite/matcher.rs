@@ -462,6 +462,33 @@ pub fn check_fields(
     Ok(())
 }
 
+/// Every expected field of `obj` that does not match (the first mismatch inside each),
+/// then, under `extra_args: deny`, every argument that was not expected, in the call's
+/// order: what a failure report lists, where [`check_fields`] stops at the first.
+pub fn field_mismatches(
+    fields: &[(String, Matcher)],
+    extra: ExtraArgs,
+    obj: &Map<String, Value>,
+    path: &str,
+) -> Vec<Mismatch> {
+    let mut out: Vec<Mismatch> = fields
+        .iter()
+        .filter_map(|(name, m)| m.check(obj.get(name), &join(path, name)).err())
+        .collect();
+    if extra == ExtraArgs::Deny {
+        out.extend(
+            obj.iter()
+                .filter(|(k, _)| !fields.iter().any(|(n, _)| n == *k))
+                .map(|(k, v)| Mismatch {
+                    path: join(path, k),
+                    expected: "no such argument (extra_args: deny)".to_string(),
+                    actual: show(v),
+                }),
+        );
+    }
+    out
+}
+
 fn check_array(
     items: &[Matcher],
     ordered: bool,
