@@ -126,19 +126,10 @@ fn check_out(out: &Path) -> Result<(), AppError> {
 
 /// Read `dir`'s run.json and journal; it must be a shard run.
 fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
-    let meta_path = dir.join("run.json");
-    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
-        AppError::bad(
-            format!("failed to read `{}`: {e}", meta_path.display()),
-            Some("merge takes run directories written by `toolgauge run --shard K/N`"),
-        )
-    })?;
-    let meta: RunMeta = serde_json::from_str(&text).map_err(|e| {
-        AppError::bad(
-            format!("`{}` is not a run.json: {e}", meta_path.display()),
-            None,
-        )
-    })?;
+    let meta = super::report::read_meta(
+        dir,
+        "merge takes run directories written by `toolgauge run --shard K/N`",
+    )?;
     let Some(shards) = meta.selection.as_ref().and_then(|s| s.shards.clone()) else {
         return Err(AppError::bad(
             format!(
@@ -150,7 +141,7 @@ fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
     };
     shards.check().map_err(|e| {
         AppError::bad(
-            format!("`{}` records {e}", meta_path.display()),
+            format!("`{}` records {e}", dir.join("run.json").display()),
             Some("the run directory was edited; run the shard again with --shard K/N"),
         )
     })?;

@@ -16,23 +16,32 @@ use crate::report::{self, RunMeta, RunReport, Summary, VariantTokens};
 use crate::runner::journal;
 use crate::score::TrialRecord;
 
-/// Regenerate the reports of `args.run_dir`.
-pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
-    check_formats(&args.format)?;
-    let dir = &args.run_dir;
+/// The `run.json` of the run in `dir`; a missing or unreadable one is bad input, with
+/// `hint` saying what the command takes (shared by report, `run --resume` and merge).
+pub(crate) fn read_meta(dir: &Path, hint: &str) -> Result<RunMeta, AppError> {
     let meta_path = dir.join("run.json");
     let text = std::fs::read_to_string(&meta_path).map_err(|e| {
         AppError::bad(
             format!("failed to read `{}`: {e}", meta_path.display()),
-            Some("`toolgauge report` takes a run directory written by `toolgauge run`"),
+            Some(hint),
         )
     })?;
-    let meta: RunMeta = serde_json::from_str(&text).map_err(|e| {
+    serde_json::from_str(&text).map_err(|e| {
         AppError::bad(
             format!("`{}` is not a run.json: {e}", meta_path.display()),
             None,
         )
-    })?;
+    })
+}
+
+/// Regenerate the reports of `args.run_dir`.
+pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
+    check_formats(&args.format)?;
+    let dir = &args.run_dir;
+    let meta = read_meta(
+        dir,
+        "`toolgauge report` takes a run directory written by `toolgauge run`",
+    )?;
     let mut trials = read_journal(&dir.join("trials.jsonl"))?;
     let suite = match paths::find_suite(&meta, dir) {
         SuiteLookup::Found(p) => match crate::suite::load(&p) {

@@ -410,7 +410,10 @@ fn start_in(
 /// Continue the run in `dir`: same suite (unchanged), matrix and settings; run only the
 /// trials its journal lacks or that ended in errors.
 fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
-    let old = read_meta(dir)?;
+    let old = super::report::read_meta(
+        dir,
+        "--resume takes a run directory written by `toolgauge run`",
+    )?;
     let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
     apply_bfcl_flags(
@@ -514,23 +517,6 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     let journal =
         journal::rewrite(&journal_path, &kept).map_err(|e| AppError::Incomplete(e.to_string()))?;
     execute(prepared, journal, kept, args, options)
-}
-
-/// The `run.json` of the run in `dir`.
-fn read_meta(dir: &Path) -> Result<RunMeta, AppError> {
-    let meta_path = dir.join("run.json");
-    let text = std::fs::read_to_string(&meta_path).map_err(|e| {
-        AppError::bad(
-            format!("failed to read `{}`: {e}", meta_path.display()),
-            Some("--resume takes a run directory written by `toolgauge run`"),
-        )
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
-        AppError::bad(
-            format!("`{}` is not a run.json: {e}", meta_path.display()),
-            None,
-        )
-    })
 }
 
 fn suite_changed(path: &Path, dir: &Path) -> AppError {
