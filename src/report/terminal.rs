@@ -492,7 +492,10 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         ),
     );
     for (target, source) in &report.meta.sources {
-        line(&mut out, &format!("  {target}: {source}"));
+        // Wrapped, not cut: the end says whether the answers were hand-written.
+        for l in format::wrap(&format!("  {target}: {source}"), max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
     }
     if let Some(why) = &s.stopped {
         for l in format::wrap(&format!("  stopped early: {why}"), max, 4) {
