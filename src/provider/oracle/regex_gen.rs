@@ -224,15 +224,21 @@ pub fn intersect(
     for (p, ci) in patterns {
         // Anchored at both ends with anything around it: the whole string is accepted
         // exactly when the pattern finds a match somewhere in it, as `is_match` does.
-        let dfa = DFA::builder()
-            .syntax(syntax::Config::new().case_insensitive(*ci))
-            .configure(
-                DFA::config()
-                    .match_kind(MatchKind::All)
-                    .cache_capacity(8 << 20),
-            )
-            .build(&format!("(?s:.)*(?:{p})(?s:.)*"))
-            .ok()?;
+        // The search only spells ASCII, so ASCII classes suffice and keep the automata
+        // small (`\d` and `\w` span thousands of code points otherwise); a pattern that
+        // needs Unicode (`\p{Han}`) is compiled as written.
+        let build = |unicode: bool| {
+            DFA::builder()
+                .syntax(syntax::Config::new().case_insensitive(*ci).unicode(unicode))
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::All)
+                        .cache_capacity(8 << 20),
+                )
+                .build(&format!("[\\x00-\\x7f]*(?:{p})[\\x00-\\x7f]*"))
+                .ok()
+        };
+        let dfa = build(false).or_else(|| build(true))?;
         let cache = dfa.create_cache();
         dfas.push((dfa, cache));
     }

@@ -34,6 +34,9 @@ pub struct Values<'a> {
     /// `root`, which outlives this generator, so addresses are stable and unique).
     validators: HashMap<usize, Option<jsonschema::Validator>>,
     depth: usize,
+    /// Whether the costly candidates (searching automata) are listed: only once the
+    /// cheap ones all failed.
+    deep: bool,
     /// What could not be satisfied, as `path: why`.
     pub problems: Vec<String>,
 }
@@ -47,6 +50,7 @@ impl<'a> Values<'a> {
             seed,
             validators: HashMap::new(),
             depth: 0,
+            deep: false,
             problems: Vec::new(),
         }
     }
@@ -153,22 +157,32 @@ impl<'a> Values<'a> {
         }
         let s = schema.map(|s| self.resolve(s));
         let mark = self.problems.len();
-        let candidates = self.matcher_candidates(m, s, path);
+        let outer = self.deep;
+        let mut candidates = Vec::new();
         let mut closest = None;
-        for c in &candidates {
-            if !m.matches(Some(c)) {
-                continue;
-            }
-            if self.schema_ok(s, c) {
-                // Problems met on the way (another `one_of` option) do not count.
-                self.problems.truncate(mark);
-                self.leave();
-                return Some(c.clone());
-            }
-            if closest.is_none() {
-                closest = Some(c.clone());
+        // The cheap candidates first; the automata search only when they all fail.
+        for deep in [false, true] {
+            self.problems.truncate(mark);
+            self.deep = deep;
+            candidates = self.matcher_candidates(m, s, path);
+            closest = None;
+            for c in &candidates {
+                if !m.matches(Some(c)) {
+                    continue;
+                }
+                if self.schema_ok(s, c) {
+                    // Problems met on the way (another `one_of` option) do not count.
+                    self.problems.truncate(mark);
+                    self.deep = outer;
+                    self.leave();
+                    return Some(c.clone());
+                }
+                if closest.is_none() {
+                    closest = Some(c.clone());
+                }
             }
         }
+        self.deep = true;
         let inner_problems = self.problems.len() > mark;
         let out = match closest {
             Some(c) => {
@@ -207,6 +221,7 @@ impl<'a> Values<'a> {
                 self.schema_value(s, path)
             }
         };
+        self.deep = outer;
         self.leave();
         out
     }
@@ -218,14 +233,25 @@ impl<'a> Values<'a> {
             return None;
         }
         let s = schema.map(|s| self.resolve(s));
-        let candidates = self.schema_candidates(s, path);
+        let outer = self.deep;
+        let mark = self.problems.len();
+        let mut candidates = Vec::new();
         let mut out = None;
-        for c in &candidates {
-            if self.schema_ok(s, c) {
-                out = Some(c.clone());
+        for deep in [false, true] {
+            self.problems.truncate(mark);
+            self.deep = deep;
+            candidates = self.schema_candidates(s, path);
+            for c in &candidates {
+                if self.schema_ok(s, c) {
+                    out = Some(c.clone());
+                    break;
+                }
+            }
+            if out.is_some() {
                 break;
             }
         }
+        self.deep = outer;
         if out.is_none() {
             self.problems
                 .push(format!("`{path}`: found no value valid against its schema"));
@@ -324,17 +350,30 @@ impl<'a> Values<'a> {
                 }
                 out.extend(self.offered(s));
                 let own = samples(re.as_str(), self.seed ^ seed_of(&[path]), SAMPLES);
-                let theirs = self.pattern_samples(s, path);
                 out.extend(own.first().map(|x| Value::from(x.as_str())));
+                let min = min_length(s);
+                if let Some(a) = own.first()
+                    && a.chars().count() < min
+                {
+                    out.push(Value::from(format!(
+                        "{a}{}",
+                        "x".repeat(min - a.chars().count())
+                    )));
+                }
+                if !self.deep {
+                    out.extend(self.strings(s, path).into_iter().map(Value::from));
+                    return out;
+                }
                 // The shortest string the regex and the schema's pattern and lengths
                 // accept together; then the seeded variations.
                 let mut patterns = vec![(re.as_str(), m.norm.casefolds())];
                 patterns.extend(pattern_of(s).map(|p| (p, false)));
                 patterns.extend(format_pattern(s).map(|p| (p, false)));
-                out.extend(intersect(&patterns, min_length(s), max_length(s)).map(Value::from));
+                out.extend(intersect(&patterns, min, max_length(s)).map(Value::from));
                 out.extend(own.iter().skip(1).map(|x| Value::from(x.as_str())));
                 // Unanchored regexes and patterns both search: a concatenation of a
                 // sample of each can satisfy both.
+                let theirs = self.pattern_samples(s, path);
                 for a in own.iter().take(4) {
                     for b in theirs.iter().take(4) {
                         out.push(Value::from(format!("{a}{b}")));
@@ -342,13 +381,6 @@ impl<'a> Values<'a> {
                     }
                 }
                 out.extend(theirs.into_iter().map(Value::from));
-                let min = min_length(s);
-                for a in own.iter().take(4) {
-                    let n = a.chars().count();
-                    if n < min {
-                        out.push(Value::from(format!("{a}{}", "x".repeat(min - n))));
-                    }
-                }
                 out.extend(self.strings(s, path).into_iter().map(Value::from));
                 out
             }
@@ -406,7 +438,9 @@ impl<'a> Values<'a> {
                 let mut patterns = vec![(escaped.as_str(), norm.casefolds())];
                 patterns.extend(pattern_of(s).map(|p| (p, false)));
                 patterns.extend(format_pattern(s).map(|p| (p, false)));
-                out.extend(intersect(&patterns, min_length(s), max_length(s)).map(Value::from));
+                if self.deep {
+                    out.extend(intersect(&patterns, min_length(s), max_length(s)).map(Value::from));
+                }
                 out
             }
             MatcherKind::Object { fields, extra } => {
@@ -520,7 +554,9 @@ impl<'a> Values<'a> {
                 out.push(hit.as_str().to_string());
             }
         }
-        out.extend(samples(p, self.seed ^ seed_of(&[path, "pattern"]), SAMPLES));
+        // The plainest sample first; the seeded variations only once that failed.
+        let n = if self.deep { SAMPLES } else { 1 };
+        out.extend(samples(p, self.seed ^ seed_of(&[path, "pattern"]), n));
         out
     }
 
@@ -540,7 +576,9 @@ impl<'a> Values<'a> {
         if let Some(p) = pattern_of(s) {
             let mut patterns = vec![(p, false)];
             patterns.extend(format_pattern(s).map(|p| (p, false)));
-            out.extend(intersect(&patterns, min_length(s), max_length(s)));
+            if self.deep {
+                out.extend(intersect(&patterns, min_length(s), max_length(s)));
+            }
         }
         if let Some(max) = s.and_then(|s| s.get("maxLength")).and_then(Value::as_u64) {
             for w in self.ground.words.iter().take(8) {
