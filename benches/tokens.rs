@@ -72,40 +72,6 @@ fn once<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     (out, seconds, (peak - before) as f64 / 1e6)
 }
 
-/// About `n` bytes of text of one kind (the kinds the unit tests in
-/// `src/score/tokens.rs` compare with tiktoken-rs).
-fn text(kind: &str, n: usize) -> String {
-    // A fixed pseudo-random sequence (xorshift), so every run times the same text.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(n + 8);
-    while out.len() < n {
-        match kind {
-            "letter" => out.push('a'),
-            "upper" => out.push('A'),
-            "pair" => out.push_str("ab"),
-            "base64" => out.push(char::from(B64[(next() % 64) as usize])),
-            "letters" => out.push(char::from(b'a' + (next() % 26) as u8)),
-            "digits" => out.push(char::from(b'0' + (next() % 10) as u8)),
-            "cjk" => out.push(char::from_u32(0x4e00 + (next() % 2000) as u32).unwrap_or('一')),
-            "spaces" => out.push(' '),
-            "punct" => out.push_str("=-"),
-            "accents" => out.push_str("e\u{301}"),
-            other => panic!("no text kind {other}"),
-        }
-    }
-    out
-}
-
-const KINDS: [&str; 10] = [
-    "letter", "upper", "pair", "base64", "letters", "digits", "cjk", "spaces", "punct", "accents",
-];
 const MB: usize = 1_000_000;
 
 fn count(c: &mut Criterion) {
@@ -114,9 +80,9 @@ fn count(c: &mut Criterion) {
     g.sampling_mode(SamplingMode::Flat);
     g.sample_size(10);
     g.warm_up_time(Duration::from_millis(500));
-    for kind in KINDS {
+    for kind in tokens::LONG_KINDS {
         for size in [MB, 10 * MB] {
-            let text = text(kind, size);
+            let text = tokens::long_text(kind, size);
             let (n, s, heap) = once(|| tokens::count(&text));
             eprintln!("count/{kind}/{size}: {n} tokens, once {s:.3} s, peak heap {heap:.1} MB");
             g.throughput(Throughput::Bytes(text.len() as u64));
@@ -134,9 +100,9 @@ fn pretokenize(c: &mut Criterion) {
     g.sampling_mode(SamplingMode::Flat);
     g.sample_size(10);
     g.warm_up_time(Duration::from_millis(500));
-    for kind in KINDS {
+    for kind in tokens::LONG_KINDS {
         for size in [MB, 10 * MB] {
-            let text = text(kind, size);
+            let text = tokens::long_text(kind, size);
             let (pieces, s, _) = once(|| pattern.find_iter(&text).count());
             let failed = pattern.find_iter(&text).filter(|p| p.is_err()).count();
             eprintln!(

@@ -338,6 +338,45 @@ pub fn estimate_usage(request: &Request, response: &Response, tool_tokens: u64) 
     }
 }
 
+/// About `n` bytes of one of the texts that make long pieces (or long runs of short
+/// ones): what the unit tests compare with tiktoken-rs and `benches/tokens.rs` times on
+/// 10 MB, from one generator so both use the same text.
+#[doc(hidden)]
+pub fn long_text(kind: &str, n: usize) -> String {
+    // A fixed pseudo-random sequence (xorshift), so every run tests the same text.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(n + 8);
+    while out.len() < n {
+        match kind {
+            "letter" => out.push('a'),
+            "upper" => out.push('A'),
+            "pair" => out.push_str("ab"),
+            "base64" => out.push(char::from(B64[(next() % 64) as usize])),
+            "letters" => out.push(char::from(b'a' + (next() % 26) as u8)),
+            "digits" => out.push(char::from(b'0' + (next() % 10) as u8)),
+            "cjk" => out.push(char::from_u32(0x4e00 + (next() % 2000) as u32).unwrap_or('一')),
+            "spaces" => out.push(' '),
+            "punct" => out.push_str("=-"),
+            "accents" => out.push_str("e\u{301}"),
+            other => panic!("no text kind {other}"),
+        }
+    }
+    out
+}
+
+/// The kinds of [`long_text`].
+#[doc(hidden)]
+pub const LONG_KINDS: [&str; 10] = [
+    "letter", "upper", "pair", "base64", "letters", "digits", "cjk", "spaces", "punct", "accents",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,43 +508,6 @@ mod tests {
             assert_same(text);
         }
     }
-
-    /// About `n` bytes of one of the texts that make long pieces (or long runs of short
-    /// ones): the kinds `benches/tokens.rs` times on 10 MB.
-    pub(crate) fn long_text(kind: &str, n: usize) -> String {
-        // A fixed pseudo-random sequence (xorshift), so every run tests the same text.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::with_capacity(n + 8);
-        while out.len() < n {
-            match kind {
-                "letter" => out.push('a'),
-                "upper" => out.push('A'),
-                "pair" => out.push_str("ab"),
-                "base64" => out.push(char::from(B64[(next() % 64) as usize])),
-                "letters" => out.push(char::from(b'a' + (next() % 26) as u8)),
-                "digits" => out.push(char::from(b'0' + (next() % 10) as u8)),
-                "cjk" => out.push(char::from_u32(0x4e00 + (next() % 2000) as u32).unwrap_or('一')),
-                "spaces" => out.push(' '),
-                "punct" => out.push_str("=-"),
-                "accents" => out.push_str("e\u{301}"),
-                other => panic!("no text kind {other}"),
-            }
-        }
-        out
-    }
-
-    /// The kinds of [`long_text`].
-    pub(crate) const LONG_KINDS: [&str; 10] = [
-        "letter", "upper", "pair", "base64", "letters", "digits", "cjk", "spaces", "punct",
-        "accents",
-    ];
 
     #[test]
     fn counts_equal_tiktokens_on_long_unbroken_text() {
