@@ -10,10 +10,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use crate::report::{FileLocation, RunMeta};
-use crate::suite::compile::hex;
+use crate::util::digest::sha256_hex;
 
 /// Locate `file` for a run in `run_dir` (both must exist): its absolute path and its
 /// path relative to `run_dir`. Either is `None` when it cannot be written as UTF-8.
@@ -141,7 +139,7 @@ pub(crate) fn find_suite(meta: &RunMeta, run_dir: &Path) -> SuiteLookup {
         let Some(bytes) = readable.then(|| std::fs::read(p).ok()).flatten() else {
             continue;
         };
-        if hex(&Sha256::digest(&bytes)) == meta.suite.hash {
+        if sha256_hex(&bytes) == meta.suite.hash {
             return SuiteLookup::Found(p.clone());
         }
         changed.get_or_insert_with(|| p.clone());
@@ -187,7 +185,7 @@ mod tests {
         std::fs::create_dir(&run).unwrap();
         let suite = dir.path().join("s.yaml");
         std::fs::write(&suite, "name: s\n").unwrap();
-        let hash = hex(&Sha256::digest(b"name: s\n"));
+        let hash = sha256_hex(b"name: s\n");
         let loc = locate(&suite, &run);
         assert_eq!(loc.from_run_dir.as_deref(), Some("../s.yaml"));
         let found = |m: &RunMeta| match find_suite(m, &run) {

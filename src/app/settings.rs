@@ -18,6 +18,7 @@ use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, Target, ToolChoice};
 use crate::suite::model::SamplingSpec;
 use crate::suite::{self, Suite};
+use crate::util::limits::MAX_REPEATS;
 
 /// The matrix after command-line overrides, checked against the suite.
 pub(crate) struct Resolved {
@@ -107,11 +108,11 @@ pub(crate) fn resolve(
         }
     }
     let repeats = repeats.unwrap_or(suite.matrix.repeats);
-    if repeats == 0 || repeats > suite::compile::MAX_REPEATS {
+    if repeats == 0 || repeats > MAX_REPEATS {
         return Err(AppError::bad(
             format!(
                 "--repeats must be between 1 and {}, got {repeats}",
-                suite::compile::MAX_REPEATS
+                MAX_REPEATS
             ),
             None,
         ));

@@ -47,10 +47,11 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::report::summary::{CellSummary, OUTCOME_ERROR, OUTCOME_FAIL, OUTCOME_PASS};
-use crate::score::metrics::{METRIC_NAMES, Metrics};
+use crate::score::metrics::Metrics;
 use crate::score::record::{TrialRecord, Verdict};
 pub use crate::score::stats::{CaseDiff, PairedTest, mcnemar_exact};
 use crate::score::stats::{paired_delta_interval, paired_test};
+use crate::util::metric_names::METRIC_NAMES;
 
 /// Significance level of the paired test.
 pub const ALPHA: f64 = 0.05;

@@ -20,7 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Provider, ProviderError, Request, Response, Target, ToolDefinition, TrialKey};
-use crate::suite::compile::hex;
+use crate::util::digest::hex;
 
 /// The format version written in headers.
 ///

@@ -299,9 +299,9 @@ fn load_script(path: &Path) -> Result<Script, ScriptError> {
         path: shown.clone(),
         source,
     })?;
-    serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options()).map_err(|e| {
+    serde_saphyr::from_str_with_options(&text, crate::util::yaml::options()).map_err(|e| {
         // In plain words, as a suite's errors are (no parser jargon).
-        let plain = crate::suite::messages::yaml(&e);
+        let plain = crate::util::parse_error::yaml(&e);
         let at = e
             .location()
             .map(|l| format!("line {}, column {}: ", l.line(), l.column()))

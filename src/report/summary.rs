@@ -12,7 +12,7 @@ use crate::score::metrics::Metrics;
 use crate::score::thresholds::{self, CellView, ThresholdResult};
 use crate::score::{TrialRecord, Verdict};
 use crate::suite::Threshold;
-use crate::suite::compile::MAX_REPEATS;
+use crate::util::limits::MAX_REPEATS;
 
 /// Version of the `summary.json` format. 2 added each cell's `outcomes`.
 pub const SUMMARY_VERSION: u32 = 2;

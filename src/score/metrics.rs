@@ -10,29 +10,6 @@ use super::stats::{Rate, pass_at_k, pass_hat_k, percentile};
 use super::trial::InvalidReason;
 use crate::suite::CaseKind;
 
-/// Metric names accepted by thresholds.
-pub const METRIC_NAMES: &[&str] = &[
-    "accuracy",
-    "error_rate",
-    "trigger_precision",
-    "trigger_recall",
-    "trigger_f1",
-    "false_call_rate",
-    "miss_rate",
-    "tool_selection_accuracy",
-    "param_completeness",
-    "arg_match_rate",
-    "invalid_call_rate",
-    "ungrounded_rate",
-    "pass_at_k",
-    "pass_hat_k",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "cost_usd",
-    "input_tokens",
-    "output_tokens",
-];
-
 /// Trigger decision counts and rates: should_call trials are positives, should_not_call
 /// trials negatives, "a call was made" the prediction. Ambiguous trials are left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -290,7 +267,8 @@ impl Metrics {
         }
     }
 
-    /// The value of a metric named in [`METRIC_NAMES`], if defined for this set.
+    /// The value of a metric named in [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES),
+    /// if defined for this set.
     pub fn value(&self, name: &str) -> Option<f64> {
         match name {
             "accuracy" => self.accuracy.value,
@@ -352,6 +330,7 @@ mod tests {
     use super::*;
     use crate::provider::{Response, ToolCall, ToolChoice, Usage};
     use crate::score::trial::{CallCheck, CaseScorer, Reason, TrialChecks};
+    use crate::util::metric_names::METRIC_NAMES;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9

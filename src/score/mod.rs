@@ -1,7 +1,6 @@
 //! Scoring: per-trial checks and verdicts, optimal call assignment, aggregate metrics
 //! with intervals, thresholds, token counts and prices.
 
-pub mod assign;
 pub mod metrics;
 pub mod prices;
 pub mod record;

@@ -64,7 +64,7 @@ fn parse_message(e: &serde_saphyr::Error) -> String {
         }
         // Anything else in plain words, as a suite's errors are (no parser jargon).
         _ => {
-            let plain = crate::suite::messages::yaml(e);
+            let plain = crate::util::parse_error::yaml(e);
             return match e.location() {
                 Some(l) => format!(
                     "line {}, column {}: {} ({})",
@@ -160,7 +160,7 @@ impl PriceTable {
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let extra: HashMap<String, FilePrice> =
-            serde_saphyr::from_str_with_options(&text, crate::suite::load::yaml_options())
+            serde_saphyr::from_str_with_options(&text, crate::util::yaml::options())
                 .map_err(|e| err(parse_message(&e)))?;
         // Every bad price is listed, in file order.
         let mut problems: Vec<(u64, String)> = Vec::new();

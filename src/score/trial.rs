@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::assign;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
 use crate::suite::matcher::field_mismatches;
 use crate::suite::model::NormalizeRule;
@@ -16,6 +15,7 @@ use crate::suite::{
     CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Profile, Suite,
     TextChecks,
 };
+use crate::util::assign;
 
 /// Why a call is invalid. The three are exclusive: arguments that do not parse can not
 /// be validated, and an unknown tool has no schema.

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::error::{Diagnostic, SuiteError};
 use super::load::source_line;
@@ -26,9 +25,9 @@ use super::{
     Outcome, Suite, TextChecks, Threshold, Tool,
 };
 use crate::provider::types::{Message, ToolCall, ToolChoice};
-
-/// Largest `repeats` accepted (a typo like 10000 would otherwise start a huge run).
-pub const MAX_REPEATS: u32 = 1000;
+use crate::util::digest::sha256_hex;
+use crate::util::limits::MAX_REPEATS;
+use crate::util::suggest;
 
 struct Checker<'a> {
     path: &'a Path,
@@ -234,7 +233,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         name,
         description: model.description,
         path: path.to_path_buf(),
-        hash: hex(&Sha256::digest(text.as_bytes())),
+        hash: sha256_hex(text.as_bytes()),
         norm,
         tools,
         cases,
@@ -289,11 +288,6 @@ fn lexical_join(base: &Path, rel: &str) -> std::path::PathBuf {
         }
     }
     out
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn valid_tool_name(name: &str) -> bool {
@@ -428,7 +422,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
     let describe = |e: &jsonschema::ValidationError<'_>| {
         (
             e.instance_path().to_string(),
-            super::messages::json_schema(e),
+            crate::util::parse_error::json_schema(e),
         )
     };
     // Every defect the meta-schema finds is reported; a schema it accepts may still
@@ -599,7 +593,7 @@ fn compile_matrix(
                 "matrix.variants",
                 format!("unknown variant `{}`", v.value),
                 Some(
-                    match super::suggest::closest(&v.value, variants.iter().map(String::as_str)) {
+                    match suggest::closest(&v.value, variants.iter().map(String::as_str)) {
                         Some(s) => format!(
                             "did you mean `{s}`? the tools define: {}",
                             variants.join(", ")
@@ -1174,7 +1168,7 @@ fn compile_thresholds(
     variants: &[String],
     tool_known: &dyn Fn(&str) -> bool,
 ) -> Vec<Threshold> {
-    use crate::score::thresholds::{check_bound, check_metric, check_range};
+    use crate::util::metric_names::{check_bound, check_metric, check_range};
     let mut out = Vec::new();
     for (i, t) in model.thresholds.iter().enumerate() {
         let f = format!("thresholds[{i}]");
@@ -1217,8 +1211,7 @@ fn compile_thresholds(
         if let Some(v) = &t.variant
             && !variants.contains(&v.value)
         {
-            let hint = match super::suggest::closest(&v.value, variants.iter().map(String::as_str))
-            {
+            let hint = match suggest::closest(&v.value, variants.iter().map(String::as_str)) {
                 Some(s) => format!(
                     "did you mean `{s}`? the variants are: {}",
                     variants.join(", ")

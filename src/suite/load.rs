@@ -6,17 +6,13 @@
 
 use std::path::Path;
 
-use serde_saphyr::{Budget, Options};
-
 use super::error::{Diagnostic, SuiteError};
-use super::messages::{self, Kind};
 use super::model::SuiteFile;
+use crate::util::parse_error::{self, Kind};
+use crate::util::yaml;
 
 /// The largest suite file accepted (16 MiB; real suites are a few hundred KiB at most).
 pub const MAX_SUITE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Deepest YAML nesting accepted; JSON Schemas of real tools stay far below it.
-pub const MAX_DEPTH: usize = 64;
 
 /// Read `path` and parse it into the raw model, with the source text kept for messages
 /// (and hashed: it is the file's bytes).
@@ -88,10 +84,10 @@ pub fn parse_json(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
 /// Every problem of a JSON suite that serde_json refused with `e`.
 fn json_problems(e: &serde_json::Error, text: &str, path: &Path) -> Vec<Diagnostic> {
     let (line, column) = (e.line() as u32, e.column() as u32);
-    let plain = messages::json(e);
+    let plain = parse_error::json(e);
     let mut message = plain.message.clone();
     if plain.kind == Kind::Syntax
-        && let Some(note) = unclosed_note(messages::unclosed_json(text, line, column), line)
+        && let Some(note) = unclosed_note(parse_error::unclosed_json(text, line, column), line)
     {
         message.push_str(&note);
     }
@@ -128,34 +124,8 @@ pub fn parse_yaml(text: &str, path: &Path) -> Result<SuiteFile, SuiteError> {
             source_line: None,
         }]));
     }
-    serde_saphyr::from_str_with_options(text, yaml_options_for(text.len()))
+    serde_saphyr::from_str_with_options(text, yaml::options_for(text.len()))
         .map_err(|e| SuiteError::Invalid(yaml_problems(&e, text, path)))
-}
-
-/// YAML options: strict booleans and leading zeros kept as text, so `country: NO` and
-/// `zip: 010` stay strings; budgets refuse bombs and deep nesting.
-pub fn yaml_options() -> Options {
-    yaml_options_for(0)
-}
-
-/// [`yaml_options`] for a document of `len` bytes. The node budget is what stops an
-/// alias bomb (a few bytes that expand into millions of nodes), so it stays at 250,000
-/// for small files and grows only with the text: a node takes at least two bytes of
-/// plain YAML, so `len / 2` nodes can not come from expansion. Imported benchmarks are
-/// big plain documents (BFCL's live_multiple is about 5 MB).
-pub fn yaml_options_for(len: usize) -> Options {
-    let mut budget = Budget::default();
-    budget.max_depth = MAX_DEPTH;
-    budget.max_aliases = 10_000;
-    let nodes = (len / 2).max(250_000);
-    budget.max_nodes = nodes;
-    budget.max_events = nodes.saturating_mul(4);
-    let mut options = Options::default();
-    options.budget = Some(budget);
-    options.strict_booleans = true;
-    options.leading_zero_numbers_as_strings = true;
-    options.with_snippet = false;
-    options
 }
 
 /// Every problem of a YAML suite that the parser refused with `e`: a syntax error with
@@ -165,7 +135,7 @@ fn yaml_problems(e: &serde_saphyr::Error, text: &str, path: &Path) -> Vec<Diagno
         .location()
         .map(|l| (l.line() as u32, l.column() as u32))
         .unwrap_or((0, 0));
-    let plain = messages::yaml(e);
+    let plain = parse_error::yaml(e);
     let diag = |line: u32, column: u32, message: String| Diagnostic {
         file: path.to_path_buf(),
         line,
@@ -178,7 +148,8 @@ fn yaml_problems(e: &serde_saphyr::Error, text: &str, path: &Path) -> Vec<Diagno
     match plain.kind {
         Kind::Syntax => {
             let mut message = plain.message.clone();
-            if let Some(note) = unclosed_note(messages::unclosed_yaml(text, line, column), line) {
+            if let Some(note) = unclosed_note(parse_error::unclosed_yaml(text, line, column), line)
+            {
                 message.push_str(&note);
             }
             vec![diag(line, column, message)]
@@ -189,7 +160,7 @@ fn yaml_problems(e: &serde_saphyr::Error, text: &str, path: &Path) -> Vec<Diagno
                 serde_saphyr::Error::DuplicateMappingKey { .. }
             ) =>
         {
-            let dups = messages::duplicate_keys(text);
+            let dups = parse_error::duplicate_keys(text);
             if dups.is_empty() {
                 return vec![diag(line, column, plain.message.clone())];
             }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::model::{ExtraArgs, NormalizeRule};
 use super::normalize::Normalizer;
-use crate::score::assign;
+use crate::util::assign;
 
 /// Keywords that make a map a matcher rather than a nested object.
 pub const KEYWORDS: &[&str] = &[
@@ -673,25 +673,10 @@ pub fn closest_keyword(key: &str) -> Option<&'static str> {
     let k = key.to_lowercase().replace('-', "_");
     KEYWORDS
         .iter()
-        .map(|kw| (edit_distance(&k, kw), *kw))
+        .map(|kw| (strsim::levenshtein(&k, kw), *kw))
         .filter(|(d, _)| *d <= 2 && *d < k.len())
         .min_by_key(|(d, _)| *d)
         .map(|(_, kw)| kw)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn compile_keywords(

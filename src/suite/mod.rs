@@ -9,13 +9,11 @@ pub mod compile;
 pub mod error;
 pub mod load;
 pub mod matcher;
-pub mod messages;
 pub mod model;
 pub mod normalize;
 pub mod shape;
 pub mod share;
 pub mod span;
-pub mod suggest;
 pub mod targets;
 
 use std::path::{Path, PathBuf};

@@ -165,7 +165,7 @@ fn suite_schema() -> &'static (Value, jsonschema::Validator) {
 /// Every shape problem of the suite `text` (YAML or JSON), or `None` when the text can
 /// not be read into a tree (the caller then reports the parser's own error).
 pub(crate) fn shape_problems(text: &str, path: &Path) -> Option<Vec<Diagnostic>> {
-    let options = super::load::yaml_options_for(text.len());
+    let options = crate::util::yaml::options_for(text.len());
     // JSON is YAML's flow style: the YAML reader gives the same tree, with locations.
     let tree: Spanned<Node> = serde_saphyr::from_str_with_options(text, options).ok()?;
     let mut at = Located::default();
@@ -394,7 +394,7 @@ fn explain(
                 .unwrap_or_default();
             for key in unexpected {
                 let p = format!("{pointer}/{}", escape(key));
-                let suggestion = super::suggest::closest(key, known.iter().copied());
+                let suggestion = crate::util::suggest::closest(key, known.iter().copied());
                 let hint = match suggestion {
                     Some(s) => format!(
                         "did you mean `{s}`? the keys here are: {}",
@@ -532,7 +532,7 @@ fn unknown_value(
     let only_shapes = alts.iter().all(|a| a.contains(' ') || a.starts_with('{'));
     let suggestion = value
         .as_str()
-        .and_then(|v| super::suggest::closest(v, alts.iter().map(String::as_str)));
+        .and_then(|v| crate::util::suggest::closest(v, alts.iter().map(String::as_str)));
     let expected = or_list(
         &alts
             .iter()

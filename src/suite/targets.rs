@@ -23,7 +23,7 @@ pub fn check_target(spec: &str) -> Result<Target, TargetProblem> {
     })?;
     let known = provider_names();
     if !known.contains(&target.provider.as_str()) {
-        let suggestion = super::suggest::closest(&target.provider, known.iter().copied());
+        let suggestion = crate::util::suggest::closest(&target.provider, known.iter().copied());
         let hint = match suggestion {
             Some(p) => format!(
                 "did you mean {p}? (`{p}:{}`); providers are: {}",

@@ -9,7 +9,7 @@ use serde_saphyr::Error as YamlError;
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::granit_parser::{Event, Parser, StructureStyle};
 
-use super::load::MAX_DEPTH;
+use super::yaml::MAX_DEPTH;
 
 /// What kind of problem a parser error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -505,9 +505,14 @@ mod tests {
                 .1
                 .starts_with("a string holds a raw control character")
         );
-        // Shape errors are serde's own words about the suite model, checked further.
-        let e =
-            serde_json::from_str::<crate::suite::model::SuiteFile>("{\"cases\": 5}").unwrap_err();
+        // Shape errors are serde's own words about the model read (a list given a number
+        // here), checked further.
+        #[derive(Debug, serde::Deserialize)]
+        struct File {
+            #[allow(dead_code)]
+            cases: Vec<String>,
+        }
+        let e = serde_json::from_str::<File>("{\"cases\": 5}").unwrap_err();
         assert_eq!(json(&e).kind, Kind::Shape);
     }
 
@@ -516,7 +521,7 @@ mod tests {
         let yaml = |text: &str| {
             let e = serde_saphyr::from_str_with_options::<serde_json::Value>(
                 text,
-                crate::suite::load::yaml_options(),
+                crate::util::yaml::options(),
             )
             .unwrap_err();
             yaml(&e)
