@@ -11,7 +11,6 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::error::{Diagnostic, SuiteError};
-use super::load::source_line;
 use super::matcher::{CompileContext, Matcher};
 use super::model::{
     CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec,
@@ -27,6 +26,7 @@ use super::{
 use crate::provider::types::{Message, ToolCall, ToolChoice};
 use crate::util::digest::sha256_hex;
 use crate::util::limits::MAX_REPEATS;
+use crate::util::parse_error::source_line;
 use crate::util::suggest;
 
 struct Checker<'a> {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::error::{Diagnostic, SuiteError};
 use super::model::SuiteFile;
-use crate::util::parse_error::{self, Kind};
+use crate::util::parse_error::{self, Kind, source_line};
 use crate::util::yaml;
 
 /// The largest suite file accepted (16 MiB; real suites are a few hundred KiB at most).
@@ -198,15 +198,4 @@ fn with_shape_problems(first: Diagnostic, text: &str, path: &Path) -> Vec<Diagno
         all.sort_by_key(|d| (d.line, d.column));
     }
     all
-}
-
-/// The text of 1-based `line`, if it exists and is short enough to show.
-pub fn source_line(text: &str, line: u32) -> Option<String> {
-    if line == 0 {
-        return None;
-    }
-    text.lines()
-        .nth(line as usize - 1)
-        .filter(|l| l.len() <= 400)
-        .map(str::to_string)
 }

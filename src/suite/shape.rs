@@ -17,8 +17,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::error::Diagnostic;
-use super::load::source_line;
 use super::span::Spanned;
+use crate::util::parse_error::source_line;
 
 /// A YAML (or JSON) value with where each of its keys and values starts.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! Parser errors (serde-saphyr for YAML, serde_json for JSON) in plain words, with the
 //! place a syntax error really starts: the `{` that was never closed, the first of two
-//! duplicate keys.
+//! duplicate keys; and the line of source text shown under an error.
 //!
 //! The libraries' own texts name their options and internals ("set DuplicateKeyPolicy in
 //! Options", "budget breached: Depth { depth: 65 }"); none of that reaches a user.
@@ -455,6 +455,17 @@ pub fn unclosed_json(text: &str, line: u32, column: u32) -> Option<(u32, u32, ch
         }
     }
     open.pop()
+}
+
+/// The text of 1-based `line`, if it exists and is short enough to show.
+pub fn source_line(text: &str, line: u32) -> Option<String> {
+    if line == 0 {
+        return None;
+    }
+    text.lines()
+        .nth(line as usize - 1)
+        .filter(|l| l.len() <= 400)
+        .map(str::to_string)
 }
 
 #[cfg(test)]
