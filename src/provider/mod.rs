@@ -26,7 +26,10 @@ use std::fmt;
 
 use async_trait::async_trait;
 
-pub use types::{Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, Usage};
+pub use types::{
+    AssistantTurn, Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, ToolResult,
+    Usage,
+};
 
 /// Which trial a request belongs to; providers use it for lookups and messages only
 /// (it is never part of what a model sees).

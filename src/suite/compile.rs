@@ -828,6 +828,7 @@ fn compile_messages(
                 Message::Assistant {
                     content,
                     tool_calls: calls,
+                    state: None,
                 }
             }
             Role::Tool => {
@@ -860,7 +861,9 @@ fn compile_messages(
                 }
                 Message::Tool {
                     tool_call_id: id,
+                    name: String::new(),
                     content: content.unwrap_or_default(),
+                    is_error: false,
                 }
             }
         };
