@@ -14,6 +14,8 @@ pub mod gemini;
 pub mod headers;
 pub mod http;
 pub mod limit;
+#[cfg(test)]
+mod loop_tests;
 pub mod openai;
 pub mod oracle;
 pub mod record;

@@ -39,7 +39,7 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http, redact};
-use super::types::error_object;
+use super::types::{error_object, is_error_object};
 use super::usage::{self, UsageReading};
 use super::{
     Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, ToolDefinition,
@@ -229,7 +229,8 @@ fn message_json(message: &Message) -> Value {
             is_error,
             ..
         } => {
-            let content = if *is_error {
+            // Content that already is an error object goes as written.
+            let content = if *is_error && !is_error_object(content) {
                 error_object(content).to_string()
             } else {
                 content.clone()

@@ -174,6 +174,11 @@ pub fn error_object(content: &str) -> Value {
     }
 }
 
+/// Whether `content` already is a JSON object with an `error` key.
+pub fn is_error_object(content: &str) -> bool {
+    matches!(serde_json::from_str::<Value>(content), Ok(Value::Object(obj)) if obj.contains_key("error"))
+}
+
 impl Request {
     /// How many assistant turns the conversation already holds: the round an answer to
     /// this request belongs to, counted from 0.
