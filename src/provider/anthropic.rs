@@ -7,10 +7,17 @@
 //!   become `tool_use` blocks `{id, name, input}`, where `input` is the parsed arguments
 //!   (arguments that are not a JSON object, or a call without an id, can not be sent:
 //!   [`ProviderError::Unsupported`]);
-//! - tool results become `tool_result` blocks `{tool_use_id, content}` in a user message;
+//! - tool results become `tool_result` blocks `{tool_use_id, content}` in a user message,
+//!   with `is_error: true` for a failed call (the field is left out otherwise);
 //!   consecutive messages of the same role (several tool results, a tool result followed
 //!   by a user message) are merged into one message, since the API wants the roles to
-//!   alternate, and within a user message the `tool_result` blocks come first;
+//!   alternate, and within a user message the `tool_result` blocks come first, in the
+//!   order of the calls they answer;
+//! - an assistant turn with Anthropic state (see below) is sent as the API gave it:
+//!   its saved `content` verbatim (thinking blocks with their signatures, server tool
+//!   blocks, `caller` fields) while the turn's text and calls still match it, else the
+//!   rebuilt text and `tool_use` blocks behind the saved thinking blocks; the latest
+//!   turn's code-execution container id is sent as `container`;
 //! - empty text blocks are dropped (the API rejects them), and a message left without
 //!   blocks is dropped with them;
 //! - tools become `{name, description, input_schema}`; tool_choice `auto`, `required`,
@@ -28,7 +35,10 @@
 //! into several blocks, e.g. around citations); `tool_use` blocks become tool calls with
 //! the `input` object serialised as the arguments string; `server_tool_use` blocks (tools
 //! Anthropic runs itself, such as web search or code execution), their result blocks and
-//! `thinking` blocks are not client tool calls or answer text and are skipped.
+//! `thinking` blocks are not client tool calls or answer text. When an answer holds any
+//! such block, or ran in a `container`, the response's `state` is
+//! `{"anthropic": {"content": [every block, verbatim], "container": id}}` (each part
+//! only when present), so the next round can send them back; otherwise it is `None`.
 //! `stop_reason` is the finish reason. The input token count is
 //! `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`: Anthropic's
 //! `input_tokens` counts only the uncached part of the prompt, and the sum is the whole

@@ -12,7 +12,7 @@
 //! | `system` messages (wherever they occur) | `systemInstruction: {parts: [{text}, …]}`, one part each, in order |
 //! | `user` | `{role: "user", parts: [{text}]}` |
 //! | `assistant` | `{role: "model", parts: [{text}?, {functionCall: {name, args}}, …]}` |
-//! | `tool` (a run of them) | one `{role: "user", parts: [{functionResponse: {name, response}}, …]}` |
+//! | `tool` (a run of them) | one `{role: "user", parts: [{functionResponse: {name, response}}, …]}`, in call order |
 //! | tools | `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]` |
 //! | tool_choice | `toolConfig.functionCallingConfig` (table below) |
 //! | temperature / max_tokens / seed | `generationConfig.{temperature, maxOutputTokens, seed}` |
@@ -30,11 +30,19 @@
 //! - Function results use role `user`, as the current function-calling guide and the
 //!   google-genai SDKs do (the cookbook's gemini-pro-era REST notebook used `function`).
 //! - Gemini pairs results with calls by name and position, not by id: the name of a
-//!   `functionResponse` is looked up from the earlier assistant call with that
-//!   `tool_call_id`. No `id` is sent on `functionCall` or `functionResponse`: the API
-//!   rejects it on several endpoints ("Unknown name \"id\" … Cannot find field").
+//!   `functionResponse` is that of the earlier assistant call with that `tool_call_id`
+//!   (the result's own `name` when no such call is in the conversation), and the
+//!   results answering one turn go back in the order of its calls. Ids are not sent,
+//!   except an id Gemini itself put on a call, which is echoed on the call and its
+//!   `functionResponse`: the API rejects ids on several endpoints ("Unknown name
+//!   \"id\" … Cannot find field"), and the ids this crate assigns mean nothing to it.
 //! - A result that parses as a JSON object is sent as `response`; anything else is
-//!   wrapped as `{"result": "<content as text>"}`.
+//!   wrapped as `{"result": "<content as text>"}`. An error result is sent as
+//!   `{"error": …}` (the content's JSON or text; an object that already has an `error`
+//!   key as it is).
+//! - An assistant turn with Gemini state (see below) is sent as its saved parts,
+//!   verbatim, while its text and calls still match them: thought summaries and
+//!   `thoughtSignature`s stay on the parts they came with, as Gemini requires.
 //! - Call arguments must be a JSON object (an empty string counts as `{}`); anything
 //!   else is [`ProviderError::Unsupported`], since `args` is a `Struct`.
 //! - Gemini 3 rejects replayed function calls without a `thoughtSignature`. The calls in
@@ -58,10 +66,14 @@
 //! splits one text across parts); parts with `thought: true` are thinking summaries and
 //! are skipped; other part kinds (`executableCode`, `inlineData`, …) are ignored. Each
 //! `functionCall` part becomes a [`ToolCall`] whose id is `functionCall.id` (or a
-//! part-level `id`) when given, else `None`, and whose arguments are `args` serialised
+//! part-level `id`) when given, else `None` in [`GeminiProvider::parse_response`] (a
+//! live answer then gets [`crate::chat::assigned_call_id`]s, by round and position, so
+//! every call of a loop has one), and whose arguments are `args` serialised
 //! as JSON (key order and `null` values kept; `{}` when `args` is absent, `null` when it
 //! is an explicit `null`: "raw" for Gemini is the `args` value as sent, never repaired).
-//! `finishReason` becomes the finish reason. Usage: `promptTokenCount` is the input;
+//! `finishReason` becomes the finish reason. When a part carries a `thoughtSignature`,
+//! is a `thought` summary, has a Gemini call id, or text follows a call, the response's
+//! `state` is `{"gemini": {"parts": [the parts, verbatim]}}`; otherwise it is `None`. Usage: `promptTokenCount` is the input;
 //! `candidatesTokenCount + thoughtsTokenCount` is the output, because thinking tokens
 //! are billed as output (`toolUsePromptTokenCount`, for server-side tools, is not
 //! counted). A usage with an implausible count (negative, fractional, not a number,
@@ -203,14 +215,16 @@ impl GeminiProvider {
                     is_error,
                 } => {
                     let known = calls.get(tool_call_id.as_str());
-                    let name = match (name.as_str(), known) {
-                        ("", Some((name, _))) => *name,
-                        ("", None) => {
+                    // Gemini pairs by name, so the call's own name wins; the result's
+                    // name serves when the call is not in the conversation.
+                    let name = match (known, name.as_str()) {
+                        (Some((called, _)), _) => *called,
+                        (None, "") => {
                             return Err(self.unsupported(format!(
                                 "the tool result for call id `{tool_call_id}` answers no earlier assistant call and names no tool, and Gemini needs the function's name"
                             )));
                         }
-                        (name, _) => name,
+                        (None, name) => name,
                     };
                     let response = if *is_error {
                         error_object(content)
@@ -414,15 +428,23 @@ fn saved_parts(state: Option<&Value>) -> Option<&Vec<Value>> {
 }
 
 /// The state of an answer: its parts, verbatim, when any carries something the neutral
-/// turn can not (a `thoughtSignature`, a `thought` summary, a call id Gemini assigned);
-/// `None` otherwise.
+/// turn can not (a `thoughtSignature`, a `thought` summary, a call id Gemini assigned,
+/// text after a call: the neutral turn puts all text first); `None` otherwise.
 fn turn_state(parts: &[Value]) -> Option<Value> {
     let opaque = parts.iter().any(|p| {
         p.get("thoughtSignature").is_some()
             || p.get("thought").and_then(Value::as_bool) == Some(true)
             || p.get("functionCall").and_then(|c| c.get("id")).is_some()
     });
-    opaque.then(|| json!({ STATE_KEY: { "parts": parts } }))
+    let first_call = parts.iter().position(|p| p.get("functionCall").is_some());
+    let text_after_call = first_call.is_some_and(|first| {
+        parts[first..].iter().any(|p| {
+            p.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty())
+        })
+    });
+    (opaque || text_after_call).then(|| json!({ STATE_KEY: { "parts": parts } }))
 }
 
 /// Whether saved parts still say what the turn says: the same text (thought summaries

@@ -334,7 +334,7 @@ fn gemini_echoes_its_own_call_ids_and_only_those() {
     parts[2]["functionCall"]["id"] = json!("g-8");
     let state = json!({"gemini": {"parts": parts}});
     let mut r = three_rounds(["g-7", "g-8", "call_r1_0"], [Some(state), None]);
-    // The hand-written name wins over the lookup; here both say the same.
+    // Answered out of order: back in call order, each with Gemini's id.
     r.messages.swap(3, 4);
     let body = gemini("http://x/v1beta").build_body(&r).unwrap();
     assert_eq!(body["contents"][1]["parts"], parts);
@@ -394,6 +394,115 @@ fn anthropic_state_holds_unusual_blocks_and_the_container() {
     );
     let r = AnthropicProvider::parse_response(&json_of(ANTHROPIC_SINGLE)).unwrap();
     assert_eq!(r.state, None);
+}
+
+/// Every recorded answer with calls, continued: the answer as the assistant turn, a
+/// result for each call. Gives the request of the next round.
+fn continued(answer: &Response) -> Request {
+    let mut answer = answer.clone();
+    answer.assign_missing_ids(0);
+    let mut messages = vec![
+        Message::User {
+            content: "go".into(),
+        },
+        answer.to_message(),
+    ];
+    for call in &answer.tool_calls {
+        messages.push(result(call.id.as_deref().unwrap(), "{}", false));
+    }
+    Request {
+        messages,
+        tools: tools(),
+        tool_choice: ToolChoice::Auto,
+    }
+}
+
+#[test]
+fn every_recorded_openai_answer_goes_back_as_it_came() {
+    for text in [
+        OPENAI_PARALLEL,
+        OPENAI_SINGLE,
+        include_str!("testdata/openai/chat_single_tool_call_apiref.json"),
+    ] {
+        let body = json_of(text);
+        let answer = super::openai::parse_response(&body).unwrap();
+        let sent = openai("http://x/v1")
+            .build_body(&continued(&answer))
+            .unwrap();
+        let original = &body["choices"][0]["message"];
+        assert_eq!(sent["messages"][1]["content"], original["content"]);
+        assert_eq!(sent["messages"][1]["tool_calls"], original["tool_calls"]);
+        for (i, call) in original["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(sent["messages"][2 + i]["tool_call_id"], call["id"]);
+        }
+    }
+}
+
+#[test]
+fn every_recorded_anthropic_answer_goes_back_as_it_came() {
+    for text in [
+        ANTHROPIC_SINGLE,
+        ANTHROPIC_SERVER_TOOL,
+        include_str!("testdata/anthropic/msg_text_and_tool_use.json"),
+    ] {
+        let body = json_of(text);
+        let answer = AnthropicProvider::parse_response(&body).unwrap();
+        let sent = anthropic("http://x/v1")
+            .build_body(&continued(&answer))
+            .unwrap();
+        let mut original = body["content"].clone();
+        if answer.state.is_none() {
+            // Rebuilt from the neutral turn: `caller: direct` is the default and
+            // not sent.
+            for block in original.as_array_mut().unwrap() {
+                block.as_object_mut().unwrap().remove("caller");
+            }
+        }
+        assert_eq!(sent["messages"][1]["content"], original, "{text}");
+        let results = sent["messages"][2]["content"].as_array().unwrap();
+        assert_eq!(results.len(), answer.tool_calls.len());
+        assert_eq!(
+            results[0]["tool_use_id"],
+            answer.tool_calls[0].id.as_deref().unwrap()
+        );
+    }
+}
+
+#[test]
+fn every_recorded_gemini_answer_goes_back_as_it_came() {
+    for text in [
+        GEMINI_PARALLEL,
+        GEMINI_SIGNATURE,
+        GEMINI_NULL_ARG,
+        include_str!("testdata/gemini/function_call_mixed_text.json"),
+        include_str!("testdata/gemini/function_call_single_rest.json"),
+    ] {
+        let body = json_of(text);
+        let answer = GeminiProvider::parse_response(&body).unwrap();
+        let sent = gemini("http://x/v1beta")
+            .build_body(&continued(&answer))
+            .unwrap();
+        let mut original = body["candidates"][0]["content"]["parts"].clone();
+        if answer.state.is_none() {
+            // Rebuilt: the first call carries the signature Google documents for
+            // history a model did not sign.
+            original[0]["thoughtSignature"] = json!(DUMMY_THOUGHT_SIGNATURE);
+        }
+        assert_eq!(sent["contents"][1]["parts"], original, "{text}");
+        let names: Vec<&Value> = sent["contents"][2]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["functionResponse"]["name"])
+            .collect();
+        let called: Vec<&str> = answer.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, called, "{text}");
+    }
 }
 
 // ---- whole loops against a local server ----

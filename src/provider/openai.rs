@@ -12,7 +12,9 @@
 //! - `arguments` given as a JSON value instead of a string (an object, Ollama native
 //!   style) is serialised; `null` is kept as the text `null`, and a missing `arguments`
 //!   as the empty text: nothing is turned into valid JSON that the server did not send.
-//! - a missing or empty call `id` becomes `None`.
+//! - a missing or empty call `id` becomes `None` in [`parse_response`]; a live answer
+//!   then gets [`crate::chat::assigned_call_id`]s (by round and position), since a tool
+//!   loop pairs each result with its call by id.
 //! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
 //!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
 //!   for missing `content`.
@@ -27,6 +29,13 @@
 //!   offered (OpenAI rejects `parallel_tool_calls` without `tools`).
 //! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
 //!   and newer models accept only the latter).
+//!
+//! Tool results go back as `{"role": "tool", "tool_call_id", "content"}` messages (Ollama's
+//! `/v1` and the other compatible servers take the same form). The API has neither an
+//! error flag nor a tool name on them: an error result's content is sent as a JSON
+//! object `{"error": …}` (the content's JSON, or its text; content that already is an
+//! object with an `error` key goes as written). Chat Completions has no opaque turn
+//! state, so an assistant turn's `state` (another provider's) is not sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
