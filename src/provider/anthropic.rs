@@ -160,7 +160,12 @@ fn turn_blocks(saved: Option<&Map<String, Value>>, rebuilt: Vec<Value>) -> Vec<V
         }
         (text, calls)
     };
-    if essential(saved) == essential(&rebuilt) {
+    // A block without a type (a damaged cassette or journal) would be refused by the
+    // API: the turn is rebuilt instead, and only well-formed thinking blocks kept.
+    let well_formed = saved
+        .iter()
+        .all(|b| b.get("type").and_then(Value::as_str).is_some());
+    if well_formed && essential(saved) == essential(&rebuilt) {
         return saved.clone();
     }
     saved

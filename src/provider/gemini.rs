@@ -464,7 +464,10 @@ fn same_turn(saved: &[Value], text: Option<&str>, calls: &[ToolCall], args: &[Va
             saved_text.push_str(t);
         }
     }
-    saved_text == text.unwrap_or("")
+    // A part that is not an object (a damaged cassette or journal) would be refused
+    // by the API: the turn is rebuilt instead.
+    saved.iter().all(Value::is_object)
+        && saved_text == text.unwrap_or("")
         && saved_calls.len() == calls.len()
         && saved_calls
             .iter()

@@ -371,6 +371,54 @@ fn gemini_result_without_a_name_or_a_matching_call_is_unsupported() {
     );
 }
 
+#[test]
+fn damaged_or_foreign_state_falls_back_to_the_rebuilt_turn() {
+    let rebuilt_gemini = gemini("http://x/v1beta")
+        .build_body(&three_rounds(["a", "b", "c"], [None, None]))
+        .unwrap();
+    let rebuilt_anthropic = anthropic("http://x/v1")
+        .build_body(&three_rounds(["a", "b", "c"], [None, None]))
+        .unwrap();
+    let mut gemini_parts = gemini_saved_parts();
+    gemini_parts.as_array_mut().unwrap().push(json!(7));
+    for state in [
+        json!({"gemini": {"parts": gemini_parts}}),
+        json!({"gemini": {"parts": "not a list"}}),
+        json!({"gemini": 3}),
+        json!({"anthropic": {"content": anthropic_thinking_content()}}),
+        json!("text"),
+    ] {
+        let r = three_rounds(["a", "b", "c"], [Some(state.clone()), None]);
+        let body = gemini("http://x/v1beta").build_body(&r).unwrap();
+        assert_eq!(body, rebuilt_gemini, "{state}");
+    }
+    let mut damaged = anthropic_thinking_content();
+    damaged.as_array_mut().unwrap().push(json!({"no": "type"}));
+    for state in [
+        json!({"anthropic": {"content": {"type": "thinking"}, "container": 5}}),
+        json!({"gemini": {"parts": gemini_saved_parts()}}),
+        json!([]),
+    ] {
+        let r = three_rounds(["a", "b", "c"], [Some(state.clone()), None]);
+        let body = anthropic("http://x/v1").build_body(&r).unwrap();
+        assert_eq!(body, rebuilt_anthropic, "{state}");
+    }
+    // A damaged block is dropped; the well-formed thinking blocks still lead.
+    // (Its calls match the turn, so only the damage stops the verbatim copy.)
+    let r = three_rounds(
+        ["toolu_a", "toolu_b", "toolu_c"],
+        [Some(json!({"anthropic": {"content": damaged}})), None],
+    );
+    let body = anthropic("http://x/v1").build_body(&r).unwrap();
+    let first = body["messages"][1]["content"].as_array().unwrap();
+    let kinds: Vec<&str> = first.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["thinking", "redacted_thinking", "tool_use", "tool_use"]
+    );
+    assert!(first[2].get("caller").is_none(), "rebuilt, not verbatim");
+}
+
 // ---- parsing the state from real answers ----
 
 #[test]
