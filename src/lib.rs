@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod bfcl;
+pub mod chat;
 pub mod cli;
 pub mod compare;
 pub mod exit;

@@ -7,10 +7,17 @@
 //!   become `tool_use` blocks `{id, name, input}`, where `input` is the parsed arguments
 //!   (arguments that are not a JSON object, or a call without an id, can not be sent:
 //!   [`ProviderError::Unsupported`]);
-//! - tool results become `tool_result` blocks `{tool_use_id, content}` in a user message;
+//! - tool results become `tool_result` blocks `{tool_use_id, content}` in a user message,
+//!   with `is_error: true` for a failed call (the field is left out otherwise);
 //!   consecutive messages of the same role (several tool results, a tool result followed
 //!   by a user message) are merged into one message, since the API wants the roles to
-//!   alternate, and within a user message the `tool_result` blocks come first;
+//!   alternate, and within a user message the `tool_result` blocks come first, in the
+//!   order of the calls they answer;
+//! - an assistant turn with Anthropic state (see below) is sent as the API gave it:
+//!   its saved `content` verbatim (thinking blocks with their signatures, server tool
+//!   blocks, `caller` fields) while the turn's text and calls still match it, else the
+//!   rebuilt text and `tool_use` blocks behind the saved thinking blocks; the latest
+//!   turn's code-execution container id is sent as `container`;
 //! - empty text blocks are dropped (the API rejects them), and a message left without
 //!   blocks is dropped with them;
 //! - tools become `{name, description, input_schema}`; tool_choice `auto`, `required`,
@@ -28,7 +35,10 @@
 //! into several blocks, e.g. around citations); `tool_use` blocks become tool calls with
 //! the `input` object serialised as the arguments string; `server_tool_use` blocks (tools
 //! Anthropic runs itself, such as web search or code execution), their result blocks and
-//! `thinking` blocks are not client tool calls or answer text and are skipped.
+//! `thinking` blocks are not client tool calls or answer text. When an answer holds any
+//! such block, or ran in a `container`, the response's `state` is
+//! `{"anthropic": {"content": [every block, verbatim], "container": id}}` (each part
+//! only when present), so the next round can send them back; otherwise it is `None`.
 //! `stop_reason` is the finish reason. The input token count is
 //! `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`: Anthropic's
 //! `input_tokens` counts only the uncached part of the prompt, and the sum is the whole
@@ -52,6 +62,9 @@ use super::{
 
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The key of Anthropic's part in an assistant turn's state.
+const STATE_KEY: &str = "anthropic";
 
 /// `max_tokens` when the target sets none (the API requires the field).
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -90,6 +103,82 @@ fn text_block(text: &str) -> Option<Value> {
 
 fn is_tool_result(block: &Value) -> bool {
     block.get("type").and_then(Value::as_str) == Some("tool_result")
+}
+
+/// The part of an assistant turn's state that is Anthropic's: `{content, container}`.
+fn saved_state(state: Option<&Value>) -> Option<&Map<String, Value>> {
+    state?.get(STATE_KEY)?.as_object()
+}
+
+/// The state of an answer: its whole `content` when it holds blocks the neutral turn
+/// can not carry (`thinking` and `redacted_thinking` with their signatures,
+/// `server_tool_use` and its results, anything newer), and the id of the code-execution
+/// `container` it ran in; `None` for plain text and `tool_use` answers.
+fn turn_state(content: &[Value], container: Option<&Value>) -> Option<Value> {
+    let opaque = content.iter().any(|b| {
+        !matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("text" | "tool_use")
+        )
+    });
+    let container = container
+        .and_then(|c| c.get("id").or(Some(c)))
+        .and_then(Value::as_str);
+    if !opaque && container.is_none() {
+        return None;
+    }
+    let mut state = Map::new();
+    if opaque {
+        state.insert("content".into(), Value::Array(content.to_vec()));
+    }
+    if let Some(id) = container {
+        state.insert("container".into(), Value::from(id));
+    }
+    Some(json!({ STATE_KEY: state }))
+}
+
+/// The blocks of an assistant turn sent again: the saved `content` verbatim when its
+/// text and `tool_use` blocks still say what the turn says (the API wants thinking
+/// blocks back unmodified, and server tool blocks where they were); otherwise the
+/// rebuilt blocks, with the saved thinking blocks first, as the API requires.
+fn turn_blocks(saved: Option<&Map<String, Value>>, rebuilt: Vec<Value>) -> Vec<Value> {
+    let Some(saved) = saved
+        .and_then(|s| s.get("content"))
+        .and_then(Value::as_array)
+    else {
+        return rebuilt;
+    };
+    let essential = |blocks: &[Value]| -> (String, Vec<Value>) {
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        for b in blocks {
+            match b.get("type").and_then(Value::as_str) {
+                Some("text") => text.push_str(b.get("text").and_then(Value::as_str).unwrap_or("")),
+                Some("tool_use") => calls.push(json!([b.get("id"), b.get("name"), b.get("input")])),
+                _ => {}
+            }
+        }
+        (text, calls)
+    };
+    // A block without a type (a damaged cassette or journal) would be refused by the
+    // API: the turn is rebuilt instead, and only well-formed thinking blocks kept.
+    let well_formed = saved
+        .iter()
+        .all(|b| b.get("type").and_then(Value::as_str).is_some());
+    if well_formed && essential(saved) == essential(&rebuilt) {
+        return saved.clone();
+    }
+    saved
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("thinking" | "redacted_thinking")
+            )
+        })
+        .cloned()
+        .chain(rebuilt)
+        .collect()
 }
 
 /// The usage section, its counts checked ([`super::usage`]): input is
@@ -166,6 +255,8 @@ impl AnthropicProvider {
     pub fn build_body(&self, request: &Request) -> Result<Value, ProviderError> {
         let mut system: Vec<&str> = Vec::new();
         let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        // The code-execution container of the latest turn that ran in one.
+        let mut container: Option<&str> = None;
         for (i, message) in request.messages.iter().enumerate() {
             match message {
                 Message::System { content } => {
@@ -183,37 +274,63 @@ impl AnthropicProvider {
                 Message::Assistant {
                     content,
                     tool_calls,
+                    state,
                 } => {
-                    let mut blocks: Vec<Value> = content
+                    let mut rebuilt: Vec<Value> = content
                         .as_deref()
                         .and_then(text_block)
                         .into_iter()
                         .collect();
                     for call in tool_calls {
-                        blocks.push(self.tool_use_block(i, call)?);
+                        rebuilt.push(self.tool_use_block(i, call)?);
                     }
+                    let saved = saved_state(state.as_ref());
+                    if let Some(id) = saved
+                        .and_then(|s| s.get("container"))
+                        .and_then(Value::as_str)
+                    {
+                        container = Some(id);
+                    }
+                    let blocks = turn_blocks(saved, rebuilt);
                     push_turn(&mut turns, "assistant", blocks);
                 }
                 Message::Tool {
                     tool_call_id,
                     content,
-                } => push_turn(
-                    &mut turns,
-                    "user",
-                    vec![json!({
+                    is_error,
+                    ..
+                } => {
+                    let mut block = json!({
                         "type": "tool_result",
                         "tool_use_id": tool_call_id,
                         "content": content,
-                    })],
-                ),
+                    });
+                    if *is_error {
+                        block["is_error"] = Value::Bool(true);
+                    }
+                    push_turn(&mut turns, "user", vec![block]);
+                }
             }
         }
+        let mut call_order: Vec<String> = Vec::new();
         let messages: Vec<Value> = turns
             .into_iter()
             .map(|(role, mut blocks)| {
                 if role == "user" {
-                    // tool_result blocks must open a user turn; the sort is stable.
+                    // tool_result blocks open a user turn, in the order of the calls they
+                    // answer; both sorts are stable, so anything else keeps its order.
+                    blocks.sort_by_key(|b| {
+                        let id = b.get("tool_use_id").and_then(Value::as_str);
+                        id.and_then(|id| call_order.iter().position(|c| c == id))
+                            .unwrap_or(usize::MAX)
+                    });
                     blocks.sort_by_key(|b| !is_tool_result(b));
+                } else {
+                    call_order = blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                        .filter_map(|b| b.get("id").and_then(Value::as_str).map(str::to_string))
+                        .collect();
                 }
                 json!({"role": role, "content": blocks})
             })
@@ -266,6 +383,9 @@ impl AnthropicProvider {
         }
         if let Some(t) = self.config.temperature {
             body.insert("temperature".into(), Value::from(t));
+        }
+        if let Some(id) = container {
+            body.insert("container".into(), Value::from(id));
         }
         // `seed`: the Messages API has none; it is ignored.
         let mut body = Value::Object(body);
@@ -345,6 +465,7 @@ impl AnthropicProvider {
             }
         }
         let mut response = Response {
+            state: turn_state(content, obj.get("container")),
             text: (!text.is_empty()).then_some(text),
             tool_calls,
             finish_reason: obj
@@ -621,6 +742,7 @@ mod tests {
                     content: "Weather in SF and NYC?".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some("Checking both.".into()),
                     tool_calls: vec![
                         ToolCall {
@@ -636,10 +758,14 @@ mod tests {
                     ],
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "toolu_1".into(),
                     content: r#"{"temp": 18}"#.into(),
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "toolu_2".into(),
                     content: r#"{"temp": 75}"#.into(),
                 },
@@ -702,6 +828,7 @@ mod tests {
                     content: "Go".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some(String::new()),
                     tool_calls: vec![ToolCall {
                         id: Some("c1".into()),
@@ -710,6 +837,7 @@ mod tests {
                     }],
                 },
                 Message::Assistant {
+                    state: None,
                     content: None,
                     tool_calls: Vec::new(),
                 },
@@ -717,6 +845,8 @@ mod tests {
                     content: "note".into(),
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "c1".into(),
                     content: "ok".into(),
                 },
@@ -756,6 +886,7 @@ mod tests {
                         content: "Go".into(),
                     },
                     Message::Assistant {
+                        state: None,
                         content: None,
                         tool_calls: vec![ToolCall {
                             id: id.map(str::to_string),
@@ -1289,6 +1420,7 @@ mod tests {
                     content: "Weather in SF and NYC?".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: None,
                     tool_calls: vec![
                         ToolCall {
@@ -1304,10 +1436,14 @@ mod tests {
                     ],
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "toolu_a".into(),
                     content: "18 C".into(),
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "toolu_b".into(),
                     content: "24 C".into(),
                 },
@@ -1362,6 +1498,7 @@ mod tests {
                     content: "Go".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: None,
                     tool_calls: vec![ToolCall {
                         id: Some("c1".into()),

@@ -485,6 +485,7 @@ mod tests {
         let hasher = RequestHasher::default();
         let mut r = request("Weather.");
         r.messages.push(Message::Assistant {
+            state: None,
             content: None,
             tool_calls: vec![crate::provider::ToolCall {
                 id: Some("call_1".into()),
@@ -493,6 +494,8 @@ mod tests {
             }],
         });
         r.messages.push(Message::Tool {
+            name: String::new(),
+            is_error: false,
             tool_call_id: "call_1".into(),
             content: "{\"t\": 32}".into(),
         });
@@ -609,6 +612,7 @@ mod tests {
                         content: "And in Rome?".into(),
                     },
                     Message::Assistant {
+                        state: None,
                         content: None,
                         tool_calls: vec![crate::provider::ToolCall {
                             id: Some("call_1".into()),
@@ -617,6 +621,8 @@ mod tests {
                         }],
                     },
                     Message::Tool {
+                        name: String::new(),
+                        is_error: false,
                         tool_call_id: "call_1".into(),
                         content: "{\"t\": 31}".into(),
                     },

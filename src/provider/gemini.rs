@@ -12,7 +12,7 @@
 //! | `system` messages (wherever they occur) | `systemInstruction: {parts: [{text}, …]}`, one part each, in order |
 //! | `user` | `{role: "user", parts: [{text}]}` |
 //! | `assistant` | `{role: "model", parts: [{text}?, {functionCall: {name, args}}, …]}` |
-//! | `tool` (a run of them) | one `{role: "user", parts: [{functionResponse: {name, response}}, …]}` |
+//! | `tool` (a run of them) | one `{role: "user", parts: [{functionResponse: {name, response}}, …]}`, in call order |
 //! | tools | `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]` |
 //! | tool_choice | `toolConfig.functionCallingConfig` (table below) |
 //! | temperature / max_tokens / seed | `generationConfig.{temperature, maxOutputTokens, seed}` |
@@ -30,11 +30,19 @@
 //! - Function results use role `user`, as the current function-calling guide and the
 //!   google-genai SDKs do (the cookbook's gemini-pro-era REST notebook used `function`).
 //! - Gemini pairs results with calls by name and position, not by id: the name of a
-//!   `functionResponse` is looked up from the earlier assistant call with that
-//!   `tool_call_id`. No `id` is sent on `functionCall` or `functionResponse`: the API
-//!   rejects it on several endpoints ("Unknown name \"id\" … Cannot find field").
+//!   `functionResponse` is that of the earlier assistant call with that `tool_call_id`
+//!   (the result's own `name` when no such call is in the conversation), and the
+//!   results answering one turn go back in the order of its calls. Ids are not sent,
+//!   except an id Gemini itself put on a call, which is echoed on the call and its
+//!   `functionResponse`: the API rejects ids on several endpoints ("Unknown name
+//!   \"id\" … Cannot find field"), and the ids this crate assigns mean nothing to it.
 //! - A result that parses as a JSON object is sent as `response`; anything else is
-//!   wrapped as `{"result": "<content as text>"}`.
+//!   wrapped as `{"result": "<content as text>"}`. An error result is sent as
+//!   `{"error": …}` (the content's JSON or text; an object that already has an `error`
+//!   key as it is).
+//! - An assistant turn with Gemini state (see below) is sent as its saved parts,
+//!   verbatim, while its text and calls still match them: thought summaries and
+//!   `thoughtSignature`s stay on the parts they came with, as Gemini requires.
 //! - Call arguments must be a JSON object (an empty string counts as `{}`); anything
 //!   else is [`ProviderError::Unsupported`], since `args` is a `Struct`.
 //! - Gemini 3 rejects replayed function calls without a `thoughtSignature`. The calls in
@@ -58,10 +66,14 @@
 //! splits one text across parts); parts with `thought: true` are thinking summaries and
 //! are skipped; other part kinds (`executableCode`, `inlineData`, …) are ignored. Each
 //! `functionCall` part becomes a [`ToolCall`] whose id is `functionCall.id` (or a
-//! part-level `id`) when given, else `None`, and whose arguments are `args` serialised
+//! part-level `id`) when given, else `None` in [`GeminiProvider::parse_response`] (a
+//! live answer then gets [`crate::chat::assigned_call_id`]s, by round and position, so
+//! every call of a loop has one), and whose arguments are `args` serialised
 //! as JSON (key order and `null` values kept; `{}` when `args` is absent, `null` when it
 //! is an explicit `null`: "raw" for Gemini is the `args` value as sent, never repaired).
-//! `finishReason` becomes the finish reason. Usage: `promptTokenCount` is the input;
+//! `finishReason` becomes the finish reason. When a part carries a `thoughtSignature`,
+//! is a `thought` summary, has a Gemini call id, or text follows a call, the response's
+//! `state` is `{"gemini": {"parts": [the parts, verbatim]}}`; otherwise it is `None`. Usage: `promptTokenCount` is the input;
 //! `candidatesTokenCount + thoughtsTokenCount` is the output, because thinking tokens
 //! are billed as output (`toolUsePromptTokenCount`, for server-side tools, is not
 //! counted). A usage with an implausible count (negative, fractional, not a number,
@@ -80,7 +92,7 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http};
-use super::types::{Message, Request, Response, ToolCall, ToolChoice, Usage};
+use super::types::{Message, Request, Response, ToolCall, ToolChoice, Usage, error_object};
 use super::usage::{self, UsageReading};
 use super::{Provider, ProviderError, TrialKey};
 
@@ -88,6 +100,9 @@ use super::{Provider, ProviderError, TrialKey};
 /// produce itself (history from another model or written by hand); it tells Gemini 3
 /// to skip signature validation.
 pub const DUMMY_THOUGHT_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The key of Gemini's part in an assistant turn's state.
+const STATE_KEY: &str = "gemini";
 
 /// The Gemini `generateContent` provider.
 pub struct GeminiProvider {
@@ -124,12 +139,16 @@ impl GeminiProvider {
     pub fn build_body(&self, request: &Request) -> Result<Value, ProviderError> {
         let mut system_parts: Vec<Value> = Vec::new();
         let mut contents: Vec<Value> = Vec::new();
-        let mut call_names: HashMap<&str, &str> = HashMap::new();
-        let mut results: Vec<Value> = Vec::new();
+        // By call id: the function's name and whether the id is Gemini's own (sent back
+        // on the `functionResponse`; assigned ids never reach the wire).
+        let mut calls: HashMap<&str, (&str, bool)> = HashMap::new();
+        // The ids of the latest model turn's calls, in order: results follow it.
+        let mut call_order: Vec<&str> = Vec::new();
+        let mut results: Vec<(usize, Value)> = Vec::new();
 
         for message in &request.messages {
             if !matches!(message, Message::Tool { .. }) && !results.is_empty() {
-                contents.push(json!({"role": "user", "parts": std::mem::take(&mut results)}));
+                contents.push(results_content(&mut results));
             }
             match message {
                 Message::System { content } => system_parts.push(json!({"text": content})),
@@ -139,11 +158,13 @@ impl GeminiProvider {
                 Message::Assistant {
                     content,
                     tool_calls,
+                    state,
                 } => {
                     let mut parts = Vec::new();
                     if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
                         parts.push(json!({"text": text}));
                     }
+                    let mut args_list = Vec::new();
                     for (i, call) in tool_calls.iter().enumerate() {
                         let args = arguments_object(&call.arguments).ok_or_else(|| {
                             self.unsupported(format!(
@@ -157,9 +178,31 @@ impl GeminiProvider {
                             part["thoughtSignature"] = json!(DUMMY_THOUGHT_SIGNATURE);
                         }
                         parts.push(part);
+                        args_list.push(args);
+                    }
+                    let saved = saved_parts(state.as_ref()).filter(|saved| {
+                        same_turn(saved, content.as_deref(), tool_calls, &args_list)
+                    });
+                    let native_ids: Vec<&str> = saved
+                        .map(|saved| {
+                            saved
+                                .iter()
+                                .filter_map(|p| p.get("functionCall"))
+                                .filter_map(|c| c.get("id").and_then(Value::as_str))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    call_order.clear();
+                    for call in tool_calls {
                         if let Some(id) = &call.id {
-                            call_names.insert(id, &call.name);
+                            calls.insert(id, (&call.name, native_ids.contains(&id.as_str())));
+                            call_order.push(id);
                         }
+                    }
+                    if let Some(saved) = saved {
+                        // The answer as Gemini gave it: thought parts and signatures
+                        // exactly where they were.
+                        parts = saved.clone();
                     }
                     if !parts.is_empty() {
                         contents.push(json!({"role": "model", "parts": parts}));
@@ -167,23 +210,44 @@ impl GeminiProvider {
                 }
                 Message::Tool {
                     tool_call_id,
+                    name,
                     content,
+                    is_error,
                 } => {
-                    let name = call_names.get(tool_call_id.as_str()).ok_or_else(|| {
-                        self.unsupported(format!(
-                            "the tool result for call id `{tool_call_id}` answers no earlier assistant call, and Gemini needs the function's name"
-                        ))
-                    })?;
-                    let response = match serde_json::from_str::<Value>(content) {
-                        Ok(Value::Object(obj)) => Value::Object(obj),
-                        _ => json!({"result": content}),
+                    let known = calls.get(tool_call_id.as_str());
+                    // Gemini pairs by name, so the call's own name wins; the result's
+                    // name serves when the call is not in the conversation.
+                    let name = match (known, name.as_str()) {
+                        (Some((called, _)), _) => *called,
+                        (None, "") => {
+                            return Err(self.unsupported(format!(
+                                "the tool result for call id `{tool_call_id}` answers no earlier assistant call and names no tool, and Gemini needs the function's name"
+                            )));
+                        }
+                        (None, name) => name,
                     };
-                    results.push(json!({"functionResponse": {"name": name, "response": response}}));
+                    let response = if *is_error {
+                        error_object(content)
+                    } else {
+                        match serde_json::from_str::<Value>(content) {
+                            Ok(Value::Object(obj)) => Value::Object(obj),
+                            _ => json!({"result": content}),
+                        }
+                    };
+                    let mut reply = json!({"name": name, "response": response});
+                    if let Some((_, true)) = known {
+                        reply["id"] = json!(tool_call_id);
+                    }
+                    let position = call_order
+                        .iter()
+                        .position(|id| *id == tool_call_id)
+                        .unwrap_or(usize::MAX);
+                    results.push((position, json!({ "functionResponse": reply })));
                 }
             }
         }
         if !results.is_empty() {
-            contents.push(json!({"role": "user", "parts": results}));
+            contents.push(results_content(&mut results));
         }
 
         let mut body = Map::new();
@@ -335,6 +399,7 @@ impl GeminiProvider {
         }
 
         let mut response = Response {
+            state: turn_state(parts),
             text: (!text.is_empty()).then_some(text),
             tool_calls,
             finish_reason: candidate
@@ -346,6 +411,68 @@ impl GeminiProvider {
         parse_usage(obj.get("usageMetadata")).apply(&mut response, "gemini");
         Ok(response)
     }
+}
+
+/// One user content holding a turn's function responses, in the order of the calls
+/// they answer (Gemini pairs them by position and name); results answering no call of
+/// the latest turn keep their order, after the rest.
+fn results_content(results: &mut Vec<(usize, Value)>) -> Value {
+    results.sort_by_key(|(position, _)| *position);
+    let parts: Vec<Value> = results.drain(..).map(|(_, part)| part).collect();
+    json!({"role": "user", "parts": parts})
+}
+
+/// The part of an assistant turn's state that is Gemini's: the answer's parts.
+fn saved_parts(state: Option<&Value>) -> Option<&Vec<Value>> {
+    state?.get(STATE_KEY)?.get("parts")?.as_array()
+}
+
+/// The state of an answer: its parts, verbatim, when any carries something the neutral
+/// turn can not (a `thoughtSignature`, a `thought` summary, a call id Gemini assigned,
+/// text after a call: the neutral turn puts all text first); `None` otherwise.
+fn turn_state(parts: &[Value]) -> Option<Value> {
+    let opaque = parts.iter().any(|p| {
+        p.get("thoughtSignature").is_some()
+            || p.get("thought").and_then(Value::as_bool) == Some(true)
+            || p.get("functionCall").and_then(|c| c.get("id")).is_some()
+    });
+    let first_call = parts.iter().position(|p| p.get("functionCall").is_some());
+    let text_after_call = first_call.is_some_and(|first| {
+        parts[first..].iter().any(|p| {
+            p.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty())
+        })
+    });
+    (opaque || text_after_call).then(|| json!({ STATE_KEY: { "parts": parts } }))
+}
+
+/// Whether saved parts still say what the turn says: the same text (thought summaries
+/// aside) and the same calls, by name and arguments, in order.
+fn same_turn(saved: &[Value], text: Option<&str>, calls: &[ToolCall], args: &[Value]) -> bool {
+    let mut saved_text = String::new();
+    let mut saved_calls = Vec::new();
+    for part in saved {
+        if let Some(call) = part.get("functionCall") {
+            saved_calls.push((
+                call.get("name").and_then(Value::as_str).unwrap_or(""),
+                call.get("args").cloned().unwrap_or_else(|| json!({})),
+            ));
+        } else if let Some(t) = part.get("text").and_then(Value::as_str)
+            && part.get("thought").and_then(Value::as_bool) != Some(true)
+        {
+            saved_text.push_str(t);
+        }
+    }
+    // A part that is not an object (a damaged cassette or journal) would be refused
+    // by the API: the turn is rebuilt instead.
+    saved.iter().all(Value::is_object)
+        && saved_text == text.unwrap_or("")
+        && saved_calls.len() == calls.len()
+        && saved_calls
+            .iter()
+            .zip(calls.iter().zip(args))
+            .all(|((name, saved_args), (call, args))| *name == call.name && saved_args == args)
 }
 
 /// `usageMetadata`, its counts checked ([`super::usage`]): input is
@@ -470,6 +597,7 @@ impl Provider for GeminiProvider {
                 message: e.to_string(),
             }
         })?;
+        let round = request.round();
         let secrets = self.config.secrets();
         let headers: Vec<Header> = self
             .config
@@ -489,7 +617,13 @@ impl Provider for GeminiProvider {
             headers: &headers,
             secrets: &secrets,
         }
-        .send(payload, Self::parse_response)
+        .send(payload, |body| {
+            // Gemini usually sends calls without ids; a loop pairs results by id.
+            Self::parse_response(body).map(|mut r| {
+                r.assign_missing_ids(round);
+                r
+            })
+        })
         .await
     }
 
@@ -595,6 +729,7 @@ mod tests {
                     content: "Weather and time in Paris?".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some("Checking.".into()),
                     tool_calls: vec![
                         ToolCall {
@@ -611,14 +746,19 @@ mod tests {
                 },
                 // Answered out of order: names come from the ids, not the position.
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "call_t".into(),
                     content: "14:05".into(),
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "call_w".into(),
                     content: r#"{"temp_c": 21, "sky": "clear"}"#.into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some("21 °C and clear; 14:05.".into()),
                     tool_calls: vec![],
                 },
@@ -718,10 +858,12 @@ mod tests {
                      "thoughtSignature": DUMMY_THOUGHT_SIGNATURE},
                     {"functionCall": {"name": "get_time", "args": {"city": "Paris"}}}
                 ]},
+                // Back in the order of the calls: Gemini pairs same-named calls by
+                // position.
                 {"role": "user", "parts": [
-                    {"functionResponse": {"name": "get_time", "response": {"result": "14:05"}}},
                     {"functionResponse": {"name": "get_weather",
-                                          "response": {"temp_c": 21, "sky": "clear"}}}
+                                          "response": {"temp_c": 21, "sky": "clear"}}},
+                    {"functionResponse": {"name": "get_time", "response": {"result": "14:05"}}}
                 ]},
                 {"role": "model", "parts": [{"text": "21 °C and clear; 14:05."}]},
                 {"role": "user", "parts": [{"text": "And Lyon?"}]}
@@ -739,6 +881,7 @@ mod tests {
                     content: "go".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some(String::new()),
                     tool_calls: vec![ToolCall {
                         id: Some("c1".into()),
@@ -747,11 +890,14 @@ mod tests {
                     }],
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "c1".into(),
                     content: "[1, 2]".into(),
                 },
                 // An empty assistant turn is dropped.
                 Message::Assistant {
+                    state: None,
                     content: None,
                     tool_calls: vec![],
                 },
@@ -787,6 +933,8 @@ mod tests {
         }
         let mut r = multi_turn();
         r.messages[3] = Message::Tool {
+            name: String::new(),
+            is_error: false,
             tool_call_id: "call_unknown".into(),
             content: "x".into(),
         };
@@ -1347,7 +1495,7 @@ mod tests {
         let results = &body["contents"][2];
         assert_eq!(results["role"], "user");
         assert_eq!(
-            results["parts"][1],
+            results["parts"][0],
             json!({"functionResponse": {"name": "get_weather",
                                         "response": {"temp_c": 21, "sky": "clear"}}})
         );

@@ -14,6 +14,8 @@ pub mod gemini;
 pub mod headers;
 pub mod http;
 pub mod limit;
+#[cfg(test)]
+mod loop_tests;
 pub mod openai;
 pub mod oracle;
 pub mod record;
@@ -26,7 +28,10 @@ use std::fmt;
 
 use async_trait::async_trait;
 
-pub use types::{Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, Usage};
+pub use types::{
+    AssistantTurn, Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, ToolResult,
+    Usage,
+};
 
 /// Which trial a request belongs to; providers use it for lookups and messages only
 /// (it is never part of what a model sees).

@@ -12,7 +12,9 @@
 //! - `arguments` given as a JSON value instead of a string (an object, Ollama native
 //!   style) is serialised; `null` is kept as the text `null`, and a missing `arguments`
 //!   as the empty text: nothing is turned into valid JSON that the server did not send.
-//! - a missing or empty call `id` becomes `None`.
+//! - a missing or empty call `id` becomes `None` in [`parse_response`]; a live answer
+//!   then gets [`crate::chat::assigned_call_id`]s (by round and position), since a tool
+//!   loop pairs each result with its call by id.
 //! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
 //!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
 //!   for missing `content`.
@@ -27,6 +29,13 @@
 //!   offered (OpenAI rejects `parallel_tool_calls` without `tools`).
 //! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
 //!   and newer models accept only the latter).
+//!
+//! Tool results go back as `{"role": "tool", "tool_call_id", "content"}` messages (Ollama's
+//! `/v1` and the other compatible servers take the same form). The API has neither an
+//! error flag nor a tool name on them: an error result's content is sent as a JSON
+//! object `{"error": …}` (the content's JSON, or its text; content that already is an
+//! object with an `error` key goes as written). Chat Completions has no opaque turn
+//! state, so an assistant turn's `state` (another provider's) is not sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -39,6 +48,7 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http, redact};
+use super::types::{error_object, is_error_object};
 use super::usage::{self, UsageReading};
 use super::{
     Message, Provider, ProviderError, Request, Response, ToolCall, ToolChoice, ToolDefinition,
@@ -197,9 +207,11 @@ fn message_json(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } => json!({"role": "user", "content": content}),
+        // OpenAI has no opaque turn state: a `state` from another provider is ignored.
         Message::Assistant {
             content,
             tool_calls,
+            state: _,
         } => {
             let mut m = Map::new();
             m.insert("role".into(), Value::from("assistant"));
@@ -218,10 +230,22 @@ fn message_json(message: &Message) -> Value {
             }
             Value::Object(m)
         }
+        // The API has no error flag on a tool message (nor a `name` field): an error
+        // result's content is sent as a JSON object `{"error": …}`.
         Message::Tool {
             tool_call_id,
             content,
-        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+            is_error,
+            ..
+        } => {
+            // Content that already is an error object goes as written.
+            let content = if *is_error && !is_error_object(content) {
+                error_object(content).to_string()
+            } else {
+                content.clone()
+            };
+            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+        }
     }
 }
 
@@ -450,6 +474,7 @@ impl Provider for OpenAiProvider {
     ) -> Result<Response, ProviderError> {
         // Serialised before the await: the request tree is freed while it is still hot.
         let payload = self.body_bytes(request)?;
+        let round = request.round();
         let secrets = self.config.secrets();
         let headers: Vec<Header> = self
             .config
@@ -470,7 +495,14 @@ impl Provider for OpenAiProvider {
             headers: &headers,
             secrets: &secrets,
         }
-        .send(payload, parse_response)
+        .send(payload, |body| {
+            // Some compatible servers send calls without ids; a loop needs one to
+            // pair each result with its call.
+            parse_response(body).map(|mut r| {
+                r.assign_missing_ids(round);
+                r
+            })
+        })
         .await
     }
 
@@ -600,6 +632,7 @@ mod tests {
                     content: "Weather in Paris and the time in Tokyo?".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: None,
                     tool_calls: vec![
                         ToolCall {
@@ -615,14 +648,19 @@ mod tests {
                     ],
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "call_1".into(),
                     content: r#"{"temp": 18}"#.into(),
                 },
                 Message::Tool {
+                    name: String::new(),
+                    is_error: false,
                     tool_call_id: "call_2".into(),
                     content: "09:30".into(),
                 },
                 Message::Assistant {
+                    state: None,
                     content: Some("18 °C; 09:30.".into()),
                     tool_calls: vec![],
                 },
@@ -736,6 +774,7 @@ mod tests {
         let p = offline(config("http://x/v1"));
         let mut r = request(ToolChoice::Auto);
         r.messages.push(Message::Assistant {
+            state: None,
             content: None,
             tool_calls: vec![],
         });

@@ -1,136 +1,18 @@
 //! The neutral request and response every provider speaks.
 //!
-//! Providers translate these to and from their wire formats. Tool call arguments stay
-//! the raw string the model produced, so invalid JSON is measured instead of lost.
+//! Providers translate these to and from their wire formats. The conversation types
+//! live in the leaf module [`crate::chat`] and are re-exported here, so code written
+//! against `provider::types` keeps compiling.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum Message {
-    /// Instructions.
-    System {
-        /// Text.
-        content: String,
-    },
-    /// The user's turn.
-    User {
-        /// Text.
-        content: String,
-    },
-    /// The model's turn, possibly with tool calls.
-    Assistant {
-        /// Text, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        content: Option<String>,
-        /// Tool calls, if any.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<ToolCall>,
-    },
-    /// A tool's result, answering one call.
-    Tool {
-        /// The call this answers.
-        tool_call_id: String,
-        /// The result as text (usually JSON).
-        content: String,
-    },
-}
-
-impl Message {
-    /// The text a user could see or the model could ground values on.
-    pub fn text(&self) -> Option<&str> {
-        match self {
-            Message::System { content } | Message::User { content } => Some(content),
-            Message::Assistant { content, .. } => content.as_deref(),
-            Message::Tool { content, .. } => Some(content),
-        }
-    }
-}
-
-/// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// The provider's call id (`tool_call_id`), if it gave one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The tool name the model chose (possibly not a tool that exists).
-    pub name: String,
-    /// The arguments exactly as produced, normally a JSON object as a string.
-    pub arguments: String,
-}
-
-/// A tool definition with the chosen variant's description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolDefinition {
-    /// Function name.
-    pub name: String,
-    /// The description wording of the selected variant.
-    pub description: String,
-    /// JSON Schema of the arguments (shared: every request of a variant, and every
-    /// case offering the tool, points at one copy).
-    pub parameters: Arc<Value>,
-}
-
-/// How the model may use tools.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ToolChoice {
-    /// Calls are forbidden.
-    None,
-    /// The model decides.
-    Auto,
-    /// At least one call is required.
-    Required,
-    /// This function must be called.
-    Function(String),
-}
-
-impl fmt::Display for ToolChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolChoice::None => f.write_str("none"),
-            ToolChoice::Auto => f.write_str("auto"),
-            ToolChoice::Required => f.write_str("required"),
-            ToolChoice::Function(name) => write!(f, "function:{name}"),
-        }
-    }
-}
-
-impl FromStr for ToolChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "none" => Ok(ToolChoice::None),
-            "auto" => Ok(ToolChoice::Auto),
-            "required" => Ok(ToolChoice::Required),
-            _ => match s.strip_prefix("function:") {
-                Some(name) if !name.is_empty() => Ok(ToolChoice::Function(name.to_string())),
-                _ => Err(format!(
-                    "unknown tool_choice `{s}`; expected none, auto, required or function:NAME"
-                )),
-            },
-        }
-    }
-}
-
-impl Serialize for ToolChoice {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolChoice {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+pub use crate::chat::{
+    AssistantTurn, Message, ToolCall, ToolChoice, ToolDefinition, ToolResult, Usage,
+    assigned_call_id,
+};
 
 /// What a provider is asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,18 +24,6 @@ pub struct Request {
     pub tools: Arc<Vec<ToolDefinition>>,
     /// The tool_choice mode.
     pub tool_choice: ToolChoice,
-}
-
-/// Token usage of one response.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// True when counted offline with a tokenizer because the provider gave none.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub estimated: bool,
 }
 
 /// What a provider answered.
@@ -179,6 +49,10 @@ pub struct Response {
     /// The provider's stop reason, if given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The provider's opaque state for this turn, to be sent back verbatim with it
+    /// ([`AssistantTurn::state`]); `None` when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
     /// The provider's raw response body (live calls only; stored in cassettes, not in
     /// trial records), so a parser fix can re-score a recorded run.
     #[serde(skip)]
@@ -206,6 +80,8 @@ struct StoredResponse {
     #[serde(default)]
     finish_reason: Option<String>,
     #[serde(default)]
+    state: Option<Value>,
+    #[serde(default)]
     attempts: u32,
     #[serde(default)]
     warnings: Vec<String>,
@@ -219,6 +95,7 @@ impl From<StoredResponse> for Response {
             usage: None,
             latency_ms: s.latency_ms,
             finish_reason: s.finish_reason,
+            state: s.state,
             raw: None,
             attempts: s.attempts,
             warnings: s.warnings,
@@ -257,24 +134,65 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+impl Response {
+    /// The assistant turn this answer adds to the conversation: text, calls and the
+    /// provider state to send back.
+    pub fn turn(&self) -> AssistantTurn {
+        AssistantTurn {
+            text: self.text.clone(),
+            tool_calls: self.tool_calls.clone(),
+            state: self.state.clone(),
+        }
+    }
+
+    /// This answer as the assistant message of the next request.
+    pub fn to_message(&self) -> Message {
+        self.turn().into()
+    }
+
+    /// Give every call without an id (or with an empty one) the id
+    /// [`assigned_call_id`]`(round, index)`, `round` being the number of assistant turns
+    /// already in the conversation; ids the provider sent are kept.
+    pub fn assign_missing_ids(&mut self, round: usize) {
+        for (i, call) in self.tool_calls.iter_mut().enumerate() {
+            if call.id.as_deref().is_none_or(str::is_empty) {
+                call.id = Some(assigned_call_id(round, i));
+            }
+        }
+    }
+}
+
+/// The JSON object an error result is sent as where the wire has no error flag
+/// (OpenAI's content, Gemini's `functionResponse.response`): content that is already
+/// an object with an `error` key goes as it is; other JSON is wrapped as
+/// `{"error": value}`, and text that is not JSON as `{"error": "text"}`.
+pub fn error_object(content: &str) -> Value {
+    match serde_json::from_str::<Value>(content) {
+        Ok(Value::Object(obj)) if obj.contains_key("error") => Value::Object(obj),
+        Ok(value) => serde_json::json!({ "error": value }),
+        Err(_) => serde_json::json!({ "error": content }),
+    }
+}
+
+/// Whether `content` already is a JSON object with an `error` key.
+pub fn is_error_object(content: &str) -> bool {
+    matches!(serde_json::from_str::<Value>(content), Ok(Value::Object(obj)) if obj.contains_key("error"))
+}
+
+impl Request {
+    /// How many assistant turns the conversation already holds: the round an answer to
+    /// this request belongs to, counted from 0.
+    pub fn round(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tool_choice_round_trips_as_text() {
-        for s in ["none", "auto", "required", "function:get_weather"] {
-            let c: ToolChoice = s.parse().unwrap();
-            assert_eq!(c.to_string(), s);
-        }
-        assert!("function:".parse::<ToolChoice>().is_err());
-        assert!(
-            "always"
-                .parse::<ToolChoice>()
-                .unwrap_err()
-                .contains("`always`")
-        );
-    }
 
     #[test]
     fn stored_usage_is_checked_on_reading() {
@@ -324,14 +242,70 @@ mod tests {
     }
 
     #[test]
-    fn messages_serialise_with_a_role_tag() {
-        let m = Message::Tool {
-            tool_call_id: "call_1".into(),
-            content: "{}".into(),
+    fn a_stored_state_reads_back_and_is_absent_when_none() {
+        let r: Response = serde_json::from_str(
+            r#"{"tool_calls": [{"name": "f", "arguments": "{}"}], "state": {"gemini": {"parts": []}}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.state, Some(serde_json::json!({"gemini": {"parts": []}})));
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.contains(r#""state":{"gemini":{"parts":[]}}"#),
+            "{text}"
+        );
+        let plain = Response {
+            text: Some("hi".into()),
+            ..Response::default()
         };
         assert_eq!(
-            serde_json::to_string(&m).unwrap(),
-            r#"{"role":"tool","tool_call_id":"call_1","content":"{}"}"#
+            serde_json::to_string(&plain).unwrap(),
+            r#"{"text":"hi","latency_ms":0.0}"#
         );
+    }
+
+    #[test]
+    fn missing_ids_are_assigned_by_round_and_position() {
+        let call = |id: Option<&str>| ToolCall {
+            id: id.map(str::to_string),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let mut r = Response {
+            tool_calls: vec![call(None), call(Some("g1")), call(Some(""))],
+            state: Some(serde_json::json!({"gemini": {}})),
+            ..Response::default()
+        };
+        r.assign_missing_ids(3);
+        let ids: Vec<_> = r.tool_calls.iter().map(|c| c.id.clone().unwrap()).collect();
+        assert_eq!(ids, ["call_r3_0", "g1", "call_r3_2"]);
+        match r.to_message() {
+            Message::Assistant {
+                content,
+                tool_calls,
+                state,
+            } => {
+                assert_eq!(content, None);
+                assert_eq!(tool_calls, r.tool_calls);
+                assert_eq!(state, r.state);
+            }
+            other => panic!("{other:?}"),
+        }
+        let request = Request {
+            messages: vec![
+                Message::User {
+                    content: "q".into(),
+                },
+                r.to_message(),
+                Message::from(ToolResult {
+                    call_id: "call_r3_0".into(),
+                    name: "f".into(),
+                    content: "1".into(),
+                    is_error: false,
+                }),
+            ],
+            tools: Arc::new(vec![]),
+            tool_choice: ToolChoice::Auto,
+        };
+        assert_eq!(request.round(), 1);
     }
 }

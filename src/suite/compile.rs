@@ -822,6 +822,7 @@ fn compile_messages(
                 Message::Assistant {
                     content,
                     tool_calls: calls,
+                    state: None,
                 }
             }
             Role::Tool => {
@@ -854,7 +855,9 @@ fn compile_messages(
                 }
                 Message::Tool {
                     tool_call_id: id,
+                    name: String::new(),
                     content: content.unwrap_or_default(),
+                    is_error: false,
                 }
             }
         };

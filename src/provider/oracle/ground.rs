@@ -117,6 +117,8 @@ mod tests {
     fn user_turns_come_before_tool_results() {
         let g = Grounding::new(&[
             Message::Tool {
+                name: String::new(),
+                is_error: false,
                 tool_call_id: "c1".into(),
                 content: "{\"temperature\": 31}".into(),
             },
