@@ -19,3 +19,4 @@ pub mod report;
 pub mod runner;
 pub mod score;
 pub mod suite;
+pub mod tools;

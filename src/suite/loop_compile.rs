@@ -471,3 +471,257 @@ fn compile_when(
     }
     ok.then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::super::loops::{Answer, ErrorKind, Risk};
+    use super::super::{Suite, SuiteError};
+    use super::*;
+
+    const TOOLS: &str = r#"
+tools:
+  - name: get_order
+    description: Look up an order
+    parameters: {type: object, properties: {order_id: {type: string}}}
+  - name: get_shipment
+    description: Shipment
+    parameters: {type: object, properties: {shipment_id: {type: string}}}
+  - name: cancel_order
+    description: Cancel
+    risk: high
+    idempotent: false
+    parameters: {type: object, properties: {order_id: {type: string}}}
+"#;
+
+    fn load(rest: &str) -> Result<Suite, SuiteError> {
+        crate::suite::load_str(&format!("{TOOLS}{rest}"), Path::new("s.yaml"))
+    }
+
+    /// (line, field, message) of every problem.
+    fn problems(rest: &str) -> Vec<(u32, String, String)> {
+        match load(rest) {
+            Ok(_) => panic!("the suite should be refused"),
+            Err(SuiteError::Invalid(d)) => d
+                .into_iter()
+                .map(|d| (d.line, d.field, d.message))
+                .collect(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn results(e: &EpisodeSpec, tool: &str) -> Vec<Value> {
+        e.mocks
+            .rules(tool)
+            .unwrap()
+            .rules
+            .iter()
+            .map(|r| match &r.action {
+                RuleAction::Result(v) => v.clone(),
+                other => json!(format!("{other:?}")),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_case_replaces_the_suite_rules_tool_by_tool_and_limits_and_policy_whole() {
+        let suite = load(
+            r#"
+mocks:
+  get_order: [{result: suite-order}]
+  get_shipment: [{result: suite-shipment}]
+limits: {max_rounds: 6, max_tool_calls: 9}
+policy: {confirm: [cancel_order], answer: approve}
+cases:
+  - id: inherits
+    kind: should_not_call
+    prompt: hi
+  - id: own
+    kind: should_not_call
+    prompt: hi
+    turns: [and then?]
+    mocks:
+      get_order: [{when: {order_id: A1}, result: case-order}, {result: fallback}]
+    limits: {max_identical_calls: 1}
+    policy: {confirm: []}
+"#,
+        );
+        let suite = match suite {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        let inherits = suite.cases[0].episode.as_deref().unwrap();
+        assert_eq!(results(inherits, "get_order"), vec![json!("suite-order")]);
+        assert_eq!(
+            inherits.limits,
+            Limits {
+                max_rounds: 6,
+                max_tool_calls: 9,
+                max_identical_calls: 3
+            }
+        );
+        assert_eq!(
+            inherits.policy.decide("cancel_order"),
+            Some(Answer::Approve)
+        );
+        assert_eq!(inherits.policy.decide("get_order"), None);
+        assert!(inherits.turns.is_empty());
+        assert_eq!(
+            inherits.tools,
+            vec!["cancel_order", "get_order", "get_shipment"]
+        );
+
+        let own = suite.cases[1].episode.as_deref().unwrap();
+        assert_eq!(own.mocks.tools.len(), 2);
+        // get_order: the case's rules; get_shipment: the suite's, shared.
+        assert!(own.mocks.rules("get_order").unwrap().rules.len() == 2);
+        assert_eq!(results(own, "get_shipment"), vec![json!("suite-shipment")]);
+        assert!(Arc::ptr_eq(
+            &own.mocks.tools["get_shipment"],
+            &inherits.mocks.tools["get_shipment"]
+        ));
+        // The case's limits replace the suite's whole: unset keys take the defaults.
+        assert_eq!(
+            own.limits,
+            Limits {
+                max_rounds: 10,
+                max_tool_calls: 30,
+                max_identical_calls: 1
+            }
+        );
+        assert_eq!(own.policy.decide("cancel_order"), None);
+        assert_eq!(own.turns, vec!["and then?"]);
+
+        let cancel = suite
+            .tools
+            .iter()
+            .find(|t| t.name == "cancel_order")
+            .unwrap();
+        assert_eq!(cancel.effects.risk, Risk::High);
+        assert!(!cancel.effects.idempotent);
+        assert_eq!(suite.tools[0].effects, ToolEffects::default());
+    }
+
+    #[test]
+    fn a_case_is_a_loop_only_when_the_suite_or_the_case_gives_mocks() {
+        let suite = load(
+            r#"
+cases:
+  - id: single
+    kind: should_not_call
+    prompt: hi
+  - id: looped
+    kind: should_not_call
+    prompt: hi
+    mocks:
+      get_order:
+        - when: {order_id: {regex: "^A"}}
+          fail: {kind: timeout, times: 3, message: slow}
+        - error: {kind: not_found}
+"#,
+        )
+        .unwrap();
+        assert!(suite.cases[0].episode.is_none());
+        let e = suite.cases[1].episode.as_deref().unwrap();
+        let rules = &e.mocks.rules("get_order").unwrap().rules;
+        assert_eq!(
+            rules[0].action,
+            RuleAction::Fail {
+                kind: ErrorKind::Timeout,
+                times: 3,
+                message: "slow".into()
+            }
+        );
+        assert!(rules[0].matches(json!({"order_id": "A1"}).as_object().unwrap()));
+        assert!(!rules[0].matches(json!({"order_id": "B1"}).as_object().unwrap()));
+        assert_eq!(
+            rules[1].action,
+            RuleAction::Error {
+                kind: ErrorKind::NotFound,
+                message: "not found".into()
+            }
+        );
+        assert_eq!(rules[1].line, 26);
+    }
+
+    #[test]
+    fn loop_keys_without_mocks_and_bad_values_are_located() {
+        let got = problems(
+            r#"
+limits: {max_rounds: 3}
+cases:
+  - id: c
+    kind: should_not_call
+    prompt: hi
+    turns: [more]
+    policy: {confirm: [cancel_ordr]}
+"#,
+        );
+        let fields: Vec<&str> = got.iter().map(|(_, f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            vec!["limits", "cases[0].policy", "cases[0].turns"],
+            "{got:?}"
+        );
+        assert!(got[1].2.contains("case `c` is not one"), "{got:?}");
+
+        let got = problems(
+            r#"
+mocks:
+  get_order:
+    - when: {order_id: {one_of: []}}
+      result: 1
+    - result: 2
+      error: {kind: timeout}
+  get_shipment:
+    - result: 1
+    - when: {shipment_id: S1}
+      result: 2
+limits: {max_identical_calls: 1001}
+cases:
+  - id: c
+    kind: should_not_call
+    prompt: hi
+    mocks:
+      cancel_ordr: [{result: 1}]
+    policy: {confirm: [get_order, nope], answer: deny}
+"#,
+        );
+        let got: Vec<(u32, &str)> = got.iter().map(|(l, f, _)| (*l, f.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (17, "mocks.get_order[0].when.order_id.one_of"),
+                (19, "mocks.get_order[1]"),
+                (23, "mocks.get_shipment[1]"),
+                (25, "limits.max_identical_calls"),
+                (31, "cases[0].mocks.cancel_ordr"),
+                (32, "cases[0].policy.confirm[1]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unknown_tool_in_mocks_suggests_the_close_name() {
+        let got = load(
+            r#"
+mocks:
+  get_shipmnt: [{result: 1}]
+cases: [{id: c, kind: should_not_call, prompt: hi}]
+"#,
+        );
+        let Err(SuiteError::Invalid(d)) = got else {
+            panic!("refused")
+        };
+        assert_eq!(d[0].message, "`mocks` names unknown tool `get_shipmnt`");
+        assert_eq!(
+            d[0].hint.as_deref(),
+            Some(
+                "did you mean `get_shipment`? the suite's tools are: `cancel_order`, `get_order`, `get_shipment`"
+            )
+        );
+    }
+}
