@@ -87,10 +87,12 @@ pub(super) fn suite_loops(
         .mocks
         .as_ref()
         .map(|m| compile_mocks(c, m, "mocks", scope, norm));
+    // Limits with errors are left out (not clamped), so cases are not checked against
+    // values the user never wrote.
     let limits = model
         .limits
         .as_ref()
-        .map(|l| compile_limits(c, l, "limits"));
+        .and_then(|l| compile_limits(c, l, "limits"));
     let policy = model
         .policy
         .as_ref()
@@ -162,7 +164,7 @@ pub(super) fn case_episode(
     }
     let limits = match &spec.limits {
         Some(l) => compile_limits(c, l, &format!("{field}.limits")),
-        None => suite.limits.unwrap_or_default(),
+        None => Some(suite.limits.unwrap_or_default()),
     };
     let policy = match &spec.policy {
         Some(p) => compile_policy(c, p, &format!("{field}.policy"), scope),
@@ -173,7 +175,8 @@ pub(super) fn case_episode(
             p
         }
     };
-    let turns = compile_turns(c, spec, field, &limits);
+    let turns = compile_turns(c, spec, field, limits.as_ref());
+    let limits = limits.unwrap_or_default();
     (c.diag_count() == errors).then(|| {
         Arc::new(EpisodeSpec {
             tools,
@@ -185,11 +188,13 @@ pub(super) fn case_episode(
     })
 }
 
+/// The case's `turns`, checked against its limits (`None`: the limits had errors, so
+/// the number of turns is not checked against them).
 fn compile_turns(
     c: &mut Checker<'_>,
     spec: &CaseSpec,
     field: &str,
-    limits: &Limits,
+    limits: Option<&Limits>,
 ) -> Vec<String> {
     let Some(turns) = &spec.turns else {
         return Vec::new();
@@ -215,7 +220,9 @@ fn compile_turns(
             ),
             Some("split the conversation into several cases".into()),
         );
-    } else if turns.value.len() as u64 >= u64::from(limits.max_rounds) {
+    } else if let Some(limits) = limits
+        && turns.value.len() as u64 >= u64::from(limits.max_rounds)
+    {
         c.report(
             turns.at(),
             &tf,
@@ -231,8 +238,10 @@ fn compile_turns(
     turns.value.clone()
 }
 
-fn compile_limits(c: &mut Checker<'_>, l: &LimitsSpec, field: &str) -> Limits {
+/// The limits; `None` (with the problems reported) when a value is out of range.
+fn compile_limits(c: &mut Checker<'_>, l: &LimitsSpec, field: &str) -> Option<Limits> {
     let d = Limits::default();
+    let before = c.diag_count();
     let mut check = |key: &str, v: &Option<Spanned<u32>>, default: u32, max: u32| -> u32 {
         let Some(v) = v else { return default };
         if v.value == 0 || v.value > max {
@@ -258,11 +267,11 @@ fn compile_limits(c: &mut Checker<'_>, l: &LimitsSpec, field: &str) -> Limits {
         d.max_identical_calls,
         MAX_TOOL_CALLS,
     );
-    Limits {
+    (c.diag_count() == before).then_some(Limits {
         max_rounds,
         max_tool_calls,
         max_identical_calls,
-    }
+    })
 }
 
 fn compile_policy(
