@@ -215,6 +215,7 @@ cases:
         let inv = Invocation {
             seq: 1,
             tool_seq: 1,
+            repeat: 1,
             name: "get_order".into(),
             arguments: serde_json::Map::new(),
         };

@@ -38,6 +38,9 @@ pub struct Invocation {
     pub seq: u32,
     /// 1-based number of this call among the episode's calls of the same tool.
     pub tool_seq: u32,
+    /// 1-based number of this call among the episode's calls of the same tool with the
+    /// same arguments (2 and up: a repeat).
+    pub repeat: u32,
     /// The tool name the model called.
     pub name: String,
     /// The arguments.

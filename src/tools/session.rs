@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
+
 use crate::suite::loops::EpisodeSpec;
 
 /// One episode's tool state.
@@ -26,6 +28,11 @@ pub struct Counters {
     pub rule_faults: HashMap<(String, usize), u32>,
     /// Failures injected so far, all sources.
     pub faults: u32,
+    /// Each distinct (tool, arguments) called so far and how many times, in first-call
+    /// order (arguments compare as JSON values: key order does not matter).
+    pub identical: Vec<(String, Map<String, Value>, u32)>,
+    /// The most times one (tool, arguments) was called (what `max_identical_calls` bounds).
+    pub most_identical: u32,
 }
 
 impl Session {
@@ -54,6 +61,28 @@ impl Session {
         let n = self.counters.per_tool.entry(tool.to_string()).or_default();
         *n += 1;
         (self.counters.calls, *n)
+    }
+
+    /// Count a call of `tool` with `arguments` among identical calls: how many times
+    /// this exact call has now been made.
+    pub fn record_arguments(&mut self, tool: &str, arguments: &Map<String, Value>) -> u32 {
+        let c = &mut self.counters;
+        let n = match c
+            .identical
+            .iter_mut()
+            .find(|(t, a, _)| t == tool && a == arguments)
+        {
+            Some((_, _, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                c.identical.push((tool.to_string(), arguments.clone(), 1));
+                1
+            }
+        };
+        c.most_identical = c.most_identical.max(n);
+        n
     }
 
     /// Failures rule `rule` of `tool` has injected so far.

@@ -36,9 +36,11 @@ pub fn prepare_all(
         .map(|c| {
             let (seq, tool_seq) = session.next_call(&c.name);
             let arguments = serde_json::from_str(&c.arguments).expect("object arguments");
+            let repeat = session.record_arguments(&c.name, &arguments);
             let inv = Invocation {
                 seq,
                 tool_seq,
+                repeat,
                 name: c.name.clone(),
                 arguments,
             };

@@ -38,9 +38,15 @@ pub async fn run_turn(
             Ok(a) => (a, None),
             Err(why) => (Map::new(), Some(why)),
         };
+        let repeat = if refused.is_none() {
+            session.record_arguments(&call.name, &arguments)
+        } else {
+            1
+        };
         let inv = Invocation {
             seq,
             tool_seq,
+            repeat,
             name: call.name.clone(),
             arguments,
         };
@@ -323,5 +329,33 @@ cases:
         assert_eq!(out[2].error_kind, Some(ToolErrorKind::RateLimit));
         // Empty arguments are no arguments.
         assert_eq!(out[3].content, r#"{"cancelled":true}"#);
+    }
+
+    #[tokio::test]
+    async fn identical_calls_are_counted_whatever_the_key_order() {
+        let host = suite_host();
+        let calls = [
+            call("weather", r#"{"city": "Tokyo", "unit": "c"}"#),
+            call("weather", r#"{"unit": "c", "city": "Tokyo"}"#),
+            call("weather", r#"{"city": "Tokyo"}"#),
+            call("stock", r#"{"unit": "c", "city": "Tokyo"}"#),
+        ];
+        let mut session = Session::new(episode(SUITE, "deny"));
+        run_turn(host.as_ref(), &mut session, &calls).await.unwrap();
+        run_turn(host.as_ref(), &mut session, &calls[1..2])
+            .await
+            .unwrap();
+        let c = session.counters();
+        let counts: Vec<(&str, usize, u32)> = c
+            .identical
+            .iter()
+            .map(|(t, a, n)| (t.as_str(), a.len(), *n))
+            .collect();
+        assert_eq!(
+            counts,
+            vec![("weather", 2, 3), ("weather", 1, 1), ("stock", 2, 1)]
+        );
+        assert_eq!(c.most_identical, 3);
+        assert_eq!((c.calls, c.per_tool["weather"]), (5, 4));
     }
 }
