@@ -74,6 +74,7 @@ pub struct FailSpec {
     pub kind: Spanned<ErrorKind>,
     /// How many matching calls fail, per trial (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub times: Option<Spanned<u32>>,
     /// The message the model reads (default: a plain sentence for the kind).
     #[serde(default)]
@@ -145,12 +146,15 @@ impl ErrorKind {
 pub struct LimitsSpec {
     /// Most rounds (model turns) in one episode (default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub max_rounds: Option<Spanned<u32>>,
     /// Most tool calls in one episode (default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub max_tool_calls: Option<Spanned<u32>>,
     /// Most calls with the same tool and arguments in one episode (default 3).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub max_identical_calls: Option<Spanned<u32>>,
 }
 
