@@ -2,7 +2,7 @@
 //! `risk` and `idempotent`, as written (serde types) and as compiled.
 //!
 //! A case runs as a loop (an episode of rounds) when the suite or the case gives
-//! `mocks:`. The written form only checks shape; [`super::loop_compile`] checks meaning
+//! `mocks:`. The written form only checks shape; `suite::loop_compile` checks meaning
 //! (tools named, matchers, bounds) and builds the [`EpisodeSpec`] a case carries. The
 //! compiled rules are read by the tool host (`crate::tools`), which answers the model's
 //! calls from them.
