@@ -20,4 +20,5 @@ pub mod report;
 pub mod runner;
 pub mod score;
 pub mod suite;
+pub mod tools;
 pub mod util;

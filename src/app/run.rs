@@ -328,6 +328,23 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
     }
 }
 
+/// Loop cases (with `mocks`) validate but do not run until the episode runner lands:
+/// refused, rather than scored on their first round as if they were single-turn.
+fn refuse_loops(suite: &Suite) -> Result<(), AppError> {
+    match suite.cases.iter().find(|c| c.episode.is_some()) {
+        Some(case) => Err(AppError::bad(
+            format!(
+                "case `{}` is a tool loop (it has mocks); this version validates loop suites but does not run them yet",
+                case.id
+            ),
+            Some(
+                "`toolgauge validate` checks it; run single-turn cases (without `mocks`) from a suite of their own",
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Run `suite`, loaded from `path`.
 fn run_suite(
     path: &Path,
@@ -335,6 +352,7 @@ fn run_suite(
     args: &RunArgs,
     options: &RunOptions,
 ) -> Result<u8, AppError> {
+    refuse_loops(&suite).map_err(in_suite(path))?;
     apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
     let suite = Arc::new(suite);
     let r = resolve(
@@ -416,6 +434,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     )?;
     let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
+    refuse_loops(&suite).map_err(in_suite(&path))?;
     apply_bfcl_flags(
         &mut suite,
         old.settings.bfcl_strict,

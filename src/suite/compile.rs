@@ -29,14 +29,19 @@ use crate::util::limits::MAX_REPEATS;
 use crate::util::parse_error::source_line;
 use crate::util::suggest;
 
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     path: &'a Path,
     text: &'a str,
     diags: Vec<Diagnostic>,
 }
 
 impl Checker<'_> {
-    fn report(
+    /// How many problems were reported so far.
+    pub(super) fn diag_count(&self) -> usize {
+        self.diags.len()
+    }
+
+    pub(super) fn report(
         &mut self,
         at: (u32, u32),
         field: impl Into<String>,
@@ -120,6 +125,20 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         })
         .collect();
     drop(shared);
+    let mut all_tools: HashMap<&str, &Tool> = tool_index.clone();
+    let mut all_broken = broken.clone();
+    for (t, b) in case_tools.iter().flatten() {
+        for tool in t {
+            all_tools.entry(tool.name.as_str()).or_insert(&**tool);
+        }
+        all_broken.extend(b.iter().cloned());
+    }
+    let suite_scope = super::loop_compile::ToolScope {
+        tools: &all_tools,
+        broken: &all_broken,
+        owner: "suite's",
+    };
+    let loops = super::loop_compile::suite_loops(&mut c, &model, &suite_scope, norm);
 
     let mut variants: Vec<String> = Vec::new();
     // Shared tools are looked at once.
@@ -177,6 +196,22 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         } else {
             seen.insert(spec.id.value.clone(), spec.id.line);
         }
+        let own_index: Option<HashMap<&str, &Tool>> = own
+            .as_ref()
+            .map(|(t, _)| t.iter().map(|t| (t.name.as_str(), &**t)).collect());
+        let scope = match (&own, &own_index) {
+            (Some((_, b)), Some(index)) => super::loop_compile::ToolScope {
+                tools: index,
+                broken: b,
+                owner: "case's",
+            },
+            _ => super::loop_compile::ToolScope {
+                tools: &tool_index,
+                broken: &broken,
+                owner: "suite's",
+            },
+        };
+        let episode = super::loop_compile::case_episode(&mut c, spec, &field, &loops, &scope, norm);
         let compiled = match &own {
             None => compile_case(&mut c, spec, &field, &ctx, model.system.as_deref()),
             Some((own_tools, own_broken)) => {
@@ -208,6 +243,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         };
         if let Some(mut case) = compiled {
             case.tools = own.map(|(t, _)| t);
+            case.episode = episode;
             cases.push(case);
         }
     }
@@ -483,6 +519,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
         validator,
         required,
         bfcl: std::sync::OnceLock::new(),
+        effects: super::loop_compile::effects(t),
     })
 }
 
@@ -778,6 +815,7 @@ fn compile_case(
         expect,
         modes,
         per_mode,
+        episode: None,
     })
 }
 

@@ -8,6 +8,8 @@
 pub mod compile;
 pub mod error;
 pub mod load;
+mod loop_compile;
+pub mod loops;
 pub mod matcher;
 pub mod model;
 pub mod normalize;
@@ -114,6 +116,8 @@ pub struct Tool {
     /// The tool as BFCL's checker declares it, read on first use by suites with the
     /// `bfcl` profile (see [`crate::bfcl::profile`]).
     pub bfcl: std::sync::OnceLock<Result<crate::bfcl::checker::Function, String>>,
+    /// Tool loops: the tool's declared `risk` and `idempotent`.
+    pub effects: loops::ToolEffects,
 }
 
 impl Tool {
@@ -174,6 +178,9 @@ pub struct Case {
     pub modes: Option<Vec<ToolChoice>>,
     /// Overrides per mode.
     pub per_mode: Vec<ModeOverride>,
+    /// Tool loops: present when the suite or the case gives `mocks` (the case then
+    /// runs as an episode of rounds).
+    pub episode: Option<Arc<loops::EpisodeSpec>>,
 }
 
 impl Case {

@@ -54,6 +54,16 @@ pub struct SuiteFile {
     /// such as `{bfcl: {category: simple_python}}` (see docs/bfcl.md).
     #[serde(default)]
     pub profile: Option<ProfileSpec>,
+    /// Tool loops: mock rules per tool for every case (a case's `mocks` replace a
+    /// tool's rules); cases then run as episodes of rounds.
+    #[serde(default)]
+    pub mocks: Option<super::loops::MocksSpec>,
+    /// Tool loops: round and call limits for every loop case.
+    #[serde(default)]
+    pub limits: Option<super::loops::LimitsSpec>,
+    /// Tool loops: which tools need the user's approval, and the simulated answer.
+    #[serde(default)]
+    pub policy: Option<super::loops::PolicySpec>,
 }
 
 /// A scoring profile.
@@ -131,6 +141,12 @@ pub struct ToolSpec {
     /// JSON Schema (draft 2020-12) of the arguments object.
     #[schemars(with = "Value")]
     pub parameters: Spanned<Arc<Value>>,
+    /// Tool loops: `high` for a tool whose calls a careful model confirms first.
+    #[serde(default)]
+    pub risk: Option<super::loops::Risk>,
+    /// Tool loops: `false` when calling twice with the same arguments acts twice.
+    #[serde(default)]
+    pub idempotent: Option<bool>,
 }
 
 /// A case's own tools (`cases[].tools`).
@@ -228,6 +244,18 @@ pub struct CaseSpec {
     /// A different kind and expectation under particular tool_choice modes.
     #[serde(default)]
     pub per_mode: Vec<PerModeSpec>,
+    /// Tool loops: this case's mock rules, replacing the suite's tool by tool.
+    #[serde(default)]
+    pub mocks: Option<super::loops::MocksSpec>,
+    /// Tool loops: this case's limits, replacing the suite's.
+    #[serde(default)]
+    pub limits: Option<super::loops::LimitsSpec>,
+    /// Tool loops: this case's approval policy, replacing the suite's.
+    #[serde(default)]
+    pub policy: Option<super::loops::PolicySpec>,
+    /// Tool loops: scripted user follow-ups, one after each text answer of the model.
+    #[serde(default)]
+    pub turns: Option<Spanned<Vec<String>>>,
 }
 
 /// A different expectation under some tool_choice modes.

@@ -1,0 +1,97 @@
+//! Tool hosts: what answers the model's tool calls inside an episode.
+//!
+//! A [`ToolHost`] lists the tools it answers and answers calls. Hosts stack: the
+//! [`MockHost`] answers from a suite's `mocks` rules, [`Faults`] wraps any host and
+//! injects failures (the suite's `fail:` rules, or "fail the Nth call" set in code);
+//! record/replay and MCP servers come later behind the same trait.
+//!
+//! One host serves a whole suite; each episode (trial) opens a [`Session`] that holds
+//! its state (call counts, fault counters). A turn's calls are answered in two phases
+//! ([`run_turn`]): each call is first *prepared* in the order the model made them,
+//! which is where rules are matched, counters move and faults are decided, so the
+//! outcome never depends on timing; the calls that need real work are then *executed*
+//! concurrently, and their results come back in call order whatever order they finish in.
+
+mod faults;
+mod mock;
+mod outcome;
+mod session;
+mod turn;
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+pub use faults::{Fault, Faults};
+pub use mock::MockHost;
+pub use outcome::{Approval, ToolErrorKind, ToolOutcome};
+pub use session::{Counters, Session};
+pub use turn::run_turn;
+
+/// One call as a host sees it: the tool, its arguments (already a JSON object), and its
+/// place in the episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// 1-based number of this call among all calls of the episode.
+    pub seq: u32,
+    /// 1-based number of this call among the episode's calls of the same tool.
+    pub tool_seq: u32,
+    /// 1-based number of this call among the episode's calls of the same tool with the
+    /// same arguments (2 and up: a repeat).
+    pub repeat: u32,
+    /// The tool name the model called.
+    pub name: String,
+    /// The arguments.
+    pub arguments: Map<String, Value>,
+}
+
+/// What preparing a call decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// The outcome is known now (a mock rule, an injected fault).
+    Settled(ToolOutcome),
+    /// The host must do real work: call [`ToolHost::execute`].
+    Execute,
+}
+
+/// Something that answers tool calls.
+#[async_trait]
+pub trait ToolHost: Send + Sync + fmt::Debug {
+    /// The tools this host answers in `session`.
+    async fn list(&self, session: &Session) -> Result<Vec<String>, HostError>;
+
+    /// Decide `call`, in call order: match rules, move counters, inject faults. This is
+    /// the only place session state changes, so outcomes are the same however the
+    /// executions of one turn interleave.
+    fn prepare(&self, session: &mut Session, call: &Invocation) -> Decision;
+
+    /// Carry out a call [`ToolHost::prepare`] left to execute; calls of one turn run
+    /// concurrently.
+    async fn execute(&self, call: &Invocation) -> Result<ToolOutcome, HostError>;
+}
+
+/// A host that could not answer at all (an infrastructure failure, never the model's):
+/// the episode ends in an error rather than a verdict.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostError {
+    /// The host failed to carry out a call.
+    #[error("tool host `{host}` failed to answer a call of `{tool}`: {message}")]
+    Failed {
+        /// Which host.
+        host: &'static str,
+        /// The tool called.
+        tool: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The host for suites with `mocks`: the suite's rules, with its `fail:` rules injected.
+pub fn suite_host() -> Arc<dyn ToolHost> {
+    Arc::new(Faults::new(Arc::new(MockHost)))
+}
+
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,179 @@
+//! What answering one tool call produced: the content the model reads and the facts a
+//! transcript and the judges need (error kind, injected fault, approval, timing).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::suite::loops::ErrorKind;
+
+/// The kind of a tool error: the kinds a suite declares, and those the harness itself
+/// answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// `rate_limit`.
+    RateLimit,
+    /// `timeout`.
+    Timeout,
+    /// `server_error`.
+    ServerError,
+    /// `not_found`.
+    NotFound,
+    /// `permission_denied`.
+    PermissionDenied,
+    /// `invalid_arguments` (declared, or arguments that are not a JSON object).
+    InvalidArguments,
+    /// `needs_confirmation`.
+    NeedsConfirmation,
+    /// The approval policy answered `deny`: the call was not executed.
+    Denied,
+    /// The model called a tool the case does not offer.
+    UnknownTool,
+    /// No mock rule answers this call (the suite gives none that matches).
+    NoMock,
+}
+
+impl From<ErrorKind> for ToolErrorKind {
+    fn from(k: ErrorKind) -> Self {
+        match k {
+            ErrorKind::RateLimit => ToolErrorKind::RateLimit,
+            ErrorKind::Timeout => ToolErrorKind::Timeout,
+            ErrorKind::ServerError => ToolErrorKind::ServerError,
+            ErrorKind::NotFound => ToolErrorKind::NotFound,
+            ErrorKind::PermissionDenied => ToolErrorKind::PermissionDenied,
+            ErrorKind::InvalidArguments => ToolErrorKind::InvalidArguments,
+            ErrorKind::NeedsConfirmation => ToolErrorKind::NeedsConfirmation,
+        }
+    }
+}
+
+impl ToolErrorKind {
+    /// The name used in results and records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::RateLimit => "rate_limit",
+            ToolErrorKind::Timeout => "timeout",
+            ToolErrorKind::ServerError => "server_error",
+            ToolErrorKind::NotFound => "not_found",
+            ToolErrorKind::PermissionDenied => "permission_denied",
+            ToolErrorKind::InvalidArguments => "invalid_arguments",
+            ToolErrorKind::NeedsConfirmation => "needs_confirmation",
+            ToolErrorKind::Denied => "denied",
+            ToolErrorKind::UnknownTool => "unknown_tool",
+            ToolErrorKind::NoMock => "no_mock",
+        }
+    }
+}
+
+/// Whether a call went through the approval policy, and what the simulated user said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// The tool is not in `policy.confirm`.
+    #[default]
+    NotRequired,
+    /// Put to the user, who approved: the call was executed.
+    Approved,
+    /// Put to the user, who denied: the call was not executed.
+    Denied,
+}
+
+/// The answer to one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// What the model reads: JSON text (a result value, or `{"error": {kind, message}}`).
+    pub content: String,
+    /// True when the content is an error (sent as the provider's tool error).
+    pub is_error: bool,
+    /// The error's kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ToolErrorKind>,
+    /// True when the error was injected (a `fail:` rule or a programmatic fault).
+    #[serde(default)]
+    pub fault: bool,
+    /// The approval policy's part.
+    #[serde(default)]
+    pub approval: Approval,
+    /// True when the tool itself answered (a mock rule's result or error, a server's
+    /// reply); false when the call was denied, refused before reaching the tool, or
+    /// failed by an injected fault.
+    pub executed: bool,
+    /// The line of the mock rule that answered, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_line: Option<u32>,
+    /// Time spent answering, in milliseconds.
+    #[serde(default)]
+    pub elapsed_ms: f64,
+}
+
+impl ToolOutcome {
+    /// A successful result, executed.
+    pub fn result(value: &Value) -> ToolOutcome {
+        ToolOutcome {
+            content: value.to_string(),
+            is_error: false,
+            error_kind: None,
+            fault: false,
+            approval: Approval::NotRequired,
+            executed: true,
+            rule_line: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
+    /// An error answer; `executed` says whether the tool itself gave it.
+    pub fn error(kind: ToolErrorKind, message: &str, executed: bool) -> ToolOutcome {
+        ToolOutcome {
+            content: json!({"error": {"kind": kind.as_str(), "message": message}}).to_string(),
+            is_error: true,
+            error_kind: Some(kind),
+            fault: false,
+            approval: Approval::NotRequired,
+            executed,
+            rule_line: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
+    /// An injected failure (never executed).
+    pub fn fault(kind: ErrorKind, message: &str) -> ToolOutcome {
+        ToolOutcome {
+            fault: true,
+            ..ToolOutcome::error(kind.into(), message, false)
+        }
+    }
+
+    /// The same outcome, stripped of its timing (for comparing runs).
+    pub fn untimed(&self) -> ToolOutcome {
+        ToolOutcome {
+            elapsed_ms: 0.0,
+            ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_content_is_json_with_kind_and_message() {
+        let o = ToolOutcome::error(ToolErrorKind::NotFound, "no such \"order\"", true);
+        assert_eq!(
+            o.content,
+            r#"{"error":{"kind":"not_found","message":"no such \"order\""}}"#
+        );
+        assert!(o.is_error && o.executed && !o.fault);
+        let f = ToolOutcome::fault(ErrorKind::RateLimit, "slow down");
+        assert_eq!(
+            f.content,
+            r#"{"error":{"kind":"rate_limit","message":"slow down"}}"#
+        );
+        assert!(f.fault && !f.executed);
+        assert_eq!(f.error_kind, Some(ToolErrorKind::RateLimit));
+        // Every declared kind keeps its suite name.
+        for k in ErrorKind::ALL {
+            assert_eq!(ToolErrorKind::from(k).as_str(), k.as_str());
+        }
+    }
+}
