@@ -23,7 +23,7 @@ use super::matcher::{CompileContext, Matcher, closest_keyword};
 use super::model::{CaseSpec, ExtraArgs, SuiteFile, ToolSpec};
 use super::normalize::Normalizer;
 use super::span::Spanned;
-use super::suggest;
+use crate::util::suggest;
 
 /// The tools a list of mocks or a policy may name.
 pub(super) struct ToolScope<'a> {
