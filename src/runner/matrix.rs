@@ -158,6 +158,21 @@ impl Plan {
         })
     }
 
+    /// The o200k_base token size of the system prompt `variant` sends to cases without
+    /// one of their own, when some variant of the suite sets its own system prompt
+    /// (`None` otherwise: every variant sends the same, so the figure tells them apart
+    /// in nothing).
+    pub fn system_tokens(&self, variant: &str) -> Option<u64> {
+        if self.suite.variant_systems.is_empty() {
+            return None;
+        }
+        Some(
+            self.suite
+                .system_in(variant)
+                .map_or(0, crate::score::tokens::count),
+        )
+    }
+
     /// The o200k_base token size of the tool definitions of one request: the variant's
     /// (counted once), or those of a case with tools of its own.
     pub fn request_tool_tokens(&self, case: usize, variant: &str) -> u64 {
@@ -221,7 +236,7 @@ impl Plan {
         let cell = &self.cells[t.cell];
         let case = &self.suite.cases[t.case];
         let request = Request {
-            messages: case.messages.clone(),
+            messages: self.suite.messages_in(case, &cell.variant).into_owned(),
             tools: self
                 .own_tools(t.case, &cell.variant)
                 .unwrap_or_else(|| self.tools_for(&cell.variant)),

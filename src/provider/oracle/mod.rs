@@ -81,6 +81,28 @@ impl Want<'_> {
 /// The oracle's answer to `case` under `mode`, offered `tools` (their schemas are those
 /// the request carries, so a variant's schema is honoured).
 pub fn answer(suite: &Suite, case: &Case, mode: &ToolChoice, tools: &[ToolDefinition]) -> Answer {
+    answer_in(suite, case, None, mode, tools)
+}
+
+/// [`answer`] in a trial of `variant`: checked against the schemas the variant offers,
+/// and grounded in the conversation it sends.
+pub fn answer_variant(
+    suite: &Suite,
+    case: &Case,
+    variant: &str,
+    mode: &ToolChoice,
+    tools: &[ToolDefinition],
+) -> Answer {
+    answer_in(suite, case, Some(variant), mode, tools)
+}
+
+fn answer_in(
+    suite: &Suite,
+    case: &Case,
+    variant: Option<&str>,
+    mode: &ToolChoice,
+    tools: &[ToolDefinition],
+) -> Answer {
     let (_, expect) = case.effective(mode);
     let wants: Vec<Want<'_>> = match expect {
         Expectation::Calls(e) => vec![Want::Calls(e)],
@@ -103,11 +125,16 @@ pub fn answer(suite: &Suite, case: &Case, mode: &ToolChoice, tools: &[ToolDefini
             })
             .collect(),
     };
+    let messages = match variant {
+        Some(v) => suite.messages_in(case, v),
+        None => std::borrow::Cow::Borrowed(case.messages.as_slice()),
+    };
     let oracle = Oracle {
         suite,
         mode,
+        variant,
         tools,
-        ground: Grounding::new(&case.messages),
+        ground: Grounding::new(&messages),
         seed: seed_of(&[&case.id]),
         scorer: CaseScorer::new(suite, case),
     };
@@ -245,6 +272,7 @@ pub fn warning(name: &str, unmet: &[Unmet]) -> Option<String> {
 struct Oracle<'a> {
     suite: &'a Suite,
     mode: &'a ToolChoice,
+    variant: Option<&'a str>,
     tools: &'a [ToolDefinition],
     ground: Grounding,
     seed: u64,
@@ -254,7 +282,10 @@ struct Oracle<'a> {
 impl Oracle<'_> {
     /// The scorer's reasons against `response` (empty: it passes).
     fn reasons(&self, response: &Response) -> Vec<String> {
-        let (_, reasons) = self.scorer.score(self.mode, response);
+        let (_, reasons) = match self.variant {
+            Some(v) => self.scorer.score_variant(v, self.mode, response),
+            None => self.scorer.score(self.mode, response),
+        };
         reasons
             .into_iter()
             .map(|r| format!("{}: {}", r.code, r.message))

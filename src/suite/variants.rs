@@ -1,0 +1,246 @@
+//! Parameter paths of a variant's `parameter_descriptions`: finding a parameter in a
+//! JSON Schema by path and setting its description.
+//!
+//! A path names a property, nested with `.` through `properties` (`address.street`),
+//! with `[]` stepping into an array's `items` (`stops[].city`, `matrix[][]`). A property
+//! whose own name contains `.` or `[]` is found too: at each level the longest name that
+//! matches is taken.
+
+use serde_json::Value;
+
+/// A path that does not name a parameter of the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathError {
+    /// The path as written.
+    pub path: String,
+    /// Every path the schema has, in schema order.
+    pub known: Vec<String>,
+}
+
+impl PathError {
+    /// The hint for the user: the closest path, and the paths there are.
+    pub fn hint(&self) -> String {
+        let list = if self.known.is_empty() {
+            "the schema declares no parameters under `properties`".to_string()
+        } else {
+            format!(
+                "the paths are: {}",
+                self.known
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        match super::suggest::closest(&self.path, self.known.iter().map(String::as_str)) {
+            Some(s) => format!(
+                "did you mean `{s}`? {list} (`.` steps into `properties`, `[]` into an array's `items`)"
+            ),
+            None => format!("{list} (`.` steps into `properties`, `[]` into an array's `items`)"),
+        }
+    }
+}
+
+/// Set the `description` of the parameter at `path` of `schema` to `text` (replacing
+/// one it has).
+pub fn set_description(schema: &mut Value, path: &str, text: &str) -> Result<(), PathError> {
+    let err = |schema: &Value| PathError {
+        path: path.to_string(),
+        known: paths(schema),
+    };
+    let Some(pointer) = locate(schema, path) else {
+        return Err(err(schema));
+    };
+    match schema.pointer_mut(&pointer) {
+        Some(Value::Object(node)) => {
+            node.insert("description".into(), Value::String(text.to_string()));
+            Ok(())
+        }
+        // `items: true` or a property declared as `true`: nothing to describe.
+        _ => Err(err(schema)),
+    }
+}
+
+/// The JSON pointer of the schema at `path`, if there is one.
+fn locate(schema: &Value, path: &str) -> Option<String> {
+    if path.is_empty() {
+        return None;
+    }
+    walk(schema, path, String::new())
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Resolve `rest` (a property name, then `[]`s, then `.` and more) under `node`.
+fn walk(node: &Value, rest: &str, pointer: String) -> Option<String> {
+    let props = node.get("properties").and_then(Value::as_object)?;
+    // Candidate names: `rest` cut before each `.` or `[`, and `rest` whole; longest first.
+    let mut cuts: Vec<usize> = rest
+        .char_indices()
+        .filter(|(_, c)| *c == '.' || *c == '[')
+        .map(|(i, _)| i)
+        .collect();
+    cuts.push(rest.len());
+    for &cut in cuts.iter().rev() {
+        let name = &rest[..cut];
+        let Some(mut child) = props.get(name) else {
+            continue;
+        };
+        let mut p = format!("{pointer}/properties/{}", escape(name));
+        let mut tail = &rest[cut..];
+        let mut ok = true;
+        while let Some(t) = tail.strip_prefix("[]") {
+            match child.get("items") {
+                Some(items) => {
+                    child = items;
+                    p.push_str("/items");
+                    tail = t;
+                }
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        if tail.is_empty() {
+            return Some(p);
+        }
+        if let Some(t) = tail.strip_prefix('.')
+            && let Some(found) = walk(child, t, p)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Every parameter path of `schema`, in schema order (for hints).
+pub fn paths(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect(schema, "", &mut out, 0);
+    out
+}
+
+fn collect(node: &Value, prefix: &str, out: &mut Vec<String>, depth: usize) {
+    // Schemas are at most 64 levels deep when read; this bounds hand-built ones.
+    if depth > 64 {
+        return;
+    }
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, child) in props {
+        let mut path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        out.push(path.clone());
+        let mut child = child;
+        collect(child, &path, out, depth + 1);
+        while let Some(items) = child.get("items") {
+            path.push_str("[]");
+            out.push(path.clone());
+            collect(items, &path, out, depth + 1);
+            child = items;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City."},
+                "address": {"type": "object", "properties": {"street": {"type": "string"}}},
+                "stops": {"type": "array", "items": {"type": "object", "properties": {"city": {"type": "string"}}}},
+                "grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+                "a.b": {"type": "string"}
+            }
+        })
+    }
+
+    #[test]
+    fn paths_step_through_properties_and_items() {
+        let mut s = schema();
+        set_description(&mut s, "city", "Town.").unwrap();
+        set_description(&mut s, "address.street", "Street and number.").unwrap();
+        set_description(&mut s, "stops[].city", "Stop city.").unwrap();
+        set_description(&mut s, "stops[]", "One stop.").unwrap();
+        set_description(&mut s, "grid[][]", "A cell.").unwrap();
+        set_description(&mut s, "a.b", "Dotted.").unwrap();
+        assert_eq!(s["properties"]["city"]["description"], "Town.");
+        assert_eq!(
+            s["properties"]["address"]["properties"]["street"],
+            json!({"type": "string", "description": "Street and number."})
+        );
+        assert_eq!(
+            s["properties"]["stops"]["items"]["properties"]["city"]["description"],
+            "Stop city."
+        );
+        assert_eq!(
+            s["properties"]["stops"]["items"]["description"],
+            "One stop."
+        );
+        assert_eq!(
+            s["properties"]["grid"]["items"]["items"]["description"],
+            "A cell."
+        );
+        assert_eq!(s["properties"]["a.b"]["description"], "Dotted.");
+        // A replaced description keeps its place among the keys.
+        let keys: Vec<&String> = s["properties"]["city"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, ["type", "description"]);
+    }
+
+    #[test]
+    fn a_missing_path_lists_the_paths_with_the_closest_first() {
+        let mut s = schema();
+        let e = set_description(&mut s, "stops[].cty", "x").unwrap_err();
+        assert_eq!(
+            e.known,
+            [
+                "city",
+                "address",
+                "address.street",
+                "stops",
+                "stops[]",
+                "stops[].city",
+                "grid",
+                "grid[]",
+                "grid[][]",
+                "a.b"
+            ]
+        );
+        assert!(
+            e.hint().starts_with("did you mean `stops[].city`?"),
+            "{}",
+            e.hint()
+        );
+        for bad in [
+            "",
+            "city.name",
+            "city[]",
+            "stops.city",
+            "grid[][][]",
+            "address.",
+        ] {
+            assert!(set_description(&mut s, bad, "x").is_err(), "{bad}");
+        }
+        // Nothing was changed by the failed attempts.
+        assert_eq!(s, schema());
+    }
+}
