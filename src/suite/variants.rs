@@ -243,4 +243,182 @@ mod tests {
         // Nothing was changed by the failed attempts.
         assert_eq!(s, schema());
     }
+
+    /// The problems of suite `text`, as (line, column, field, message, hint).
+    fn problems(text: &str) -> Vec<(u32, u32, String, String, String)> {
+        match crate::suite::load_str(text, std::path::Path::new("s.yaml")) {
+            Ok(_) => Vec::new(),
+            Err(crate::suite::SuiteError::Invalid(d)) => d
+                .into_iter()
+                .map(|d| {
+                    (
+                        d.line,
+                        d.column,
+                        d.field,
+                        d.message,
+                        d.hint.unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    const PARAMS: &str = "{type: object, properties: {city: {type: string}, stops: {type: array, items: {type: object, properties: {city: {type: string}}}}}}";
+
+    fn suite(tool: &str, rest: &str) -> String {
+        format!(
+            "tools:\n  - name: t\n{tool}    parameters: {PARAMS}\ncases:\n  - {{id: a, kind: should_not_call, prompt: hi}}\n{rest}"
+        )
+    }
+
+    #[test]
+    fn a_parameter_path_that_does_not_exist_is_located_with_the_closest_path() {
+        let text = suite(
+            "    description: T.\n    variants:\n      doc:\n        parameter_descriptions:\n          city: City.\n          stops[].cty: A stop.\n",
+            "",
+        );
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        let (line, column, field, message, hint) = &p[0];
+        assert_eq!((*line, *column), (8, 11), "the key of the bad path");
+        assert_eq!(
+            field,
+            "tools[0].variants.doc.parameter_descriptions.stops[].cty"
+        );
+        assert_eq!(message, "tool `t` has no parameter `stops[].cty`");
+        assert!(
+            hint.starts_with("did you mean `stops[].city`? the paths are: `city`, `stops`, `stops[]`, `stops[].city`"),
+            "{hint}"
+        );
+        // Against a variant's own schema, the path must exist in that schema.
+        let text = suite(
+            "    description: T.\n    variants:\n      own:\n        parameters: {type: object, properties: {town: {type: string}}}\n        parameter_descriptions: {city: City.}\n",
+            "",
+        );
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            p[0].3,
+            "tool `t` has no parameter `city` in this variant's `parameters`"
+        );
+        assert!(p[0].4.starts_with("the paths are: `town`"), "{}", p[0].4);
+    }
+
+    #[test]
+    fn a_variant_schema_must_compile_like_the_tools() {
+        let text = suite(
+            "    description: T.\n    variants:\n      strict:\n        parameters: {type: object, properties: {city: {type: strin}}}\n",
+            "",
+        );
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            p[0].2,
+            "tools[0].variants.strict.parameters.properties.city.type"
+        );
+        assert!(
+            p[0].3
+                .starts_with("the parameter schema of `t` does not compile"),
+            "{}",
+            p[0].3
+        );
+        let p = problems(&suite(
+            "    description: T.\n    variants:\n      strict:\n        parameters: [1]\n",
+            "",
+        ));
+        assert_eq!(p[0].3, "`parameters` must be a JSON Schema object, got [1]");
+    }
+
+    #[test]
+    fn variant_names_are_checked_wherever_they_are_used() {
+        // Unknown in the matrix, with the closest name and every declared name.
+        let p = problems(&suite(
+            "    description: T.\n    variants: {terse: Short.}\n",
+            "variants:\n  dated: {system: Today is Monday.}\nmatrix: {variants: [terse, datd]}\n",
+        ));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].3, "unknown variant `datd`");
+        assert_eq!(
+            p[0].4,
+            "did you mean `dated`? the suite's variants are: terse, dated"
+        );
+        // A tool without `description` must word every variant the matrix runs; the hint
+        // points to `description:` as the default wording.
+        let p = problems(&suite(
+            "    variants:\n      terse: Short.\n      doc: {parameter_descriptions: {city: City.}}\n",
+            "variants:\n  dated: {system: Today is Monday.}\n",
+        ));
+        let got: Vec<(&str, &str)> = p.iter().map(|x| (x.2.as_str(), x.3.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "tools[0].variants",
+                    "variant `doc` of tool `t` has no `description`, and the tool has none"
+                ),
+                ("tools[0].variants", "tool `t` has no variant `dated`"),
+            ]
+        );
+        assert!(
+            p[1].4.ends_with(
+                "`description:` gives a default wording for the variants a tool does not word"
+            ),
+            "{}",
+            p[1].4
+        );
+        // With a description, every variant is worded.
+        assert!(
+            problems(&suite(
+                "    description: T.\n    variants:\n      terse: Short.\n      doc: {parameter_descriptions: {city: City.}}\n",
+                "variants:\n  dated: {system: Today is Monday.}\n",
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_description_no_variant_uses_keeps_its_error() {
+        let p = problems(&suite(
+            "    description: T.\n    variants: {terse: Short., clear: Long.}\n",
+            "",
+        ));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].2, "tools[0].variants");
+        assert_eq!(p[0].3, "tool `t` has both `description` and `variants`");
+        assert!(p[0].4.contains("(terse, clear)"), "{}", p[0].4);
+        // A variant the tool does not word (here one only the top level declares) uses it.
+        assert!(
+            problems(&suite(
+                "    description: T.\n    variants: {terse: Short., clear: Long.}\n",
+                "variants:\n  dated: {system: Today is Monday.}\n",
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn variants_join_in_order_and_a_lone_default_is_a_description() {
+        let s = crate::suite::load_str(
+            &suite(
+                "    description: T.\n    variants: {terse: Short.}\n",
+                "variants:\n  plain: {}\n  terse: {system: Be brief.}\n  dated: {system: ''}\n",
+            ),
+            std::path::Path::new("s.yaml"),
+        )
+        .unwrap();
+        assert_eq!(s.variants, ["terse", "plain", "dated"]);
+        assert_eq!(s.tools[0].description("plain"), Some("T."));
+        assert_eq!(s.tools[0].description("terse"), Some("Short."));
+        assert_eq!(s.system_in("terse"), Some("Be brief."));
+        assert_eq!(s.system_in("dated"), None, "`\"\"` sends no system prompt");
+        assert_eq!(s.system_in("plain"), None);
+        let s = crate::suite::load_str(
+            &suite("    variants: {default: Only.}\n", ""),
+            std::path::Path::new("s.yaml"),
+        )
+        .unwrap();
+        assert_eq!(s.variants, ["default"]);
+        assert_eq!(s.tools[0].description("anything"), Some("Only."));
+    }
 }
