@@ -671,11 +671,18 @@ fn variant_lines(variants: &[super::VariantTokens], max: usize) -> Vec<String> {
         } else {
             what
         };
-        let line = format!("  {:<name_width$}  {what}", v.variant);
-        if format::width(&line) <= max {
-            out.push(line);
-        } else {
-            out.extend(format::wrap(&line, max, name_width + 4));
+        // The changes wrap in their own column, so the names stay aligned.
+        let indent = name_width + 4;
+        for (i, part) in format::wrap(&what, max.saturating_sub(indent).max(20), 0)
+            .into_iter()
+            .enumerate()
+        {
+            if i == 0 {
+                let pad = " ".repeat(name_width - format::width(&v.variant));
+                out.push(format!("  {}{pad}  {part}", v.variant));
+            } else {
+                out.push(format!("{}{part}", " ".repeat(indent)));
+            }
         }
     }
     out

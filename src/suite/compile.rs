@@ -431,6 +431,9 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
     })
 }
 
+/// Unknown parameter paths reported one by one per variant; the rest are counted.
+const MAX_PATH_PROBLEMS: usize = 20;
+
 /// The names a schema lists in `required`.
 fn required_of(schema: &Value) -> Vec<String> {
     schema
@@ -480,8 +483,18 @@ fn compile_tool_variant(
         let mut edited = schema
             .take()
             .unwrap_or_else(|| t.parameters.value.as_ref().clone());
+        // The paths the schema has, listed once for every unknown path's hint.
+        let mut known: Option<Vec<String>> = None;
+        let mut unknown = 0usize;
         for (path, text) in &parts.parameter_descriptions {
-            if let Err(e) = super::variants::set_description(&mut edited, &path.value, text) {
+            if !super::variants::try_set_description(&mut edited, &path.value, text) {
+                unknown += 1;
+                // A few are enough to see the mistake; a hostile list is not worth a
+                // suggestion each.
+                if unknown > MAX_PATH_PROBLEMS {
+                    continue;
+                }
+                let known = known.get_or_insert_with(|| super::variants::paths(&edited));
                 let at = if path.line == 0 { at } else { path.at() };
                 c.report(
                     at,
@@ -496,11 +509,23 @@ fn compile_tool_variant(
                             ""
                         }
                     ),
-                    Some(e.hint()),
+                    Some(super::variants::hint(&path.value, known)),
                 );
                 continue;
             }
             out.parameter_descriptions.push(path.value.clone());
+        }
+        if unknown > MAX_PATH_PROBLEMS {
+            c.report(
+                at,
+                format!("{field}.parameter_descriptions"),
+                format!(
+                    "and {} more unknown parameter paths of tool `{}`",
+                    unknown - MAX_PATH_PROBLEMS,
+                    t.name.value
+                ),
+                None,
+            );
         }
         schema = Some(edited);
     }

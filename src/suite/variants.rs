@@ -20,19 +20,26 @@ pub struct PathError {
 impl PathError {
     /// The hint for the user: the closest path, and the paths there are.
     pub fn hint(&self) -> String {
-        let list = if self.known.is_empty() {
+        hint(&self.path, &self.known)
+    }
+}
+
+/// The hint for unknown `path` of a schema with `known` paths (see [`paths`]).
+pub fn hint(path: &str, known: &[String]) -> String {
+    {
+        let list = if known.is_empty() {
             "the schema declares no parameters under `properties`".to_string()
         } else {
             format!(
                 "the paths are: {}",
-                self.known
+                known
                     .iter()
                     .map(|p| format!("`{p}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
             )
         };
-        match super::suggest::closest(&self.path, self.known.iter().map(String::as_str)) {
+        match super::suggest::closest(path, known.iter().map(String::as_str)) {
             Some(s) => format!(
                 "did you mean `{s}`? {list} (`.` steps into `properties`, `[]` into an array's `items`)"
             ),
@@ -44,29 +51,41 @@ impl PathError {
 /// Set the `description` of the parameter at `path` of `schema` to `text` (replacing
 /// one it has).
 pub fn set_description(schema: &mut Value, path: &str, text: &str) -> Result<(), PathError> {
-    let err = |schema: &Value| PathError {
+    if try_set_description(schema, path, text) {
+        return Ok(());
+    }
+    Err(PathError {
         path: path.to_string(),
         known: paths(schema),
-    };
+    })
+}
+
+/// [`set_description`] without the error's list of paths (which a caller reporting
+/// many unknown paths of one schema builds once); false when `path` names nothing.
+pub fn try_set_description(schema: &mut Value, path: &str, text: &str) -> bool {
     let Some(pointer) = locate(schema, path) else {
-        return Err(err(schema));
+        return false;
     };
     match schema.pointer_mut(&pointer) {
         Some(Value::Object(node)) => {
             node.insert("description".into(), Value::String(text.to_string()));
-            Ok(())
+            true
         }
         // `items: true` or a property declared as `true`: nothing to describe.
-        _ => Err(err(schema)),
+        _ => false,
     }
 }
+
+/// Most schema nodes one path may visit. Names with dots make several readings of a
+/// path possible, and a hostile schema could make their number explode.
+const WALK_BUDGET: usize = 10_000;
 
 /// The JSON pointer of the schema at `path`, if there is one.
 fn locate(schema: &Value, path: &str) -> Option<String> {
     if path.is_empty() {
         return None;
     }
-    walk(schema, path, String::new())
+    walk(schema, path, String::new(), &mut WALK_BUDGET.clone())
 }
 
 fn escape(key: &str) -> String {
@@ -74,7 +93,8 @@ fn escape(key: &str) -> String {
 }
 
 /// Resolve `rest` (a property name, then `[]`s, then `.` and more) under `node`.
-fn walk(node: &Value, rest: &str, pointer: String) -> Option<String> {
+fn walk(node: &Value, rest: &str, pointer: String, budget: &mut usize) -> Option<String> {
+    *budget = budget.checked_sub(1)?;
     let props = node.get("properties").and_then(Value::as_object)?;
     // Candidate names: `rest` cut before each `.` or `[`, and `rest` whole; longest first.
     let mut cuts: Vec<usize> = rest
@@ -111,7 +131,7 @@ fn walk(node: &Value, rest: &str, pointer: String) -> Option<String> {
             return Some(p);
         }
         if let Some(t) = tail.strip_prefix('.')
-            && let Some(found) = walk(child, t, p)
+            && let Some(found) = walk(child, t, p, budget)
         {
             return Some(found);
         }
@@ -126,9 +146,12 @@ pub fn paths(schema: &Value) -> Vec<String> {
     out
 }
 
+/// Most paths listed in a hint (a tool may declare thousands of parameters).
+const MAX_PATHS: usize = 1000;
+
 fn collect(node: &Value, prefix: &str, out: &mut Vec<String>, depth: usize) {
     // Schemas are at most 64 levels deep when read; this bounds hand-built ones.
-    if depth > 64 {
+    if depth > 64 || out.len() >= MAX_PATHS {
         return;
     }
     let Some(props) = node.get("properties").and_then(Value::as_object) else {
@@ -204,6 +227,26 @@ mod tests {
             .keys()
             .collect();
         assert_eq!(keys, ["type", "description"]);
+    }
+
+    #[test]
+    fn paths_with_many_readings_end_within_a_budget() {
+        // Every level has `a`, `a.a`, `a.a.a`, ...: a path of 40 `a`s has 2^39 readings.
+        let mut node = json!({"type": "string"});
+        for _ in 0..40 {
+            let mut props = serde_json::Map::new();
+            for k in 1..=8 {
+                props.insert(vec!["a"; k].join("."), node.clone());
+            }
+            node = json!({"type": "object", "properties": props});
+            if node.to_string().len() > 1 << 20 {
+                break;
+            }
+        }
+        let path = format!("{}.zzz", vec!["a"; 40].join("."));
+        let mut budget = WALK_BUDGET;
+        assert_eq!(walk(&node, &path, String::new(), &mut budget), None);
+        assert_eq!(budget, 0, "the walk stopped at its budget");
     }
 
     #[test]
@@ -303,6 +346,21 @@ mod tests {
             "tool `t` has no parameter `city` in this variant's `parameters`"
         );
         assert!(p[0].4.starts_with("the paths are: `town`"), "{}", p[0].4);
+    }
+
+    #[test]
+    fn many_unknown_paths_are_reported_twenty_by_twenty_then_counted() {
+        let bad: String = (0..25).map(|i| format!("          nope{i}: x\n")).collect();
+        let text = suite(
+            &format!(
+                "    description: T.\n    variants:\n      doc:\n        parameter_descriptions:\n{bad}"
+            ),
+            "",
+        );
+        let p = problems(&text);
+        assert_eq!(p.len(), 21);
+        assert_eq!(p[19].3, "tool `t` has no parameter `nope19`");
+        assert_eq!(p[20].3, "and 5 more unknown parameter paths of tool `t`");
     }
 
     #[test]
