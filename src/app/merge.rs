@@ -598,15 +598,7 @@ fn write(
             .map_err(|e| failed("write the journal", &e))?;
     }
     report::write_meta(dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
-    let variants: Vec<VariantTokens> = meta
-        .matrix
-        .variants
-        .iter()
-        .map(|v| VariantTokens {
-            variant: v.clone(),
-            tool_definition_tokens: meta.tool_definition_tokens.get(v).copied().unwrap_or(0),
-        })
-        .collect();
+    let variants = VariantTokens::from_meta(&meta);
     let mut summary = Summary::build(
         &meta.suite.name,
         &meta.matrix.cells(),

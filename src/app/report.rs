@@ -110,14 +110,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         )
     });
     let thresholds = suite.map(|s| s.thresholds).unwrap_or_default();
-    let variants: Vec<VariantTokens> = m
-        .variants
-        .iter()
-        .map(|v| VariantTokens {
-            variant: v.clone(),
-            tool_definition_tokens: meta.tool_definition_tokens.get(v).copied().unwrap_or(0),
-        })
-        .collect();
+    let variants = VariantTokens::from_meta(&meta);
     let mut summary = Summary::build(&meta.suite.name, &cells, &variants, &trials, &thresholds);
     summary.stopped = meta.stop_reason.as_ref().map(|why| {
         format!(

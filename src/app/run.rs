@@ -266,6 +266,7 @@ fn prepare(
             .collect::<IndexMap<_, _>>(),
         // Filled in at the end (counted while the trials run).
         tool_definition_tokens: IndexMap::new(),
+        variant_details: IndexMap::new(),
         trials_planned: 0,
         trials_written: 0,
         started_at: jiff::Timestamp::now().to_string(),
@@ -715,6 +716,8 @@ fn execute(
             .map(|v| VariantTokens {
                 variant: v.clone(),
                 tool_definition_tokens: plan.tool_tokens(v),
+                system_prompt_tokens: plan.system_tokens(v),
+                changes: report::VariantChanges::of(&plan.suite, v),
             })
             .collect()
     };
@@ -804,6 +807,26 @@ fn execute(
         .iter()
         .map(|v| (v.variant.clone(), v.tool_definition_tokens))
         .collect();
+    // Kept only when some variant changes something (runs of suites without variants
+    // keep the run.json they had).
+    if variant_tokens
+        .iter()
+        .any(|v| v.system_prompt_tokens.is_some() || !v.changes.is_empty())
+    {
+        meta.variant_details = variant_tokens
+            .iter()
+            .map(|v| {
+                let details = report::VariantDetails {
+                    system_prompt: v
+                        .system_prompt_tokens
+                        .and_then(|_| suite.system_in(&v.variant).map(str::to_string)),
+                    system_prompt_tokens: v.system_prompt_tokens,
+                    changes: v.changes.clone(),
+                };
+                (v.variant.clone(), details)
+            })
+            .collect();
+    }
     meta.trials_written = records.len() as u64;
     meta.finished_at = Some(jiff::Timestamp::now().to_string());
     meta.status = if stopped.is_some() {

@@ -65,6 +65,19 @@ pub(crate) fn resolve(
         variants.to_vec()
     };
     for v in &variants {
+        // A variant declared nowhere would silently run every tool's default wording.
+        if !suite.variants.contains(v) {
+            let known = suite.variants.iter().map(String::as_str);
+            return Err(AppError::bad(
+                format!("unknown variant `{v}`"),
+                Some(&format!(
+                    "{}the suite's variants are: {}",
+                    crate::util::suggest::closest(v, known)
+                        .map_or(String::new(), |s| format!("did you mean `{s}`? ")),
+                    suite.variants.join(", ")
+                )),
+            ));
+        }
         for t in suite
             .tools
             .iter()

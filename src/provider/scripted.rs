@@ -215,7 +215,14 @@ impl ScriptedProvider {
             Behaviour::Clarify => text("Could you tell me a little more about what you need?"),
             Behaviour::Oracle => match case {
                 Some(c) => {
-                    super::oracle::answer(&self.suite, c, &key.tool_choice, &request.tools).response
+                    super::oracle::answer_variant(
+                        &self.suite,
+                        c,
+                        &key.variant,
+                        &key.tool_choice,
+                        &request.tools,
+                    )
+                    .response
                 }
                 None => text("OK."),
             },

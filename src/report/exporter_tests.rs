@@ -108,6 +108,7 @@ fn report() -> RunReport {
     let variants = vec![VariantTokens {
         variant: "v".into(),
         tool_definition_tokens: 42,
+        ..VariantTokens::default()
     }];
     let summary = Summary::build("priced", &cells, &variants, &trials, &[]);
     let meta = RunMeta {
@@ -130,6 +131,7 @@ fn report() -> RunReport {
             .collect(),
         tools: IndexMap::new(),
         tool_definition_tokens: [("v".to_string(), 42)].into_iter().collect(),
+        variant_details: IndexMap::new(),
         trials_planned: 9,
         trials_written: 9,
         started_at: "2026-01-01T00:00:00Z".into(),

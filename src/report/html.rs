@@ -288,8 +288,19 @@ const CHART_METRICS: [&str; 6] = [
 struct VariantRow {
     variant: String,
     tokens: u64,
+    /// System-prompt tokens (when some variant sets its own system prompt).
+    system_tokens: Option<u64>,
+    /// What the variant changes, in words ("" for nothing).
+    changes: String,
     trials: u64,
     accuracy: RateView,
+}
+
+/// The system prompt a variant sends (when some variant sets its own).
+#[derive(Serialize)]
+struct SystemPromptRow {
+    variant: String,
+    text: Option<String>,
 }
 
 /// One tool's description under each variant (only tools whose wording differs).
@@ -373,6 +384,11 @@ struct View {
     cells: Vec<CellRow>,
     overall: CellRow,
     variants: Vec<VariantRow>,
+    /// Some variant records what it changes (the table gains a column).
+    variant_changes: bool,
+    /// Some variant sets its own system prompt (the table gains a column).
+    variant_systems: bool,
+    system_prompts: Vec<SystemPromptRow>,
     side_variants: Vec<String>,
     side_by_side: Vec<SideBySide>,
     description_variants: Vec<String>,
@@ -585,9 +601,12 @@ impl View {
                 continue;
             }
             variant_points.push((name.clone(), tokens, vm.accuracy));
+            let recorded = s.variants.iter().find(|v| &v.variant == name);
             variants.push(VariantRow {
                 variant: name.clone(),
                 tokens,
+                system_tokens: recorded.and_then(|v| v.system_prompt_tokens),
+                changes: recorded.map(|v| v.changes.describe()).unwrap_or_default(),
                 trials: vm.trials,
                 accuracy: RateView::of(&vm.accuracy),
             });
@@ -687,11 +706,23 @@ impl View {
             .collect();
         let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
         let (description_variants, descriptions, same_descriptions) = descriptions(meta);
+        let system_prompts: Vec<SystemPromptRow> = meta
+            .variant_details
+            .iter()
+            .filter(|(_, d)| d.system_prompt_tokens.is_some())
+            .map(|(v, d)| SystemPromptRow {
+                variant: v.clone(),
+                text: d.system_prompt.clone(),
+            })
+            .collect();
         View {
             headline,
             thresholds,
             cells,
             overall,
+            variant_changes: variants.iter().any(|v| !v.changes.is_empty()),
+            variant_systems: variants.iter().any(|v| v.system_tokens.is_some()),
+            system_prompts,
             variants,
             side_variants,
             side_by_side,
@@ -1493,6 +1524,7 @@ mod tests {
             .map(|(v, n)| VariantTokens {
                 variant: (*v).into(),
                 tool_definition_tokens: *n,
+                ..VariantTokens::default()
             })
             .collect();
         let cells: Vec<(String, String, String)> = targets
@@ -1531,6 +1563,7 @@ mod tests {
                 .collect(),
             tools: IndexMap::new(),
             tool_definition_tokens: variants.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+            variant_details: IndexMap::new(),
             trials_planned: trials.len() as u64,
             trials_written: trials.len() as u64,
             started_at: "2025-01-01T00:00:00Z".into(),

@@ -117,6 +117,7 @@ impl Exporter for MarkdownExporter {
                 format::usd_or(cm.cost_usd, "–")
             );
         }
+        out.push_str(&variant_table(&s.variants));
         if !s.failures.is_empty() {
             let _ = writeln!(
                 out,
@@ -147,9 +148,78 @@ impl Exporter for MarkdownExporter {
     }
 }
 
+/// The variants with what each changes and its token figures; empty when no variant
+/// records a change (runs written before variants recorded them, too).
+fn variant_table(variants: &[super::VariantTokens]) -> String {
+    if variants
+        .iter()
+        .all(|v| v.changes.is_empty() && v.system_prompt_tokens.is_none())
+    {
+        return String::new();
+    }
+    let system = variants.iter().any(|v| v.system_prompt_tokens.is_some());
+    let mut out = String::from("\n| variant | changes | tool-definition tokens |");
+    out.push_str(if system {
+        " system-prompt tokens |\n|---|---|---:|---:|\n"
+    } else {
+        "\n|---|---|---:|\n"
+    });
+    for v in variants {
+        let what = v.changes.describe();
+        let _ = write!(
+            out,
+            "| {} | {} | {} |",
+            cell_text(&v.variant),
+            if what.is_empty() {
+                "–".into()
+            } else {
+                cell_text(&what)
+            },
+            v.tool_definition_tokens
+        );
+        if system {
+            let _ = write!(out, " {} |", v.system_prompt_tokens.unwrap_or(0));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{VariantChanges, VariantTokens};
+
+    #[test]
+    fn the_variant_table_shows_changes_and_both_token_figures() {
+        let plain = VariantTokens {
+            variant: "plain".into(),
+            tool_definition_tokens: 120,
+            ..VariantTokens::default()
+        };
+        assert_eq!(variant_table(std::slice::from_ref(&plain)), "");
+        let dated = VariantTokens {
+            variant: "dated|x".into(),
+            tool_definition_tokens: 120,
+            system_prompt_tokens: Some(31),
+            changes: VariantChanges {
+                system_prompt: true,
+                schemas: vec!["search".into()],
+                ..VariantChanges::default()
+            },
+        };
+        let plain = VariantTokens {
+            system_prompt_tokens: Some(8),
+            ..plain
+        };
+        assert_eq!(
+            variant_table(&[plain, dated]),
+            "\n| variant | changes | tool-definition tokens | system-prompt tokens |\n\
+             |---|---|---:|---:|\n\
+             | plain | – | 120 | 8 |\n\
+             | dated\\|x | search: schema; system prompt | 120 | 31 |\n"
+        );
+    }
 
     #[test]
     fn table_cells_can_not_break_the_table_or_inject_html() {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-pub use summary::{Summary, VariantTokens};
+pub use summary::{Summary, VariantChanges, VariantDetails, VariantTokens};
 
 use crate::provider::ToolDefinition;
 use crate::score::TrialRecord;
@@ -165,6 +165,10 @@ pub struct RunMeta {
     pub tools: IndexMap<String, Vec<ToolDefinition>>,
     /// Token size of each variant's tool definitions.
     pub tool_definition_tokens: IndexMap<String, u64>,
+    /// Each variant's system prompt and what it changes; absent when no variant
+    /// changes anything (and in runs written before variants recorded it).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub variant_details: IndexMap<String, VariantDetails>,
     /// Trials planned.
     pub trials_planned: u64,
     /// Trials written to the journal.

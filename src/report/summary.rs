@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::score::metrics::Metrics;
 use crate::score::thresholds::{self, CellView, ThresholdResult};
 use crate::score::{TrialRecord, Verdict};
-use crate::suite::Threshold;
+use crate::suite::{Suite, Threshold};
 use crate::util::limits::MAX_REPEATS;
 
 /// Version of the `summary.json` format. 2 added each cell's `outcomes`.
@@ -46,13 +46,147 @@ pub struct CellSummary {
     pub outcomes: IndexMap<String, String>,
 }
 
-/// The token size of one variant's tool definitions.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// The token size of one variant's tool definitions and system prompt, and what the
+/// variant changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VariantTokens {
     /// Variant.
     pub variant: String,
-    /// Tokens of all tool definitions under this variant.
+    /// Tokens of all tool definitions under this variant (descriptions, parameter
+    /// descriptions and schemas as sent).
     pub tool_definition_tokens: u64,
+    /// Tokens of the system prompt this variant sends to cases without one of their
+    /// own; present when some variant of the run sets its own system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<u64>,
+    /// What the variant changes, as the suite declares it; absent when it changes
+    /// nothing (and in runs written before variants recorded it).
+    #[serde(default, skip_serializing_if = "VariantChanges::is_empty")]
+    pub changes: VariantChanges,
+}
+
+/// What one variant changes, as the suite declares it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VariantChanges {
+    /// Tools whose description the variant words itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub descriptions: Vec<String>,
+    /// Parameter descriptions the variant sets: the parameter paths by tool.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub parameter_descriptions: IndexMap<String, Vec<String>>,
+    /// Tools whose argument schema the variant replaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<String>,
+    /// The variant sets its own system prompt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub system_prompt: bool,
+}
+
+impl VariantChanges {
+    /// True when the variant changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.descriptions.is_empty()
+            && self.parameter_descriptions.is_empty()
+            && self.schemas.is_empty()
+            && !self.system_prompt
+    }
+
+    /// What `variant` changes in `suite` (the suite's tools and the cases' own, each
+    /// tool once by name).
+    pub fn of(suite: &Suite, variant: &str) -> VariantChanges {
+        let mut out = VariantChanges {
+            system_prompt: suite.variant_systems.contains_key(variant),
+            ..VariantChanges::default()
+        };
+        let tools = suite
+            .tools
+            .iter()
+            .chain(suite.cases.iter().flat_map(|c| c.tools.iter().flatten()));
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for t in tools.filter(|t| !t.variants.is_empty()) {
+            let Some(v) = t.variant(variant) else {
+                continue;
+            };
+            if !seen.insert(t.name.as_str()) {
+                continue;
+            }
+            if v.description.is_some() {
+                out.descriptions.push(t.name.clone());
+            }
+            if !v.parameter_descriptions.is_empty() {
+                out.parameter_descriptions
+                    .insert(t.name.clone(), v.parameter_descriptions.clone());
+            }
+            if v.replaces_schema {
+                out.schemas.push(t.name.clone());
+            }
+        }
+        out
+    }
+
+    /// The changes in words, e.g. `get_weather: description, parameter descriptions
+    /// (city, date); system prompt`; empty when there are none.
+    pub fn describe(&self) -> String {
+        let mut tools: IndexMap<&str, Vec<String>> = IndexMap::new();
+        for t in &self.descriptions {
+            tools.entry(t).or_default().push("description".into());
+        }
+        for (t, paths) in &self.parameter_descriptions {
+            tools
+                .entry(t)
+                .or_default()
+                .push(format!("parameter descriptions ({})", paths.join(", ")));
+        }
+        for t in &self.schemas {
+            tools.entry(t).or_default().push("schema".into());
+        }
+        let mut parts: Vec<String> = tools
+            .into_iter()
+            .map(|(t, what)| format!("{t}: {}", what.join(", ")))
+            .collect();
+        if self.system_prompt {
+            parts.push("system prompt".into());
+        }
+        parts.join("; ")
+    }
+}
+
+/// What `run.json` keeps of one variant beyond its tool definitions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantDetails {
+    /// The system prompt sent to cases without one of their own (kept when some variant
+    /// sets its own; `None`: none is sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Its o200k_base token size (see [`VariantTokens::system_prompt_tokens`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<u64>,
+    /// What the variant changes.
+    #[serde(default, skip_serializing_if = "VariantChanges::is_empty")]
+    pub changes: VariantChanges,
+}
+
+impl VariantTokens {
+    /// The variants of a run from its `run.json`, in matrix order.
+    pub fn from_meta(meta: &super::RunMeta) -> Vec<VariantTokens> {
+        meta.matrix
+            .variants
+            .iter()
+            .map(|v| {
+                let details = meta.variant_details.get(v).cloned().unwrap_or_default();
+                VariantTokens {
+                    variant: v.clone(),
+                    tool_definition_tokens: meta
+                        .tool_definition_tokens
+                        .get(v)
+                        .copied()
+                        .unwrap_or(0),
+                    system_prompt_tokens: details.system_prompt_tokens,
+                    changes: details.changes,
+                }
+            })
+            .collect()
+    }
 }
 
 /// A short failure line for the terminal and reports.

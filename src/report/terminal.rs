@@ -524,12 +524,27 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
             .iter()
             .map(|v| format!("{} {} tokens", v.variant, v.tool_definition_tokens))
             .collect();
-        let text = format!(
+        let mut text = format!(
             "tool definitions ({}): {}",
             crate::score::tokens::TOKENIZER,
             sizes.join(", ")
         );
+        // System prompts count only when a variant sets its own (see VariantTokens).
+        let systems: Vec<String> = s
+            .variants
+            .iter()
+            .filter_map(|v| {
+                v.system_prompt_tokens
+                    .map(|n| format!("{} {n} tokens", v.variant))
+            })
+            .collect();
+        if !systems.is_empty() {
+            text.push_str(&format!("; system prompt: {}", systems.join(", ")));
+        }
         for l in format::wrap(&text, max, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+        for l in variant_lines(&s.variants, max) {
             let _ = writeln!(out, "{l}");
         }
     }
@@ -635,4 +650,97 @@ pub fn one_line(report: &RunReport, dir: &std::path::Path) -> String {
         m.errors,
         dir.display()
     )
+}
+
+/// What each variant changes, one line per variant under `variants:` (none when no
+/// variant records any change, as in runs written before variants recorded them).
+fn variant_lines(variants: &[super::VariantTokens], max: usize) -> Vec<String> {
+    if variants.iter().all(|v| v.changes.is_empty()) {
+        return Vec::new();
+    }
+    let name_width = variants
+        .iter()
+        .map(|v| format::width(&v.variant))
+        .max()
+        .unwrap_or(0);
+    let mut out = vec!["variants:".to_string()];
+    for v in variants {
+        let what = v.changes.describe();
+        let what = if what.is_empty() {
+            "nothing (the suite as written)".to_string()
+        } else {
+            what
+        };
+        // The changes wrap in their own column, so the names stay aligned.
+        let indent = name_width + 4;
+        for (i, part) in format::wrap(&what, max.saturating_sub(indent).max(20), 0)
+            .into_iter()
+            .enumerate()
+        {
+            if i == 0 {
+                let pad = " ".repeat(name_width - format::width(&v.variant));
+                out.push(format!("  {}{pad}  {part}", v.variant));
+            } else {
+                out.push(format!("{}{part}", " ".repeat(indent)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{VariantChanges, VariantTokens};
+
+    #[test]
+    fn variant_lines_say_what_each_variant_changes_and_wrap_to_the_width() {
+        let v = |name: &str, changes: VariantChanges| VariantTokens {
+            variant: name.into(),
+            changes,
+            ..VariantTokens::default()
+        };
+        let plain = v("plain", VariantChanges::default());
+        // Runs that record no change show no lines.
+        assert!(variant_lines(std::slice::from_ref(&plain), 80).is_empty());
+        let documented = v(
+            "documented",
+            VariantChanges {
+                parameter_descriptions: [(
+                    "search".to_string(),
+                    vec!["date".into(), "seat".into()],
+                )]
+                .into_iter()
+                .collect(),
+                ..VariantChanges::default()
+            },
+        );
+        let strict = v(
+            "strict",
+            VariantChanges {
+                descriptions: vec!["search".into()],
+                schemas: vec!["search".into()],
+                system_prompt: true,
+                ..VariantChanges::default()
+            },
+        );
+        let all = [plain, documented, strict];
+        assert_eq!(
+            variant_lines(&all, 80),
+            [
+                "variants:",
+                "  plain       nothing (the suite as written)",
+                "  documented  search: parameter descriptions (date, seat)",
+                "  strict      search: description, schema; system prompt",
+            ]
+        );
+        assert_eq!(
+            variant_lines(&all[1..2], 40),
+            [
+                "variants:",
+                "  documented  search: parameter",
+                "              descriptions (date, seat)",
+            ]
+        );
+    }
 }

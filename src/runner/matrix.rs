@@ -158,6 +158,21 @@ impl Plan {
         })
     }
 
+    /// The o200k_base token size of the system prompt `variant` sends to cases without
+    /// one of their own, when some variant of the suite sets its own system prompt
+    /// (`None` otherwise: every variant sends the same, so the figure tells them apart
+    /// in nothing).
+    pub fn system_tokens(&self, variant: &str) -> Option<u64> {
+        if self.suite.variant_systems.is_empty() {
+            return None;
+        }
+        Some(
+            self.suite
+                .system_in(variant)
+                .map_or(0, crate::score::tokens::count),
+        )
+    }
+
     /// The o200k_base token size of the tool definitions of one request: the variant's
     /// (counted once), or those of a case with tools of its own.
     pub fn request_tool_tokens(&self, case: usize, variant: &str) -> u64 {
@@ -221,7 +236,7 @@ impl Plan {
         let cell = &self.cells[t.cell];
         let case = &self.suite.cases[t.case];
         let request = Request {
-            messages: case.messages.clone(),
+            messages: self.suite.messages_in(case, &cell.variant).into_owned(),
             tools: self
                 .own_tools(t.case, &cell.variant)
                 .unwrap_or_else(|| self.tools_for(&cell.variant)),
@@ -331,5 +346,215 @@ cases:
             .filter(|(_, case, _)| *case == 1)
             .collect();
         assert_eq!(b_in_1, in_1);
+    }
+
+    /// One tool under four variants: as written, parameter descriptions, its own
+    /// schema (no `seat`, a closed `class` enum), and another system prompt; one case
+    /// with a system message of its own.
+    const VARIANTS: &str = r#"
+system: "Be helpful."
+variants:
+  plain: {}
+  dated: {system: "Be helpful. Today is 2026-08-08."}
+tools:
+  - name: book
+    description: "Book a train."
+    variants:
+      doc:
+        parameter_descriptions: {date: "YYYY-MM-DD.", "stops[].city": "A stop."}
+      strict:
+        parameters: {type: object, properties: {date: {type: string}, class: {type: string, enum: [first]}}, required: [date], additionalProperties: false}
+    parameters: {type: object, properties: {date: {type: string, description: "Day."}, class: {type: string, enum: [first, second]}, stops: {type: array, items: {type: object, properties: {city: {type: string}}}}}, required: [date]}
+cases:
+  - {id: a, kind: should_call, prompt: "明天 first class", expect: {calls: [{tool: book, args: {date: "2026-08-09"}}]}}
+  - id: own
+    kind: should_not_call
+    messages: [{role: system, content: "Mine."}, {role: user, content: "hi"}]
+"#;
+
+    fn variants_plan() -> Plan {
+        let suite =
+            Arc::new(crate::suite::load_str(VARIANTS, std::path::Path::new("v.yaml")).unwrap());
+        let variants: Vec<String> = ["plain", "doc", "strict", "dated"].map(String::from).into();
+        Plan::new(
+            suite,
+            &[Target::parse("openai:gpt-4o-mini").unwrap()],
+            &variants,
+            &[ToolChoice::Auto],
+            1,
+        )
+    }
+
+    /// The OpenAI request body of case `case` under variant cell `cell`.
+    fn body(plan: &Plan, cell: usize, case: usize) -> serde_json::Value {
+        use crate::provider::config::ProviderConfig;
+        use crate::provider::http::{Http, HttpSettings};
+        let provider = crate::provider::openai::OpenAiProvider::new(
+            ProviderConfig::new("openai", "gpt-4o-mini", "http://127.0.0.1:9"),
+            Http::new(HttpSettings::default()).unwrap(),
+        );
+        let (request, _) = plan.request(PlannedTrial {
+            case,
+            cell,
+            repeat: 0,
+        });
+        provider.build_body(&request).unwrap()
+    }
+
+    #[test]
+    fn each_variant_sends_its_descriptions_schema_and_system_prompt() {
+        use serde_json::json;
+        let plan = variants_plan();
+        let base = json!({"type": "object", "properties": {
+            "date": {"type": "string", "description": "Day."},
+            "class": {"type": "string", "enum": ["first", "second"]},
+            "stops": {"type": "array", "items": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+            "required": ["date"]});
+        let doc = json!({"type": "object", "properties": {
+            "date": {"type": "string", "description": "YYYY-MM-DD."},
+            "class": {"type": "string", "enum": ["first", "second"]},
+            "stops": {"type": "array", "items": {"type": "object", "properties": {"city": {"type": "string", "description": "A stop."}}}}},
+            "required": ["date"]});
+        let strict = json!({"type": "object", "properties": {
+            "date": {"type": "string"}, "class": {"type": "string", "enum": ["first"]}},
+            "required": ["date"], "additionalProperties": false});
+        let helpful = json!({"role": "system", "content": "Be helpful."});
+        let dated = json!({"role": "system", "content": "Be helpful. Today is 2026-08-08."});
+        let user = json!({"role": "user", "content": "明天 first class"});
+        for (cell, params, system) in [
+            (0, &base, &helpful),
+            (1, &doc, &helpful),
+            (2, &strict, &helpful),
+            (3, &base, &dated),
+        ] {
+            let b = body(&plan, cell, 0);
+            assert_eq!(
+                b["tools"],
+                json!([{"type": "function", "function": {"name": "book", "description": "Book a train.", "parameters": params}}]),
+                "variant {}",
+                plan.cells[cell].variant
+            );
+            assert_eq!(
+                b["messages"],
+                json!([system, user]),
+                "variant {}",
+                plan.cells[cell].variant
+            );
+        }
+        // A case's own system message is never replaced.
+        assert_eq!(
+            body(&plan, 3, 1)["messages"],
+            json!([{"role": "system", "content": "Mine."}, {"role": "user", "content": "hi"}])
+        );
+        // Variants that change nothing of a part send that part byte for byte: the same
+        // schema (one shared value) and the same conversation.
+        let (plain, _) = plan.request(PlannedTrial {
+            case: 0,
+            cell: 0,
+            repeat: 0,
+        });
+        let (dated_req, _) = plan.request(PlannedTrial {
+            case: 0,
+            cell: 3,
+            repeat: 0,
+        });
+        assert!(Arc::ptr_eq(
+            &plain.tools[0].parameters,
+            &dated_req.tools[0].parameters
+        ));
+        assert!(Arc::ptr_eq(
+            &plain.tools[0].parameters,
+            &plan.suite.tools[0].parameters
+        ));
+    }
+
+    #[test]
+    fn token_figures_count_the_exact_definitions_and_system_prompt() {
+        use crate::score::tokens::count;
+        let plan = variants_plan();
+        for (cell, v) in ["plain", "doc", "strict", "dated"].iter().enumerate() {
+            // The tool definitions as an OpenAI `tools` array, as the body sends them.
+            let tools = body(&plan, cell, 0)["tools"].to_string();
+            assert_eq!(plan.tool_tokens(v), count(&tools), "{v}");
+        }
+        assert!(plan.tool_tokens("doc") > plan.tool_tokens("plain"));
+        assert_eq!(plan.system_tokens("plain"), Some(count("Be helpful.")));
+        assert_eq!(plan.system_tokens("strict"), Some(count("Be helpful.")));
+        assert_eq!(
+            plan.system_tokens("dated"),
+            Some(count("Be helpful. Today is 2026-08-08."))
+        );
+        // By hand: "Be", " helpful", ".".
+        assert_eq!(plan.system_tokens("plain"), Some(3));
+        // Without a variant that sets a system prompt there is no such figure.
+        let suite =
+            Arc::new(crate::suite::load_str(SUITE, std::path::Path::new("t.yaml")).unwrap());
+        let plan = Plan::new(
+            suite,
+            &[Target::parse("scripted:oracle").unwrap()],
+            &["vague".into()],
+            &[ToolChoice::Auto],
+            1,
+        );
+        assert_eq!(plan.system_tokens("vague"), None);
+    }
+
+    #[test]
+    fn calls_are_scored_against_the_schema_the_variant_offered() {
+        use crate::provider::{Response, ToolCall};
+        use crate::score::CaseScorer;
+        let plan = variants_plan();
+        let scorer = CaseScorer::new(&plan.suite, &plan.suite.cases[0]);
+        let call = |args: &str| Response {
+            tool_calls: vec![ToolCall {
+                id: Some("c1".into()),
+                name: "book".into(),
+                arguments: args.into(),
+            }],
+            ..Response::default()
+        };
+        let codes = |variant: &str, args: &str| {
+            let (checks, reasons) = scorer.score_variant(variant, &ToolChoice::Auto, &call(args));
+            let codes: Vec<String> = reasons.into_iter().map(|r| r.code).collect();
+            (checks.calls[0].schema_ok, codes)
+        };
+        // `second` is in the tool's enum, not in the strict variant's.
+        let second = r#"{"date": "2026-08-09", "class": "second"}"#;
+        assert_eq!(codes("plain", second), (Some(true), vec![]));
+        assert_eq!(codes("doc", second), (Some(true), vec![]));
+        assert_eq!(
+            codes("strict", second),
+            (Some(false), vec!["schema_violation".to_string()])
+        );
+        // `stops` exists in the tool's schema; the strict variant removed it.
+        let stops = r#"{"date": "2026-08-09", "stops": []}"#;
+        assert_eq!(codes("dated", stops), (Some(true), vec![]));
+        assert_eq!(codes("strict", stops).1, ["schema_violation"]);
+        // The plain scorer (no variant) keeps checking against the tool's own schema.
+        assert!(scorer.score(&ToolChoice::Auto, &call(second)).1.is_empty());
+    }
+
+    #[test]
+    fn values_are_grounded_in_the_system_prompt_the_variant_sent() {
+        use crate::provider::{Response, ToolCall};
+        use crate::score::CaseScorer;
+        let plan = variants_plan();
+        let scorer = CaseScorer::new(&plan.suite, &plan.suite.cases[0]);
+        // "2026-08-08" is only in the dated variant's system prompt.
+        let r = Response {
+            tool_calls: vec![ToolCall {
+                id: Some("c1".into()),
+                name: "book".into(),
+                arguments: r#"{"date": "2026-08-08"}"#.into(),
+            }],
+            ..Response::default()
+        };
+        let ungrounded = |v: &str| {
+            scorer.score_variant(v, &ToolChoice::Auto, &r).0.calls[0]
+                .ungrounded
+                .clone()
+        };
+        assert_eq!(ungrounded("plain"), ["date = \"2026-08-08\""]);
+        assert!(ungrounded("dated").is_empty());
     }
 }

@@ -184,7 +184,8 @@ pub async fn execute(
                         response.usage =
                             Some(tokens::estimate_usage(&request, &response, tool_tokens));
                     }
-                    let (checks, reasons) = scorer.score(&cell.tool_choice, &response);
+                    let (checks, reasons) =
+                        scorer.score_variant(&cell.variant, &cell.tool_choice, &response);
                     record.verdict = if reasons.is_empty() {
                         Verdict::Pass
                     } else {

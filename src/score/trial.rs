@@ -127,12 +127,38 @@ pub fn prepare_ahead(suite: &Suite) {
     }
 }
 
+/// The text values are grounded in: every message's text and earlier call arguments
+/// (with the strings inside JSON results and arguments), normalised.
+fn grounding_text(messages: &[Message], norm: &Normalizer) -> String {
+    let mut text = String::new();
+    for m in messages {
+        if let Some(t) = m.text() {
+            text.push_str(&norm.apply(t));
+            text.push('\n');
+            if matches!(m, Message::Tool { .. }) {
+                push_json_strings(&mut text, t, norm);
+            }
+        }
+        if let Message::Assistant { tool_calls, .. } = m {
+            for c in tool_calls {
+                text.push_str(&norm.apply(&c.arguments));
+                text.push('\n');
+                push_json_strings(&mut text, &c.arguments, norm);
+            }
+        }
+    }
+    text
+}
+
 /// What scoring a case needs, prepared once per case (the grounding text is the costly
 /// part: the whole conversation, normalised).
 pub struct CaseScorer<'a> {
     suite: &'a Suite,
     case: &'a Case,
     grounding: String,
+    /// The grounding text of each variant that sends this case another conversation
+    /// (a system prompt of its own).
+    variant_grounding: Vec<(String, String)>,
     grounding_norm: Normalizer,
     /// The `bfcl` profile's view of the case, when the suite declares it.
     bfcl: Option<crate::bfcl::profile::BfclCase>,
@@ -161,23 +187,19 @@ impl<'a> CaseScorer<'a> {
             }
         }
         let grounding_norm = Normalizer::new(&rules);
-        let mut text = String::new();
-        for m in &case.messages {
-            if let Some(t) = m.text() {
-                text.push_str(&grounding_norm.apply(t));
-                text.push('\n');
-                if matches!(m, Message::Tool { .. }) {
-                    push_json_strings(&mut text, t, &grounding_norm);
+        let text = grounding_text(&case.messages, &grounding_norm);
+        // Variants with a system prompt of their own send another conversation: values
+        // are grounded in what each sent.
+        let variant_grounding = suite
+            .variant_systems
+            .keys()
+            .filter_map(|v| match suite.messages_in(case, v) {
+                std::borrow::Cow::Owned(m) => {
+                    Some((v.clone(), grounding_text(&m, &grounding_norm)))
                 }
-            }
-            if let Message::Assistant { tool_calls, .. } = m {
-                for c in tool_calls {
-                    text.push_str(&grounding_norm.apply(&c.arguments));
-                    text.push('\n');
-                    push_json_strings(&mut text, &c.arguments, &grounding_norm);
-                }
-            }
-        }
+                std::borrow::Cow::Borrowed(_) => None,
+            })
+            .collect();
         let (bfcl, dotted) = match &suite.profile {
             Profile::Bfcl(p) => (
                 Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
@@ -197,10 +219,18 @@ impl<'a> CaseScorer<'a> {
             suite,
             case,
             grounding: text,
+            variant_grounding,
             grounding_norm,
             bfcl,
             dotted,
         }
+    }
+
+    /// The normalised conversation values are grounded in under `variant`.
+    fn grounding_in(&self, variant: Option<&str>) -> &str {
+        variant
+            .and_then(|v| self.variant_grounding.iter().find(|(name, _)| name == v))
+            .map_or(&self.grounding, |(_, g)| g)
     }
 
     /// `response` with underscored names of dotted tools renamed back (see `dotted`);
@@ -232,8 +262,29 @@ impl<'a> CaseScorer<'a> {
     }
 
     /// Score `response` to this case under `mode`: the checks, and the reasons it
-    /// failed (none when it passed).
+    /// failed (none when it passed). Arguments are checked against the tools' own
+    /// schemas; see [`CaseScorer::score_variant`].
     pub fn score(&self, mode: &ToolChoice, response: &Response) -> (TrialChecks, Vec<Reason>) {
+        self.score_in(None, mode, response)
+    }
+
+    /// Score `response` to this case under `variant` and `mode`: arguments are checked
+    /// against the schemas the variant offered, and grounded in the conversation it sent.
+    pub fn score_variant(
+        &self,
+        variant: &str,
+        mode: &ToolChoice,
+        response: &Response,
+    ) -> (TrialChecks, Vec<Reason>) {
+        self.score_in(Some(variant), mode, response)
+    }
+
+    fn score_in(
+        &self,
+        variant: Option<&str>,
+        mode: &ToolChoice,
+        response: &Response,
+    ) -> (TrialChecks, Vec<Reason>) {
         let original = response;
         let renamed = self.undotted(response);
         let response = renamed.as_ref().unwrap_or(response);
@@ -247,7 +298,7 @@ impl<'a> CaseScorer<'a> {
             .tool_calls
             .iter()
             .zip(&parsed)
-            .map(|(c, p)| self.check_call(c, p.as_ref()))
+            .map(|(c, p)| self.check_call(variant, c, p.as_ref()))
             .collect();
         let mut reasons = Vec::new();
         for c in &calls {
@@ -411,7 +462,12 @@ impl<'a> CaseScorer<'a> {
         (checks, reasons)
     }
 
-    fn check_call(&self, call: &ToolCall, args: Option<&Value>) -> CallCheck {
+    fn check_call(
+        &self,
+        variant: Option<&str>,
+        call: &ToolCall,
+        args: Option<&Value>,
+    ) -> CallCheck {
         let tool = self
             .case
             .tools(self.suite)
@@ -439,7 +495,7 @@ impl<'a> CaseScorer<'a> {
             check.invalid = Some(InvalidReason::UnknownTool);
             return check;
         };
-        let validator = match tool.validator() {
+        let validator = match tool.validator_in(variant) {
             Ok(v) => v,
             Err(e) => {
                 // Not checkable: the schema itself is broken (reported, not guessed).
@@ -469,9 +525,10 @@ impl<'a> CaseScorer<'a> {
                 })
                 .collect();
         }
-        check.required_total = tool.required.len() as u32;
+        let required = tool.required_in(variant);
+        check.required_total = required.len() as u32;
         if let Some(obj) = args.as_object() {
-            for r in &tool.required {
+            for r in required {
                 if obj.contains_key(r) {
                     check.required_present += 1;
                 } else {
@@ -479,17 +536,24 @@ impl<'a> CaseScorer<'a> {
                 }
             }
             for (k, v) in obj {
-                self.ground(k, v, tool.property(k), &mut check);
+                self.ground(variant, k, v, tool.property_in(variant, k), &mut check);
             }
         } else {
-            check.missing_required = tool.required.clone();
+            check.missing_required = required.to_vec();
         }
         check
     }
 
     /// Record string values under `path` that appear nowhere in the conversation,
     /// skipping parameters whose schema offers the value (enum, const, default).
-    fn ground(&self, path: &str, v: &Value, schema: Option<&Value>, check: &mut CallCheck) {
+    fn ground(
+        &self,
+        variant: Option<&str>,
+        path: &str,
+        v: &Value,
+        schema: Option<&Value>,
+        check: &mut CallCheck,
+    ) {
         // Parameters with an enum, const or default offer their values in the tool
         // definition, so a value there is not a fabrication of missing information (an
         // out-of-enum value is caught as a schema violation instead).
@@ -506,7 +570,7 @@ impl<'a> CaseScorer<'a> {
                     return;
                 }
                 check.grounding_checked += 1;
-                if !self.grounding.contains(n) {
+                if !self.grounding_in(variant).contains(n) {
                     check
                         .ungrounded
                         .push(format!("{path} = {}", crate::suite::matcher::show(v)));
@@ -515,13 +579,14 @@ impl<'a> CaseScorer<'a> {
             Value::Array(items) => {
                 let item = schema.and_then(|s| s.get("items"));
                 for (i, x) in items.iter().enumerate() {
-                    self.ground(&format!("{path}[{i}]"), x, item, check);
+                    self.ground(variant, &format!("{path}[{i}]"), x, item, check);
                 }
             }
             Value::Object(map) => {
                 let props = schema.and_then(|s| s.get("properties"));
                 for (k, x) in map {
                     self.ground(
+                        variant,
                         &format!("{path}.{k}"),
                         x,
                         props.and_then(|p| p.get(k)),

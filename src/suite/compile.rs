@@ -14,14 +14,14 @@ use super::error::{Diagnostic, SuiteError};
 use super::matcher::{CompileContext, Matcher};
 use super::model::{
     CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec,
-    ProfileSpec, Role, SuiteFile, ToolChoiceSpec, ToolSpec,
+    ProfileSpec, Role, SuiteFile, ToolChoiceSpec, ToolSpec, ToolVariantSpec,
 };
 use super::normalize::Normalizer;
 use super::span::Spanned;
 use super::{BFCL_CATEGORIES, BfclProfile, Profile};
 use super::{
     CallsExpectation, Case, CaseKind, Expectation, ExpectedCall, MatrixDefaults, ModeOverride,
-    Outcome, Suite, TextChecks, Threshold, Tool,
+    Outcome, Suite, TextChecks, Threshold, Tool, ToolVariant,
 };
 use crate::provider::types::{Message, ToolCall, ToolChoice};
 use crate::util::digest::sha256_hex;
@@ -148,12 +148,19 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         .chain(case_tools.iter().flatten().flat_map(|(t, _)| t.iter()))
         .filter(|t| seen.insert(Arc::as_ptr(t)))
     {
-        for v in t.descriptions.keys() {
-            if !(variants.contains(v) || t.descriptions.len() == 1 && v == "default") {
+        for v in t.variants.keys() {
+            if !variants.contains(v) {
                 variants.push(v.clone());
             }
         }
     }
+    // Variants only the top-level `variants` declares (a system prompt) come after.
+    for v in model.variants.keys() {
+        if !variants.contains(&v.value) {
+            variants.push(v.value.clone());
+        }
+    }
+    let variant_systems = compile_suite_variants(&mut c, &model);
     if variants.is_empty() {
         variants.push("default".into());
     }
@@ -277,6 +284,8 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         thresholds,
         cassette,
         variants,
+        system: model.system,
+        variant_systems,
         sampling: model.sampling,
         profile,
     })
@@ -393,28 +402,24 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
             Some("use 1-64 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into()),
         );
     }
-    let descriptions: IndexMap<String, String> = match (&t.description, &t.variants) {
-        (Some(d), None) => IndexMap::from([("default".to_string(), d.clone())]),
-        (None, Some(v)) if !v.value.is_empty() => v.value.clone(),
-        (None, Some(v)) => {
+    // `variants: {default: TEXT}` alone is the tool's one description, as before
+    // variants could change more than the description.
+    let lone_default = match &t.variants {
+        Some(v) if t.description.is_none() && v.value.len() == 1 => match v.value.get("default") {
+            Some(ToolVariantSpec::Description(d)) => Some(d.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let description = t.description.clone().or_else(|| lone_default.clone());
+    match (&t.description, &t.variants) {
+        (_, Some(v)) if v.value.is_empty() => {
             c.report(
                 v.at(),
                 format!("{field}.variants"),
                 "`variants` is empty",
-                Some("name at least one wording, e.g. `clear: ...`".into()),
+                Some("name at least one variant, e.g. `clear: ...`".into()),
             );
-            IndexMap::new()
-        }
-        (Some(_), Some(v)) => {
-            c.report(
-                v.at(),
-                format!("{field}.variants"),
-                format!("tool `{name}` has both `description` and `variants`"),
-                Some(
-                    "use `description` for one wording or `variants` for several, not both".into(),
-                ),
-            );
-            IndexMap::new()
         }
         (None, None) => {
             c.report(
@@ -423,15 +428,155 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
                 format!("tool `{name}` has no description"),
                 Some("add `description:` or `variants:`".into()),
             );
-            IndexMap::new()
         }
-    };
+        _ => {}
+    }
     let params = &t.parameters;
     let pfield = format!("{field}.parameters");
+    let validator = check_schema(c, params, &pfield, name, eager)?;
+    let mut variants = IndexMap::new();
+    let mut ok = true;
+    if let (Some(spec), None) = (&t.variants, &lone_default) {
+        for (vname, v) in &spec.value {
+            let vfield = format!("{field}.variants.{vname}");
+            match compile_tool_variant(c, t, v, &vfield, spec.at(), eager) {
+                Some(tv) => {
+                    variants.insert(vname.clone(), tv);
+                }
+                None => ok = false,
+            }
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(Tool {
+        name: name.clone(),
+        description,
+        variants,
+        parameters: params.value.clone(),
+        validator,
+        required: required_of(&params.value),
+        bfcl: std::sync::OnceLock::new(),
+        effects: super::loop_compile::effects(t),
+    })
+}
+
+/// Unknown parameter paths reported one by one per variant; the rest are counted.
+const MAX_PATH_PROBLEMS: usize = 20;
+
+/// The names a schema lists in `required`.
+fn required_of(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One tool's parts under one variant; `None` (with the problems reported) when its
+/// schema is unusable.
+fn compile_tool_variant(
+    c: &mut Checker<'_>,
+    t: &ToolSpec,
+    spec: &ToolVariantSpec,
+    field: &str,
+    at: (u32, u32),
+    eager: bool,
+) -> Option<ToolVariant> {
+    let parts = match spec {
+        ToolVariantSpec::Description(d) => {
+            return Some(ToolVariant {
+                description: Some(d.clone()),
+                ..ToolVariant::default()
+            });
+        }
+        ToolVariantSpec::Parts(p) => p,
+    };
+    let mut out = ToolVariant {
+        description: parts.description.clone(),
+        ..ToolVariant::default()
+    };
+    let mut schema: Option<Value> = None;
+    if let Some(own) = &parts.parameters {
+        let validator = check_schema(c, own, &format!("{field}.parameters"), &t.name.value, eager)?;
+        out.validator = validator;
+        out.replaces_schema = true;
+        out.required = required_of(&own.value);
+        schema = Some(own.value.as_ref().clone());
+    }
+    if !parts.parameter_descriptions.is_empty() {
+        let mut edited = schema
+            .take()
+            .unwrap_or_else(|| t.parameters.value.as_ref().clone());
+        // The paths the schema has, listed once for every unknown path's hint.
+        let mut known: Option<Vec<String>> = None;
+        let mut unknown = 0usize;
+        for (path, text) in &parts.parameter_descriptions {
+            if !super::variants::try_set_description(&mut edited, &path.value, text) {
+                unknown += 1;
+                // A few are enough to see the mistake; a hostile list is not worth a
+                // suggestion each.
+                if unknown > MAX_PATH_PROBLEMS {
+                    continue;
+                }
+                let known = known.get_or_insert_with(|| super::variants::paths(&edited));
+                let at = if path.line == 0 { at } else { path.at() };
+                c.report(
+                    at,
+                    format!("{field}.parameter_descriptions.{}", path.value),
+                    format!(
+                        "tool `{}` has no parameter `{}`{}",
+                        t.name.value,
+                        path.value,
+                        if parts.parameters.is_some() {
+                            " in this variant's `parameters`"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Some(super::variants::hint(&path.value, known)),
+                );
+                continue;
+            }
+            out.parameter_descriptions.push(path.value.clone());
+        }
+        if unknown > MAX_PATH_PROBLEMS {
+            c.report(
+                at,
+                format!("{field}.parameter_descriptions"),
+                format!(
+                    "and {} more unknown parameter paths of tool `{}`",
+                    unknown - MAX_PATH_PROBLEMS,
+                    t.name.value
+                ),
+                None,
+            );
+        }
+        schema = Some(edited);
+    }
+    out.parameters = schema.map(std::sync::Arc::new);
+    Some(out)
+}
+
+/// Check a tool's argument schema (the tool's own or a variant's) and, in small suites,
+/// compile it; `None` (with every problem reported) when it is unusable.
+fn check_schema(
+    c: &mut Checker<'_>,
+    params: &Spanned<Arc<Value>>,
+    pfield: &str,
+    name: &str,
+    eager: bool,
+) -> Option<std::sync::OnceLock<Result<jsonschema::Validator, String>>> {
     if !params.value.is_object() {
         c.report(
             params.at(),
-            &pfield,
+            pfield,
             format!(
                 "`parameters` must be a JSON Schema object, got {}",
                 super::matcher::show(params.value.as_ref())
@@ -484,7 +629,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
         // the instance its meta-schema validates), e.g. `/properties/city/type`.
         let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
         let at = locate_path(c.text, params.at(), &segments);
-        let field = segments.iter().fold(pfield.clone(), |f, s| {
+        let field = segments.iter().fold(pfield.to_string(), |f, s| {
             if s.chars().all(|c| c.is_ascii_digit()) {
                 format!("{f}[{s}]")
             } else {
@@ -501,26 +646,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
     if !problems.is_empty() {
         return None;
     }
-    let required = params
-        .value
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    Some(Tool {
-        name: name.clone(),
-        descriptions,
-        parameters: params.value.clone(),
-        validator,
-        required,
-        bfcl: std::sync::OnceLock::new(),
-        effects: super::loop_compile::effects(t),
-    })
+    Some(validator)
 }
 
 /// Best-effort location of a path of keys inside the YAML under `start`: each key is
@@ -632,10 +758,10 @@ fn compile_matrix(
                 Some(
                     match suggest::closest(&v.value, variants.iter().map(String::as_str)) {
                         Some(s) => format!(
-                            "did you mean `{s}`? the tools define: {}",
+                            "did you mean `{s}`? the suite's variants are: {}",
                             variants.join(", ")
                         ),
-                        None => format!("the tools define: {}", variants.join(", ")),
+                        None => format!("the suite's variants are: {}", variants.join(", ")),
                     },
                 ),
             );
@@ -656,22 +782,7 @@ fn compile_matrix(
         }));
     let run_variants = if chosen.is_empty() { variants } else { &chosen };
     for (field, t) in all_tools {
-        for v in run_variants {
-            if let Some(tv) = &t.variants
-                && !tv.value.contains_key(v)
-                && v != "default"
-            {
-                c.report(
-                    tv.at(),
-                    format!("{field}.variants"),
-                    format!("tool `{}` has no variant `{v}`", t.name.value),
-                    Some(format!(
-                        "every tool with `variants` must word each variant the matrix runs ({})",
-                        variants.join(", ")
-                    )),
-                );
-            }
-        }
+        check_tool_wordings(c, &field, t, variants, run_variants);
     }
     for t in &m.targets {
         if let Err(e) = super::targets::check_target(&t.value) {
@@ -701,6 +812,85 @@ fn compile_matrix(
         },
         repeats,
     }
+}
+
+/// Whether each tool has a description under every variant it runs in, and uses its
+/// `description` under some variant when it has one.
+fn check_tool_wordings(
+    c: &mut Checker<'_>,
+    field: &str,
+    t: &ToolSpec,
+    variants: &[String],
+    run_variants: &[String],
+) {
+    let Some(tv) = &t.variants else { return };
+    let words = |v: &str| match tv.value.get(v) {
+        Some(ToolVariantSpec::Description(_)) => true,
+        Some(ToolVariantSpec::Parts(p)) => p.description.is_some(),
+        None => false,
+    };
+    let name = &t.name.value;
+    if t.description.is_some() {
+        if !tv.value.is_empty() && variants.iter().all(|v| words(v)) {
+            c.report(
+                tv.at(),
+                format!("{field}.variants"),
+                format!("tool `{name}` has both `description` and `variants`"),
+                Some(format!(
+                    "`description` words the variants a tool does not word itself, and this tool words every variant ({}): drop `description`, or leave a variant to it",
+                    variants.join(", ")
+                )),
+            );
+        }
+        return;
+    }
+    // `variants: {default: TEXT}` alone is a plain description.
+    if tv.value.len() == 1
+        && matches!(
+            tv.value.get("default"),
+            Some(ToolVariantSpec::Description(_))
+        )
+    {
+        return;
+    }
+    for v in run_variants {
+        if words(v) {
+            continue;
+        }
+        let message = if tv.value.contains_key(v) {
+            format!("variant `{v}` of tool `{name}` has no `description`, and the tool has none")
+        } else {
+            format!("tool `{name}` has no variant `{v}`")
+        };
+        c.report(
+            tv.at(),
+            format!("{field}.variants"),
+            message,
+            Some(format!(
+                "every tool without `description` must word each variant the matrix runs ({}); `description:` gives a default wording for the variants a tool does not word",
+                run_variants.join(", ")
+            )),
+        );
+    }
+}
+
+/// The top-level `variants`: each variant's system prompt.
+fn compile_suite_variants(c: &mut Checker<'_>, model: &SuiteFile) -> IndexMap<String, String> {
+    let mut out = IndexMap::new();
+    for (name, v) in &model.variants {
+        if name.value.trim().is_empty() {
+            c.report(
+                name.at(),
+                "variants",
+                "a variant name is empty",
+                Some("name each variant, e.g. `dated: {system: ...}`".into()),
+            );
+        }
+        if let Some(system) = &v.system {
+            out.insert(name.value.clone(), system.clone());
+        }
+    }
+    out
 }
 
 struct CaseContext<'a> {
@@ -754,8 +944,10 @@ fn compile_case(
             return None;
         }
     };
+    let suite_system =
+        system.is_some() && !messages.iter().any(|m| matches!(m, Message::System { .. }));
     if let Some(sys) = system
-        && !messages.iter().any(|m| matches!(m, Message::System { .. }))
+        && suite_system
     {
         messages.insert(
             0,
@@ -816,6 +1008,7 @@ fn compile_case(
         modes,
         per_mode,
         episode: None,
+        suite_system,
     })
 }
 

@@ -17,7 +17,9 @@ pub mod shape;
 pub mod share;
 pub mod span;
 pub mod targets;
+pub mod variants;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -70,8 +72,14 @@ pub struct Suite {
     pub thresholds: Vec<Threshold>,
     /// Cassette path, resolved against the suite's directory.
     pub cassette: Option<PathBuf>,
-    /// Every variant name the tools define, in order of first appearance.
+    /// Every variant name the tools define, in order of first appearance, then those
+    /// only the top-level `variants` declares.
     pub variants: Vec<String>,
+    /// The suite's `system` prompt.
+    pub system: Option<String>,
+    /// The system prompt of each variant that sets its own (top-level `variants`); `""`
+    /// sends none.
+    pub variant_systems: IndexMap<String, String>,
     /// Sampling parameters for live targets.
     pub sampling: model::SamplingSpec,
     /// How verdicts are reached.
@@ -104,8 +112,11 @@ pub struct BfclProfile {
 pub struct Tool {
     /// Function name.
     pub name: String,
-    /// Description per variant; a tool with one plain description has `default` only.
-    pub descriptions: IndexMap<String, String>,
+    /// The description of every variant that does not word the tool itself (the tool's
+    /// `description`).
+    pub description: Option<String>,
+    /// What changes under named variants, in suite order.
+    pub variants: IndexMap<String, ToolVariant>,
     /// The JSON Schema of the arguments.
     pub parameters: std::sync::Arc<Value>,
     /// The compiled validator (draft 2020-12), built when the suite loads or, in big
@@ -120,13 +131,53 @@ pub struct Tool {
     pub effects: loops::ToolEffects,
 }
 
+/// A tool under one named variant.
+#[derive(Debug, Default)]
+pub struct ToolVariant {
+    /// The description under this variant (`None`: the tool's).
+    pub description: Option<String>,
+    /// The parameter paths whose description this variant sets, in suite order.
+    pub parameter_descriptions: Vec<String>,
+    /// The variant replaces the tool's schema with its own.
+    pub replaces_schema: bool,
+    /// The schema sent under this variant (its own, or the tool's, with the parameter
+    /// descriptions applied); `None` when it is the tool's, unchanged.
+    pub parameters: Option<std::sync::Arc<Value>>,
+    /// The validator of a replaced schema (built like [`Tool::validator`]); unused
+    /// otherwise, as descriptions do not change what validates.
+    pub validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+    /// `required` of a replaced schema.
+    pub required: Vec<String>,
+}
+
+/// Build the draft 2020-12 validator of `schema`.
+fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
 impl Tool {
-    /// The description used under `variant` (a tool with one description uses it everywhere).
+    /// The description used under `variant`: the variant's own wording, else the tool's
+    /// `description`; `None` when the tool has neither.
     pub fn description(&self, variant: &str) -> Option<&str> {
-        if self.descriptions.len() == 1 && self.descriptions.contains_key("default") {
-            return self.descriptions.get("default").map(String::as_str);
-        }
-        self.descriptions.get(variant).map(String::as_str)
+        self.variants
+            .get(variant)
+            .and_then(|v| v.description.as_deref())
+            .or(self.description.as_deref())
+    }
+
+    /// The tool's parts under `variant` (`None`: the variant changes nothing of it).
+    pub fn variant(&self, variant: &str) -> Option<&ToolVariant> {
+        self.variants.get(variant)
+    }
+
+    /// The schema sent under `variant`.
+    pub fn parameters_in(&self, variant: &str) -> &std::sync::Arc<Value> {
+        self.variant(variant)
+            .and_then(|v| v.parameters.as_ref())
+            .unwrap_or(&self.parameters)
     }
 
     /// The neutral definition offered to the model under `variant`.
@@ -134,7 +185,7 @@ impl Tool {
         ToolDefinition {
             name: self.name.clone(),
             description: self.description(variant).unwrap_or_default().to_string(),
-            parameters: self.parameters.clone(),
+            parameters: self.parameters_in(variant).clone(),
         }
     }
 
@@ -142,19 +193,45 @@ impl Tool {
     /// (only possible for a schema first compiled here: see `compile::EAGER_SCHEMAS`).
     pub fn validator(&self) -> Result<&jsonschema::Validator, &str> {
         self.validator
-            .get_or_init(|| {
-                jsonschema::options()
-                    .with_draft(jsonschema::Draft::Draft202012)
-                    .build(&self.parameters)
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| build_validator(&self.parameters))
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// The validator of the schema offered under `variant` (`None`: the tool's own).
+    pub fn validator_in(&self, variant: Option<&str>) -> Result<&jsonschema::Validator, &str> {
+        match variant.and_then(|v| self.variant(v)) {
+            Some(v) if v.replaces_schema => {
+                let schema = v.parameters.as_deref().unwrap_or(&self.parameters);
+                v.validator
+                    .get_or_init(|| build_validator(schema))
+                    .as_ref()
+                    .map_err(String::as_str)
+            }
+            _ => self.validator(),
+        }
+    }
+
+    /// The `required` names of the schema offered under `variant` (`None`: the tool's).
+    pub fn required_in(&self, variant: Option<&str>) -> &[String] {
+        match variant.and_then(|v| self.variant(v)) {
+            Some(v) if v.replaces_schema => &v.required,
+            _ => &self.required,
+        }
     }
 
     /// The schema of top-level parameter `name`, if declared.
     pub fn property(&self, name: &str) -> Option<&Value> {
         self.parameters.get("properties")?.get(name)
+    }
+
+    /// The schema of top-level parameter `name` as offered under `variant` (`None`: the
+    /// tool's own).
+    pub fn property_in(&self, variant: Option<&str>, name: &str) -> Option<&Value> {
+        match variant {
+            Some(v) => self.parameters_in(v).get("properties")?.get(name),
+            None => self.property(name),
+        }
     }
 }
 
@@ -181,6 +258,46 @@ pub struct Case {
     /// Tool loops: present when the suite or the case gives `mocks` (the case then
     /// runs as an episode of rounds).
     pub episode: Option<Arc<loops::EpisodeSpec>>,
+    /// `messages` starts with the suite's `system` prompt (the case has no system
+    /// message of its own), which a variant's system prompt replaces.
+    pub suite_system: bool,
+}
+
+impl Suite {
+    /// The conversation `case` sends under `variant`: its messages, with the variant's
+    /// system prompt in place of the suite's when the variant sets one and the case has
+    /// no system message of its own.
+    pub fn messages_in<'a>(&self, case: &'a Case, variant: &str) -> Cow<'a, [Message]> {
+        let Some(system) = self.variant_systems.get(variant) else {
+            return Cow::Borrowed(&case.messages);
+        };
+        let own = case
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::System { .. }))
+            && !case.suite_system;
+        if own || (case.suite_system && self.system.as_deref() == Some(system.as_str())) {
+            return Cow::Borrowed(&case.messages);
+        }
+        let rest = &case.messages[usize::from(case.suite_system)..];
+        let mut out = Vec::with_capacity(rest.len() + 1);
+        if !system.is_empty() {
+            out.push(Message::System {
+                content: system.clone(),
+            });
+        }
+        out.extend_from_slice(rest);
+        Cow::Owned(out)
+    }
+
+    /// The system prompt sent under `variant` to cases without one of their own.
+    pub fn system_in(&self, variant: &str) -> Option<&str> {
+        match self.variant_systems.get(variant) {
+            Some(s) if s.is_empty() => None,
+            Some(s) => Some(s),
+            None => self.system.as_deref(),
+        }
+    }
 }
 
 impl Case {

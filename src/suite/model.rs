@@ -64,6 +64,21 @@ pub struct SuiteFile {
     /// Tool loops: which tools need the user's approval, and the simulated answer.
     #[serde(default)]
     pub policy: Option<super::loops::PolicySpec>,
+    /// Suite-wide parts of named variants (today the system prompt), by variant name.
+    /// The names join the variants the tools define.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, SuiteVariantSpec>")]
+    pub variants: IndexMap<Spanned<String>, SuiteVariantSpec>,
+}
+
+/// The suite-wide parts of one variant (`variants.NAME`).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteVariantSpec {
+    /// The system prompt under this variant, instead of the suite's `system`, for every
+    /// case without a system message of its own; `""` sends none.
+    #[serde(default)]
+    pub system: Option<String>,
 }
 
 /// A scoring profile.
@@ -132,12 +147,14 @@ pub enum NormalizeRule {
 pub struct ToolSpec {
     /// Function name as the model sees it.
     pub name: Spanned<String>,
-    /// A single description; the tool then has one variant, `default`.
+    /// The description; with `variants`, the wording of every variant that does not
+    /// word the tool itself. Alone, the tool has one variant, `default`.
     #[serde(default)]
     pub description: Option<String>,
-    /// Named wordings of the description, e.g. `vague` and `clear`.
+    /// What changes under named variants: a description (a string), or a map with any
+    /// of `description`, `parameter_descriptions` and `parameters`.
     #[serde(default)]
-    pub variants: Option<Spanned<IndexMap<String, String>>>,
+    pub variants: Option<Spanned<IndexMap<String, ToolVariantSpec>>>,
     /// JSON Schema (draft 2020-12) of the arguments object.
     #[schemars(with = "Value")]
     pub parameters: Spanned<Arc<Value>>,
@@ -147,6 +164,76 @@ pub struct ToolSpec {
     /// Tool loops: `false` when calling twice with the same arguments acts twice.
     #[serde(default)]
     pub idempotent: Option<bool>,
+}
+
+/// A tool under one variant: its description, or the parts that change.
+#[derive(Debug, JsonSchema)]
+#[serde(untagged)]
+pub enum ToolVariantSpec {
+    /// The tool's description under this variant.
+    Description(String),
+    /// The parts of the tool that change under this variant.
+    Parts(ToolVariantParts),
+}
+
+/// Read by hand rather than as an untagged enum: serde buffers an untagged value, which
+/// would lose the locations of the values inside the map.
+impl<'de> Deserialize<'de> for ToolVariantSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ToolVariantSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a description, or a map of `description`, `parameter_descriptions` and `parameters`")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(s.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(s))
+            }
+            // A YAML scalar written for text is text, as everywhere in a suite.
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(b.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(i.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(u.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Self::Value, E> {
+                Ok(ToolVariantSpec::Description(f.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                ToolVariantParts::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ToolVariantSpec::Parts)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// The parts of a tool one variant changes.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolVariantParts {
+    /// The description under this variant (default: the tool's `description`).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Descriptions of parameters by path (`city`, `address.street`, `stops[].city`),
+    /// replacing or adding the `description` of each in the schema sent.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub parameter_descriptions: IndexMap<Spanned<String>, String>,
+    /// A whole JSON Schema of the arguments object that replaces the tool's under this
+    /// variant.
+    #[serde(default)]
+    #[schemars(with = "Option<Value>")]
+    pub parameters: Option<Spanned<Arc<Value>>>,
 }
 
 /// A case's own tools (`cases[].tools`).

@@ -30,7 +30,7 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 use crate::support::{Toolgauge, repo_root};
 
 /// The shipped suites, by file stem.
-const SUITES: &[&str] = &["enum", "parallel", "tool_choice", "weather"];
+const SUITES: &[&str] = &["enum", "parallel", "tool_choice", "variants", "weather"];
 
 /// Steps that cannot run here, and what stands in for each.
 const STAND_INS: &[(&str, &str)] = &[
@@ -272,8 +272,13 @@ fn finish(mut cmd: Command, name: &str) -> (i32, String) {
 // ---------------------------------------------------------------------------------
 
 /// What identifies a request across the cassette and the wire: the messages (role and
-/// text), each tool's name and description, and the tool_choice mode.
-fn request_id(messages: &[(String, String)], tools: &[(String, String)], mode: &str) -> String {
+/// text), each tool's name, description and schema (variants may differ in the schema
+/// alone), and the tool_choice mode.
+fn request_id(
+    messages: &[(String, String)],
+    tools: &[(String, String, String)],
+    mode: &str,
+) -> String {
     json!([messages, tools, mode]).to_string()
 }
 
@@ -296,7 +301,7 @@ fn cassette_answers() -> HashMap<String, Vec<Value>> {
                     (m["role"].as_str().unwrap().to_string(), content.to_string())
                 })
                 .collect();
-            let tools: Vec<(String, String)> = r["tools"]
+            let tools: Vec<(String, String, String)> = r["tools"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -304,6 +309,7 @@ fn cassette_answers() -> HashMap<String, Vec<Value>> {
                     (
                         t["name"].as_str().unwrap().to_string(),
                         t["description"].as_str().unwrap().to_string(),
+                        t["parameters"].to_string(),
                     )
                 })
                 .collect();
@@ -338,7 +344,7 @@ fn wire_id(body: &Value) -> String {
             )
         })
         .collect();
-    let tools: Vec<(String, String)> = body["tools"]
+    let tools: Vec<(String, String, String)> = body["tools"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default()
@@ -348,6 +354,7 @@ fn wire_id(body: &Value) -> String {
             (
                 f["name"].as_str().unwrap_or_default().to_string(),
                 f["description"].as_str().unwrap_or_default().to_string(),
+                f["parameters"].to_string(),
             )
         })
         .collect();

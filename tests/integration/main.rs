@@ -23,3 +23,4 @@ mod shard;
 mod snapshots;
 mod support;
 mod validate;
+mod variants;

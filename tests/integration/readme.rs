@@ -7,10 +7,11 @@ const SUITES: &[&str] = &[
     "suites/enum.yaml",
     "suites/parallel.yaml",
     "suites/tool_choice.yaml",
+    "suites/variants.yaml",
 ];
 
 #[test]
-fn readme_command_runs_the_four_example_suites_with_a_run_directory_each() {
+fn readme_command_runs_every_example_suite_with_a_run_directory_each() {
     let root = repo_root();
     for s in SUITES {
         assert!(root.join(s).is_file(), "{s} is missing from the repository");

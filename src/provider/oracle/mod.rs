@@ -81,6 +81,28 @@ impl Want<'_> {
 /// The oracle's answer to `case` under `mode`, offered `tools` (their schemas are those
 /// the request carries, so a variant's schema is honoured).
 pub fn answer(suite: &Suite, case: &Case, mode: &ToolChoice, tools: &[ToolDefinition]) -> Answer {
+    answer_in(suite, case, None, mode, tools)
+}
+
+/// [`answer`] in a trial of `variant`: checked against the schemas the variant offers,
+/// and grounded in the conversation it sends.
+pub fn answer_variant(
+    suite: &Suite,
+    case: &Case,
+    variant: &str,
+    mode: &ToolChoice,
+    tools: &[ToolDefinition],
+) -> Answer {
+    answer_in(suite, case, Some(variant), mode, tools)
+}
+
+fn answer_in(
+    suite: &Suite,
+    case: &Case,
+    variant: Option<&str>,
+    mode: &ToolChoice,
+    tools: &[ToolDefinition],
+) -> Answer {
     let (_, expect) = case.effective(mode);
     let wants: Vec<Want<'_>> = match expect {
         Expectation::Calls(e) => vec![Want::Calls(e)],
@@ -103,11 +125,16 @@ pub fn answer(suite: &Suite, case: &Case, mode: &ToolChoice, tools: &[ToolDefini
             })
             .collect(),
     };
+    let messages = match variant {
+        Some(v) => suite.messages_in(case, v),
+        None => std::borrow::Cow::Borrowed(case.messages.as_slice()),
+    };
     let oracle = Oracle {
         suite,
         mode,
+        variant,
         tools,
-        ground: Grounding::new(&case.messages),
+        ground: Grounding::new(&messages),
         seed: seed_of(&[&case.id]),
         scorer: CaseScorer::new(suite, case),
     };
@@ -181,8 +208,25 @@ pub struct Unmet {
 }
 
 /// Every (case, mode) of `suite` under `modes` whose expectation the oracle cannot
-/// satisfy (with the suite's own tool schemas).
+/// satisfy (with the suite's own tool schemas, then under each variant that offers
+/// another schema or system prompt, where what it cannot satisfy is prefixed with the
+/// variant's name).
 pub fn unmet(suite: &Suite, modes: &[ToolChoice]) -> Vec<Unmet> {
+    // Variants that change what the oracle answers from (a schema, the conversation);
+    // descriptions alone change nothing it reads.
+    let variants: Vec<&str> = suite
+        .variants
+        .iter()
+        .filter(|v| {
+            suite.variant_systems.contains_key(*v)
+                || suite
+                    .tools
+                    .iter()
+                    .chain(suite.cases.iter().flat_map(|c| c.tools.iter().flatten()))
+                    .any(|t| t.variant(v).is_some_and(|tv| tv.replaces_schema))
+        })
+        .map(String::as_str)
+        .collect();
     let mut out = Vec::new();
     for case in &suite.cases {
         let tools: Vec<ToolDefinition> = case
@@ -191,12 +235,24 @@ pub fn unmet(suite: &Suite, modes: &[ToolChoice]) -> Vec<Unmet> {
             .map(|t| t.definition("default"))
             .collect();
         for mode in modes.iter().filter(|m| case.applies_to(m)) {
-            let a = answer(suite, case, mode, &tools);
-            if !a.unmet.is_empty() {
+            let base = answer(suite, case, mode, &tools).unmet;
+            let mut what = base.clone();
+            for v in &variants {
+                let tools: Vec<ToolDefinition> =
+                    case.tools(suite).iter().map(|t| t.definition(v)).collect();
+                let a = answer_variant(suite, case, v, mode, &tools);
+                what.extend(
+                    a.unmet
+                        .into_iter()
+                        .filter(|u| !base.contains(u))
+                        .map(|u| format!("under variant `{v}`: {u}")),
+                );
+            }
+            if !what.is_empty() {
                 out.push(Unmet {
                     case_id: case.id.clone(),
                     mode: mode.clone(),
-                    what: a.unmet,
+                    what,
                 });
             }
         }
@@ -245,6 +301,7 @@ pub fn warning(name: &str, unmet: &[Unmet]) -> Option<String> {
 struct Oracle<'a> {
     suite: &'a Suite,
     mode: &'a ToolChoice,
+    variant: Option<&'a str>,
     tools: &'a [ToolDefinition],
     ground: Grounding,
     seed: u64,
@@ -254,7 +311,10 @@ struct Oracle<'a> {
 impl Oracle<'_> {
     /// The scorer's reasons against `response` (empty: it passes).
     fn reasons(&self, response: &Response) -> Vec<String> {
-        let (_, reasons) = self.scorer.score(self.mode, response);
+        let (_, reasons) = match self.variant {
+            Some(v) => self.scorer.score_variant(v, self.mode, response),
+            None => self.scorer.score(self.mode, response),
+        };
         reasons
             .into_iter()
             .map(|r| format!("{}: {}", r.code, r.message))
@@ -874,6 +934,46 @@ cases:
             args_of(&s, "nested", &ToolChoice::Auto),
             json!({"person": {"name": "李雷", "age": 30}, "tags": ["a", "b"]})
         );
+    }
+
+    #[test]
+    fn names_what_a_variant_schema_makes_impossible_and_passes_the_rest() {
+        let s = load(
+            "variants.yaml",
+            r#"
+tools:
+  - name: book
+    description: Book a seat.
+    variants:
+      strict: { parameters: { type: object, properties: { seat: { type: string, enum: [first] } }, required: [seat], additionalProperties: false } }
+      doc: { parameter_descriptions: { seat: "first or second" } }
+    parameters: { type: object, properties: { seat: { type: string, enum: [first, second] } }, required: [seat] }
+cases:
+  - { id: second, kind: should_call, prompt: "second class", expect: { calls: [{ tool: book, args: { seat: second } }] } }
+  - { id: first, kind: should_call, prompt: "first class", expect: { calls: [{ tool: book, args: { seat: first } }] } }
+"#,
+        );
+        let unmet = unmet(&s, &s.matrix.tool_choice);
+        assert_eq!(unmet.len(), 1, "{unmet:?}");
+        assert_eq!(unmet[0].case_id, "second");
+        assert_eq!(
+            unmet[0].what,
+            [
+                "under variant `strict`: `book` call: `seat`: no value is both \"second\" and valid against the parameter's schema",
+                // The scorer, checking against the variant's schema, agrees.
+                "under variant `strict`: schema_violation: call to `book` violates its schema: /seat: \"second\" is not one of \"first\""
+            ]
+        );
+        // Under the strict variant the answer to `first` validates against its schema.
+        let case = &s.cases[1];
+        let tools: Vec<ToolDefinition> = case
+            .tools(&s)
+            .iter()
+            .map(|t| t.definition("strict"))
+            .collect();
+        let a = answer_variant(&s, case, "strict", &ToolChoice::Auto, &tools);
+        assert!(a.unmet.is_empty(), "{:?}", a.unmet);
+        assert_eq!(a.response.tool_calls[0].arguments, r#"{"seat":"first"}"#);
     }
 
     #[test]
