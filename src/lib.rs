@@ -14,6 +14,7 @@ pub mod bfcl;
 pub mod cli;
 pub mod compare;
 pub mod exit;
+pub mod judge;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -17,6 +17,7 @@ pub mod share;
 pub mod span;
 pub mod suggest;
 pub mod targets;
+pub mod trajectory;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -176,6 +177,9 @@ pub struct Case {
     pub modes: Option<Vec<ToolChoice>>,
     /// Overrides per mode.
     pub per_mode: Vec<ModeOverride>,
+    /// What the whole episode must do when the case runs as a loop (`None`: the case
+    /// gives no loop expectation).
+    pub episode: Option<trajectory::LoopExpectation>,
 }
 
 impl Case {
