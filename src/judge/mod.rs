@@ -19,6 +19,7 @@ pub mod episode;
 pub mod ground;
 pub mod steps;
 
+pub use behaviour::ErrorFact;
 pub use episode::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason, ToolTraits};
 pub use steps::StepFacts;
 
@@ -35,9 +36,8 @@ pub struct EpisodeChecks {
     pub tool_calls: u32,
     /// Trajectory facts, when the case has a trajectory.
     pub steps: Option<StepFacts>,
-    /// Each error the model received: its kind (`denied` for an approval denial,
-    /// `other` when unknown) and whether the model recovered.
-    pub errors: Vec<(String, bool)>,
+    /// Each error the model received, in call order, and whether it recovered.
+    pub errors: Vec<ErrorFact>,
     /// Repeated executions of non-idempotent calls.
     pub duplicate_side_effects: u32,
     /// Whether the final answer is grounded (`None`: not checked).

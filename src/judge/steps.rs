@@ -103,12 +103,21 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
     let k = n.max(m) as i64 + 1;
     let mid = (max_args + 2) * (k + 1);
     let full = mid * (k + 1);
-    let assignment = assign::best_assignment(n, m, |i, j| match fits[i][j] {
-        Fit::Full => full,
-        Fit::FlowOnly => mid,
-        Fit::Partial(a) => 1 + i64::from(a),
-        Fit::None => 0,
-    });
+    // Only calls of a step's tool can pair: the assignment runs on those columns (its
+    // cost grows with the cube of the larger side).
+    let cols: Vec<usize> = (0..m)
+        .filter(|&j| fits.iter().any(|row| row[j] != Fit::None))
+        .collect();
+    let assignment: Vec<Option<usize>> =
+        assign::best_assignment(n, cols.len(), |i, c| match fits[i][cols[c]] {
+            Fit::Full => full,
+            Fit::FlowOnly => mid,
+            Fit::Partial(a) => 1 + i64::from(a),
+            Fit::None => 0,
+        })
+        .into_iter()
+        .map(|c| c.map(|c| cols[c]))
+        .collect();
 
     let mut reasons = Vec::new();
     let mut facts = StepFacts {
@@ -175,7 +184,8 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
             .iter()
             .map(|row| row.iter().map(|f| *f == Fit::Full).collect())
             .collect();
-        let in_order = longest_in_order(&full_fits, &calls);
+        let rounds: Vec<usize> = calls.placed.iter().map(|p| p.round).collect();
+        let in_order = longest_in_order(&full_fits, &rounds);
         if in_order < facts.matched {
             reasons.push(Reason::new(
                 "wrong_order",
@@ -232,7 +242,8 @@ impl FromSource<'_, '_> {
         self.all
             .iter()
             .zip(self.results)
-            .filter(|(p, _)| p.round < round && p.tool() == r.tool)
+            .take_while(|(p, _)| p.round < round)
+            .filter(|(p, _)| p.tool() == r.tool)
             .filter_map(|(_, v)| v.as_ref().and_then(|v| r.lookup(v)))
             .collect()
     }
@@ -410,12 +421,13 @@ fn walk_flows(
 /// step must come after it in the trajectory; steps given to the same round may come in
 /// any order. `f[g][i]`: the best for the first `i` steps using the first `g` rounds,
 /// where the steps given to round `g - 1` form the block `k..i`.
-fn longest_in_order(full: &[Vec<bool>], calls: &Calls<'_>) -> u32 {
+/// `rounds[j]`: the round of call `j`, in call order.
+fn longest_in_order(full: &[Vec<bool>], rounds: &[usize]) -> u32 {
     let n = full.len();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (j, p) in calls.placed.iter().enumerate() {
+    for (j, &round) in rounds.iter().enumerate() {
         match groups.last_mut() {
-            Some(g) if calls.placed[g[0]].round == p.round => g.push(j),
+            Some(g) if rounds[g[0]] == round => g.push(j),
             _ => groups.push(vec![j]),
         }
     }
@@ -525,4 +537,64 @@ pub fn clip(text: &str) -> String {
     }
     let head: String = text.chars().take(117).collect();
     format!("{head}...")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The most steps matched in order, by trying every assignment (small inputs only).
+    fn brute_force(full: &[Vec<bool>], rounds: &[usize]) -> u32 {
+        fn go(
+            i: usize,
+            full: &[Vec<bool>],
+            rounds: &[usize],
+            used: &mut Vec<bool>,
+            last: usize,
+        ) -> u32 {
+            if i == full.len() {
+                return 0;
+            }
+            // Leave step i out.
+            let mut best = go(i + 1, full, rounds, used, last);
+            for j in 0..rounds.len() {
+                if full[i][j] && !used[j] && rounds[j] >= last {
+                    used[j] = true;
+                    best = best.max(1 + go(i + 1, full, rounds, used, rounds[j]));
+                    used[j] = false;
+                }
+            }
+            best
+        }
+        go(0, full, rounds, &mut vec![false; rounds.len()], 0)
+    }
+
+    #[test]
+    fn steps_in_one_round_keep_order_in_any_listing() {
+        // Steps a, b; round 0 lists b then a: both in order. Round 1 then a again.
+        let full = vec![vec![false, true, true], vec![true, false, false]];
+        assert_eq!(longest_in_order(&full, &[0, 0, 1]), 2);
+        // b in round 0, a only in round 1: one of the two keeps the order.
+        let full = vec![vec![false, true], vec![true, false]];
+        assert_eq!(longest_in_order(&full, &[0, 1]), 1);
+        assert_eq!(longest_in_order(&[], &[0, 1]), 0);
+        assert_eq!(longest_in_order(&[vec![], vec![]], &[]), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn the_in_order_programme_equals_brute_force(
+            n in 0usize..5,
+            rounds in proptest::collection::vec(0usize..3, 0..6),
+            bits in proptest::collection::vec(any::<bool>(), 30),
+        ) {
+            let mut rounds = rounds;
+            rounds.sort_unstable();
+            let m = rounds.len();
+            let full: Vec<Vec<bool>> =
+                (0..n).map(|i| (0..m).map(|j| bits[i * 6 + j]).collect()).collect();
+            prop_assert_eq!(longest_in_order(&full, &rounds), brute_force(&full, &rounds));
+        }
+    }
 }

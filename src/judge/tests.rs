@@ -426,7 +426,15 @@ fn a_retried_failure_is_an_attempt_not_an_extra_call() {
     ]);
     let (codes, checks, _) = judge(expect, &ep);
     assert_eq!(codes, Vec::<String>::new());
-    assert_eq!(checks.errors, vec![("rate_limit".to_string(), true)]);
+    assert_eq!(
+        checks.errors,
+        vec![ErrorFact {
+            tool: "get_weather".into(),
+            kind: "rate_limit".into(),
+            injected: true,
+            recovered: true
+        }]
+    );
 }
 
 #[test]
@@ -594,7 +602,10 @@ fn an_ignored_error_is_no_recovery_and_an_honest_answer_recovers() {
         "`get_shipment` failed in round 2 (rate_limit, injected) and the model did not call it \
          again without saying so in its final answer"
     );
-    assert_eq!(checks.errors, vec![("rate_limit".to_string(), false)]);
+    assert_eq!(
+        (checks.errors[0].kind.as_str(), checks.errors[0].recovered),
+        ("rate_limit", false)
+    );
     for honest in [
         "抱歉，物流查询暂时无法使用，请稍后再试。",
         "Sorry, tracking failed.",
@@ -602,7 +613,7 @@ fn an_ignored_error_is_no_recovery_and_an_honest_answer_recovers() {
     ] {
         let (codes, checks, _) = judge("      stop: answered\n", &failed_shipment(honest));
         assert_eq!(codes, Vec::<String>::new(), "{honest}");
-        assert_eq!(checks.errors, vec![("rate_limit".to_string(), true)]);
+        assert!(checks.errors[0].recovered, "{honest}");
     }
 }
 
@@ -626,7 +637,10 @@ fn a_denied_call_is_not_recovered_by_trying_again() {
     ]);
     let (codes, checks, _) = judge_with("      stop: answered\n", &ep, &policed);
     assert_eq!(codes, vec!["no_recovery", "no_recovery"]);
-    assert_eq!(checks.errors[0], ("denied".to_string(), false));
+    assert_eq!(
+        (checks.errors[0].kind.as_str(), checks.errors[0].recovered),
+        ("denied", false)
+    );
 }
 
 #[test]
@@ -771,4 +785,122 @@ fn final_text_checks_need_a_final_answer() {
         reasons[0].message,
         "the final answer does not contain \"12-03\""
     );
+}
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    const CODES: &[&str] = &[
+        "missing_step",
+        "wrong_order",
+        "data_flow_broken",
+        "extra_calls",
+        "forbidden_call",
+        "unconfirmed_risky_call",
+        "duplicate_side_effect",
+        "no_recovery",
+        "success_claimed_after_error",
+        "ungrounded_answer",
+        "text_mismatch",
+        "loop_stopped",
+    ];
+
+    fn record() -> impl Strategy<Value = CallRecord> {
+        let name = prop_oneof![
+            Just("get_order".to_string()),
+            Just("get_shipment".to_string()),
+            Just("cancel_order".to_string()),
+            Just("send_email".to_string()),
+            any::<String>(),
+        ];
+        let args = prop_oneof![
+            Just(r#"{"order_id": "A123"}"#.to_string()),
+            Just(r#"{"shipment_id": "S9"}"#.to_string()),
+            Just(r#"{"shipment_id": ["S9", {"a": null}]}"#.to_string()),
+            any::<String>(),
+        ];
+        let content = prop_oneof![
+            Just(r#"{"shipment_id": "S9", "eta": "2026-12-03"}"#.to_string()),
+            Just(r#"[1, "２０２６", {"x": [[[]]]}]"#.to_string()),
+            any::<String>(),
+        ];
+        let outcome = proptest::option::of((
+            content,
+            any::<bool>(),
+            proptest::option::of(prop_oneof![
+                Just("rate_limit".to_string()),
+                Just("timeout".to_string()),
+                any::<String>()
+            ]),
+            any::<bool>(),
+            proptest::option::of(prop_oneof![
+                Just(Approval::Approved),
+                Just(Approval::Denied)
+            ]),
+        ));
+        (name, args, outcome).prop_map(|(name, arguments, outcome)| CallRecord {
+            call: ToolCall {
+                id: None,
+                name,
+                arguments,
+            },
+            outcome: outcome.map(|(content, is_error, error_kind, injected, approval)| {
+                CallOutcome {
+                    content,
+                    is_error,
+                    error_kind,
+                    injected,
+                    approval,
+                }
+            }),
+        })
+    }
+
+    fn round() -> impl Strategy<Value = Round> {
+        (
+            proptest::option::of(any::<String>()),
+            proptest::option::of(prop_oneof![
+                Just("Done! 已为您取消 A123，预计 12月3日 送达 via DHL.".to_string()),
+                Just("1. S9\n2. 1,299 Paris? 没有成功".to_string()),
+                any::<String>(),
+            ]),
+            proptest::collection::vec(record(), 0..4),
+        )
+            .prop_map(|(user, text, calls)| Round { user, text, calls })
+    }
+
+    /// The suite is compiled once: the test is about judging.
+    static SUITE: std::sync::LazyLock<Suite> =
+        std::sync::LazyLock::new(|| suite(&format!("{ORDER_FLOW}      never: [cancel_order]\n")));
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn judging_never_panics_and_keeps_its_facts_consistent(
+            rounds in proptest::collection::vec(round(), 0..6),
+            stop in prop_oneof![
+                Just(StopReason::Answered),
+                Just(StopReason::MaxRounds),
+                Just(StopReason::RepeatedCall)
+            ],
+        ) {
+            let total: usize = rounds.iter().map(|r| r.calls.len()).sum();
+            let ep = Episode { context: vec!["A123".into()], rounds, stop };
+            let input = JudgeInput {
+                expect: SUITE.cases[0].episode.as_ref().unwrap(),
+                tools: &traits(),
+                norm: SUITE.norm,
+            };
+            let (reasons, checks) = judge_episode(&input, &ep);
+            let codes: Vec<&str> = reasons.iter().map(|r| r.code.as_str()).collect();
+            prop_assert_eq!(checks.tool_calls as usize, total);
+            let f = checks.steps.unwrap();
+            prop_assert!(f.matched <= f.steps && f.data_flow_ok <= f.data_flow_checked);
+            prop_assert!(f.data_flow_checked <= 1);
+            for c in &codes {
+                prop_assert!(CODES.contains(c), "unknown code {}", c);
+            }
+        }
+    }
 }
