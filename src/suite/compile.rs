@@ -1224,6 +1224,20 @@ fn compile_calls(
                 ok = false;
                 continue;
             }
+            // Only a clear reference is refused: `{from: X}` was an ordinary nested
+            // object matcher before loops existed.
+            if super::trajectory::uses_from(&value.value, tool.property(&name.value))
+                && value.value.to_string().contains(".result")
+            {
+                c.report(
+                    value.at(),
+                    &af,
+                    "`from:` refers to an earlier tool result, which only `trajectory` steps have",
+                    Some("`calls` checks the first round, before any result; move the check to `trajectory.steps`".into()),
+                );
+                ok = false;
+                continue;
+            }
             let mctx = CompileContext {
                 norm: ctx.norm,
                 extra,

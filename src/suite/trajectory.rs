@@ -423,7 +423,7 @@ fn compile_arg(
     schema: Option<&Value>,
     ctx: &ArgContext<'_, '_>,
 ) -> Result<StepArg, LoopProblem> {
-    if !contains_from(value) {
+    if !uses_from(value, schema) {
         let mctx = CompileContext {
             norm: ctx.tools.norm,
             extra: ctx.extra,
@@ -438,9 +438,9 @@ fn compile_arg(
                 hint: e.hint,
             });
     }
-    // `contains_from` found a `from` map, so `value` is an object or a list.
+    // `uses_from` found a reference, so `value` is an object or a list.
     match value {
-        Value::Object(map) if map.contains_key("from") => {
+        Value::Object(map) if is_reference(map, schema) => {
             let problem = |message: String, hint: &str| LoopProblem {
                 at: ctx.at,
                 field: format!("{path}.from"),
@@ -503,18 +503,38 @@ fn compile_arg(
     }
 }
 
-/// Whether a `{from: ...}` map occurs anywhere in `v` (outside matcher keywords, which
-/// take plain values).
-fn contains_from(v: &Value) -> bool {
-    match v {
-        Value::Object(map) => {
-            map.contains_key("from")
-                || (!map
-                    .keys()
-                    .any(|k| super::matcher::KEYWORDS.contains(&k.as_str()))
-                    && map.values().any(contains_from))
+/// Whether `map` is a `{from: ...}` reference rather than an object with a field
+/// `from`: it is a field when the schema declares such a property, or when the map has
+/// other keys and its `from` names no tool result (`{from: 2020, to: 2021}`).
+fn is_reference(map: &serde_json::Map<String, Value>, schema: Option<&Value>) -> bool {
+    let Some(from) = map.get("from") else {
+        return false;
+    };
+    let declared = schema
+        .and_then(|s| s.get("properties"))
+        .is_some_and(|p| p.get("from").is_some());
+    let names_result = from.as_str().is_some_and(|f| f.contains(".result"));
+    !declared && (map.len() == 1 || names_result)
+}
+
+/// Whether `value` (matched against `schema`) holds a `{from: ...}` reference anywhere:
+/// what only trajectory steps can use.
+pub fn uses_from(value: &Value, schema: Option<&Value>) -> bool {
+    match value {
+        Value::Object(map) if is_reference(map, schema) => true,
+        Value::Object(map)
+            if !map
+                .keys()
+                .any(|k| super::matcher::KEYWORDS.contains(&k.as_str())) =>
+        {
+            let props = schema.and_then(|s| s.get("properties"));
+            map.iter()
+                .any(|(k, v)| uses_from(v, props.and_then(|p| p.get(k))))
         }
-        Value::Array(items) => items.iter().any(contains_from),
+        Value::Array(items) => {
+            let item = schema.and_then(|s| s.get("items"));
+            items.iter().any(|v| uses_from(v, item))
+        }
         _ => false,
     }
 }
@@ -797,6 +817,81 @@ cases:
         assert!(p[0].3.contains("did you mean `in_order`?"), "{p:?}");
         let p = problems("      stop: answerd\n");
         assert!(p[0].3.contains("did you mean `answered`?"), "{p:?}");
+    }
+
+    #[test]
+    fn a_declared_field_named_from_is_a_field_and_calls_can_not_use_references() {
+        let text = "tools:
+  - name: send_email
+    description: d
+    parameters: {type: object, properties: {header: {type: object, properties: {from: {type: string}}}}}
+cases:
+  - id: c
+    kind: should_call
+    prompt: hi
+    expect:
+      calls: [{tool: send_email, args: {header: {from: {from: send_email.result.x}}}}]
+      trajectory:
+        steps:
+          - {tool: send_email, args: {header: {from: a@x.org}}}
+          - {tool: send_email, args: {header: {from: {from: send_email.result.sender}}}}
+";
+        let Err(crate::suite::SuiteError::Invalid(d)) =
+            crate::suite::load_str(text, std::path::Path::new("s.yaml"))
+        else {
+            panic!("`from` in calls must be refused");
+        };
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].field, "cases[0].expect.calls[0].args.header");
+        assert_eq!(d[0].line, 10);
+        assert_eq!(
+            d[0].message,
+            "`from:` refers to an earlier tool result, which only `trajectory` steps have"
+        );
+        let ok = text.replace("{from: {from: send_email.result.x}}", "{from: b@x.org}");
+        let suite = crate::suite::load_str(&ok, std::path::Path::new("s.yaml")).unwrap();
+        let t = suite.cases[0]
+            .episode
+            .as_ref()
+            .unwrap()
+            .trajectory
+            .as_ref()
+            .unwrap();
+        // Step 1: `from` is the declared field, matched by an ordinary matcher.
+        assert!(matches!(t.steps[0].args[0].1, StepArg::Match(_)));
+        // Step 2: the field `from` holds a reference.
+        match &t.steps[1].args[0].1 {
+            StepArg::Object { fields, .. } => {
+                assert_eq!(fields[0].0, "from");
+                assert!(
+                    matches!(&fields[0].1, StepArg::From(r) if r.text == "send_email.result.sender")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_from_key_beside_others_that_names_no_result_is_a_plain_field() {
+        let text = "tools:
+  - {name: report, description: d, parameters: {type: object, properties: {range: {type: object}}}}
+cases:
+  - id: c
+    kind: should_call
+    prompt: hi
+    expect:
+      calls: [{tool: report, args: {range: {from: 2020, to: 2021}}}]
+      trajectory: {steps: [{tool: report, args: {range: {from: 2020, to: 2021}}}]}
+";
+        let suite = crate::suite::load_str(text, std::path::Path::new("s.yaml")).unwrap();
+        let t = suite.cases[0]
+            .episode
+            .as_ref()
+            .unwrap()
+            .trajectory
+            .as_ref()
+            .unwrap();
+        assert!(matches!(t.steps[0].args[0].1, StepArg::Match(_)));
     }
 
     #[test]
