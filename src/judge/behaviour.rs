@@ -156,14 +156,12 @@ pub fn recovery(episode: &Episode, calls: &[Placed<'_>]) -> (Vec<Reason>, Vec<Er
         .is_some_and(|t| claims::failure_mention(t).is_some() || claims::asks(t));
     let mut out = Vec::new();
     let mut per_error = Vec::new();
-    for (j, p) in calls.iter().enumerate() {
+    let last = super::steps::last_rounds(calls);
+    for p in calls {
         let Some(o) = p.record.outcome.as_ref().filter(|o| o.is_error) else {
             continue;
         };
-        let retried = !o.denied()
-            && calls[j + 1..]
-                .iter()
-                .any(|l| l.round > p.round && l.tool() == p.tool());
+        let retried = !o.denied() && last[p.tool()] > p.round;
         let recovered = retried || honest;
         let kind = if o.denied() {
             "denied".to_string()

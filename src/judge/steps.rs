@@ -71,13 +71,9 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
                 .map(super::episode::CallOutcome::value)
         })
         .collect();
+    let last = last_rounds(all);
     let eligible: Vec<usize> = (0..all.len())
-        .filter(|&j| {
-            !(all[j].failed()
-                && all[j + 1..]
-                    .iter()
-                    .any(|l| l.round > all[j].round && l.tool() == all[j].tool()))
-        })
+        .filter(|&j| !(all[j].failed() && last[all[j].tool()] > all[j].round))
         .collect();
     let calls = Calls {
         placed: eligible.iter().map(|&j| all[j]).collect(),
@@ -228,6 +224,14 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
         }
     }
     (reasons, facts)
+}
+
+/// The last round in which each tool was called.
+pub fn last_rounds<'e>(calls: &[Placed<'e>]) -> std::collections::HashMap<&'e str, usize> {
+    calls
+        .iter()
+        .map(|p| (p.record.call.name.as_str(), p.round))
+        .collect()
 }
 
 /// Where `from` values come from: every call of the episode and its parsed result.
