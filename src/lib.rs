@@ -15,6 +15,7 @@ pub mod chat;
 pub mod cli;
 pub mod compare;
 pub mod exit;
+pub mod judge;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -329,14 +329,16 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
     }
 }
 
-/// Loop cases (with `mocks`) validate but do not run until the episode runner lands:
+/// Loop cases (with `mocks`, or `trajectory`/`never`/`final`/`stop` expectations) validate but do not run until the episode runner lands:
 /// refused, rather than scored on their first round as if they were single-turn.
 fn refuse_loops(suite: &Suite) -> Result<(), AppError> {
-    match suite.cases.iter().find(|c| c.episode.is_some()) {
+    let is_loop = |c: &&crate::suite::Case| c.episode.is_some() || c.loop_expect.is_some();
+    match suite.cases.iter().find(is_loop) {
         Some(case) => Err(AppError::bad(
             format!(
-                "case `{}` is a tool loop (it has mocks); this version validates loop suites but does not run them yet",
-                case.id
+                "case `{}` is a tool loop (it has {}); this version validates loop suites but does not run them yet",
+                case.id,
+                if case.episode.is_some() { "mocks" } else { "loop expectations" }
             ),
             Some(
                 "`toolgauge validate` checks it; run single-turn cases (without `mocks`) from a suite of their own",

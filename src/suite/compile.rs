@@ -992,12 +992,33 @@ fn compile_case(
             at,
             ctx,
         )?;
+        if let Some(e) = &o.expect
+            && super::trajectory::given(e)
+        {
+            c.report(
+                at,
+                format!("{pf}.expect"),
+                "loop expectations (`trajectory`, `never`, `final`, `stop`) can not differ per mode",
+                Some("put them in the case's own `expect`".into()),
+            );
+        }
         per_mode.push(ModeOverride {
             modes,
             kind: o.kind,
             expect: e,
         });
     }
+    let loop_expect = match &spec.expect {
+        Some(e) if super::trajectory::given(e) => Some(compile_episode(
+            c,
+            spec.kind,
+            e,
+            &format!("{field}.expect"),
+            at,
+            ctx,
+        )?),
+        _ => None,
+    };
     Some(Case {
         id: spec.id.value.clone(),
         kind: spec.kind,
@@ -1009,6 +1030,7 @@ fn compile_case(
         per_mode,
         episode: None,
         suite_system,
+        loop_expect,
     })
 }
 
@@ -1160,6 +1182,21 @@ fn compile_expect(
                 count: CountMode::AtLeast,
             }))
         }
+        // A loop case may leave the first round open: it must make some call.
+        CaseKind::ShouldCall if e.calls.is_none() && super::trajectory::given(e) => {
+            if e.any_of.is_some() || e.count.is_some() || has_text {
+                c.report(
+                    at,
+                    field,
+                    "a `should_call` case takes only `calls`, `count` and the loop keys",
+                    Some("put checks on the final answer under `final:`".into()),
+                );
+            }
+            Some(Expectation::Calls(CallsExpectation {
+                calls: Vec::new(),
+                count: CountMode::AtLeast,
+            }))
+        }
         CaseKind::ShouldCall => {
             if missing || e.calls.as_ref().is_none_or(Vec::is_empty) {
                 c.report(
@@ -1229,6 +1266,69 @@ fn compile_expect(
             (outcomes.len() == options.len()).then_some(Expectation::AnyOf(outcomes))
         }
     }
+}
+
+/// The loop expectations of a case (see [`super::trajectory`]).
+fn compile_episode(
+    c: &mut Checker<'_>,
+    kind: CaseKind,
+    e: &ExpectSpec,
+    field: &str,
+    at: (u32, u32),
+    ctx: &CaseContext<'_>,
+) -> Option<super::trajectory::LoopExpectation> {
+    use super::trajectory::{
+        FinalChecks, LoopContext, LoopExpectation, compile_never, compile_trajectory,
+    };
+    let lookup = |n: &str| ctx.tools.get(n).map(|t| t.parameters.as_ref());
+    let lctx = LoopContext {
+        tools: &lookup,
+        tool_names: ctx.tools.keys().copied().collect(),
+        broken: ctx.broken,
+        norm: ctx.norm,
+        extra: ctx.extra,
+        at,
+    };
+    let mut problems = Vec::new();
+    if kind == CaseKind::ShouldNotCall && e.trajectory.is_some() {
+        c.report(
+            at,
+            format!("{field}.trajectory"),
+            "a `should_not_call` case expects no calls, so it has no trajectory",
+            Some("use kind `should_call` for a case whose episode calls tools".into()),
+        );
+    }
+    let trajectory = e
+        .trajectory
+        .as_ref()
+        .map(|t| compile_trajectory(t, &format!("{field}.trajectory"), &lctx, &mut problems));
+    let never = compile_never(&e.never, &format!("{field}.never"), &lctx, &mut problems);
+    let ok = problems.is_empty();
+    for p in problems {
+        c.report(p.at, p.field, p.message, p.hint);
+    }
+    let final_answer = e.final_answer.as_ref().map(|f| FinalChecks {
+        text: compile_text_checks(
+            c,
+            &f.contains,
+            &f.regex,
+            &format!("{field}.final"),
+            ctx.norm,
+        ),
+        grounded: f.grounded,
+        no_success_after_error: f.no_success_after_error,
+    });
+    Some(LoopExpectation {
+        trajectory: match trajectory {
+            Some(Some(t)) => Some(t),
+            Some(None) => return None,
+            None => None,
+        },
+        never,
+        final_answer,
+        stop: e.stop,
+    })
+    .filter(|_| ok)
 }
 
 fn compile_outcome(
@@ -1348,6 +1448,20 @@ fn compile_calls(
                     &af,
                     format!("the bfcl profile can not read this matcher: {e}"),
                     Some("under `profile: {bfcl: ...}` write a value, `{eq: V}`, `{one_of: [...]}` (with `optional: true` for BFCL's \"\") or `{absent: true}`".into()),
+                );
+                ok = false;
+                continue;
+            }
+            // Only a clear reference is refused: `{from: X}` was an ordinary nested
+            // object matcher before loops existed.
+            if super::trajectory::uses_from(&value.value, tool.property(&name.value))
+                && value.value.to_string().contains(".result")
+            {
+                c.report(
+                    value.at(),
+                    &af,
+                    "`from:` refers to an earlier tool result, which only `trajectory` steps have",
+                    Some("`calls` checks the first round, before any result; move the check to `trajectory.steps`".into()),
                 );
                 ok = false;
                 continue;

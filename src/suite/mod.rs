@@ -17,6 +17,7 @@ pub mod shape;
 pub mod share;
 pub mod span;
 pub mod targets;
+pub mod trajectory;
 pub mod variants;
 
 use std::borrow::Cow;
@@ -261,6 +262,9 @@ pub struct Case {
     /// `messages` starts with the suite's `system` prompt (the case has no system
     /// message of its own), which a variant's system prompt replaces.
     pub suite_system: bool,
+    /// What the whole episode must do when the case runs as a loop (`None`: the case
+    /// gives no loop expectation).
+    pub loop_expect: Option<trajectory::LoopExpectation>,
 }
 
 impl Suite {

@@ -425,6 +425,18 @@ pub struct ExpectSpec {
     /// `ambiguous`: acceptable outcomes; one must hold.
     #[serde(default)]
     pub any_of: Option<Vec<OutcomeSpec>>,
+    /// Loops: the tool calls of the whole episode (`calls` checks the first round only).
+    #[serde(default)]
+    pub trajectory: Option<super::trajectory::TrajectorySpec>,
+    /// Loops: tools that must not be called in any round.
+    #[serde(default)]
+    pub never: Vec<Spanned<String>>,
+    /// Loops: checks on the final answer.
+    #[serde(default, rename = "final")]
+    pub final_answer: Option<super::trajectory::FinalSpec>,
+    /// Loops: how the episode must stop (default `answered`).
+    #[serde(default)]
+    pub stop: Option<super::trajectory::StopReason>,
 }
 
 /// One acceptable outcome of an ambiguous case.

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Decision, Invocation, Session, ToolHost, ToolOutcome};
-use crate::provider::ToolCall;
+use crate::chat::ToolCall;
 use crate::suite::loops::EpisodeSpec;
 
 /// The loop spec of case `id` of the suite `text`.

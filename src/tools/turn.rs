@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::{
     Approval, Decision, HostError, Invocation, Session, ToolErrorKind, ToolHost, ToolOutcome,
 };
-use crate::provider::ToolCall;
+use crate::chat::ToolCall;
 use crate::suite::loops::Answer;
 
 /// Answer `calls` (one assistant turn, in the model's order) with `host`.

@@ -1,0 +1,159 @@
+//! The judge's input: the transcript of one episode, in neutral types of its own.
+//!
+//! The episode runner builds an [`Episode`] from what happened (rounds of an assistant
+//! turn and the tool host's answers); the judge needs no provider, tool host or record
+//! type to read it. Tool metadata that the judge relies on (risk, idempotency, whether
+//! the harness asks for approval) comes as plain [`ToolTraits`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::ToolCall;
+pub use crate::suite::trajectory::StopReason;
+
+/// One episode: the conversation the case starts with, every round, and why it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    /// The texts of the case's own messages (system, prompt, earlier turns and tool
+    /// results): what the model was told before the first round.
+    pub context: Vec<String>,
+    /// The rounds in order.
+    pub rounds: Vec<Round>,
+    /// Why the loop stopped.
+    pub stop: StopReason,
+}
+
+/// One round: an optional scripted user turn, then the model's turn and its calls' outcomes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// A scripted user turn (`turns:`) sent before this round; `None` for the first
+    /// round (its prompt is in [`Episode::context`]) and for rounds that continue after
+    /// tool results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The model's text in this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The model's calls in this round, in the order it made them.
+    #[serde(default)]
+    pub calls: Vec<CallRecord>,
+}
+
+/// A call and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// The tool host's answer; `None` when the call was not executed (the loop stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<CallOutcome>,
+}
+
+/// What the model received for one call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallOutcome {
+    /// The result as sent to the model (normally JSON text).
+    pub content: String,
+    /// The result is an error.
+    #[serde(default)]
+    pub is_error: bool,
+    /// The error kind (`rate_limit`, `timeout`, `server_error`, `not_found`,
+    /// `permission_denied`, `invalid_arguments`, `needs_confirmation`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    /// The error was injected by a fault rule (not the tool's own answer).
+    #[serde(default)]
+    pub injected: bool,
+    /// The harness's approval decision, for tools under an approval policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// The harness's answer when a tool under approval is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// The call was executed.
+    Approved,
+    /// The call was not executed; the model received a "denied by the user" error.
+    Denied,
+}
+
+/// What the judge needs to know about one tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolTraits {
+    /// Tool name.
+    pub name: String,
+    /// `risk: high`: calling it without confirmation is a failure.
+    pub risky: bool,
+    /// Calling it twice with the same arguments is harmless (`idempotent: false` says
+    /// it is not).
+    pub idempotent: bool,
+    /// The harness asks for approval before running it (`policy.confirm`).
+    pub confirm: bool,
+}
+
+impl ToolTraits {
+    /// A tool with no special traits (not risky, idempotent, no approval).
+    pub fn plain(name: &str) -> ToolTraits {
+        ToolTraits {
+            name: name.to_string(),
+            risky: false,
+            idempotent: true,
+            confirm: false,
+        }
+    }
+}
+
+impl CallOutcome {
+    /// The result parsed as JSON (a plain-text result is a JSON string).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.content).unwrap_or_else(|_| Value::String(self.content.clone()))
+    }
+
+    /// The call was denied by the approval policy.
+    pub fn denied(&self) -> bool {
+        self.approval == Some(Approval::Denied)
+    }
+}
+
+/// One call with its place in the episode.
+#[derive(Debug, Clone, Copy)]
+pub struct Placed<'e> {
+    /// Round index (0-based).
+    pub round: usize,
+    /// The call and its outcome.
+    pub record: &'e CallRecord,
+}
+
+impl Placed<'_> {
+    /// Tool name.
+    pub fn tool(&self) -> &str {
+        &self.record.call.name
+    }
+
+    /// The outcome was an error.
+    pub fn failed(&self) -> bool {
+        self.record.outcome.as_ref().is_some_and(|o| o.is_error)
+    }
+}
+
+impl Episode {
+    /// Every call in order (round by round, in call order within a round).
+    pub fn calls(&self) -> Vec<Placed<'_>> {
+        self.rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(round, r)| r.calls.iter().map(move |record| Placed { round, record }))
+            .collect()
+    }
+
+    /// The model's final answer: the text of the last round, when that round made no
+    /// calls (a loop stopped by a limit has none).
+    pub fn final_text(&self) -> Option<&str> {
+        self.rounds
+            .last()
+            .filter(|r| r.calls.is_empty())
+            .and_then(|r| r.text.as_deref())
+    }
+}

@@ -1,0 +1,166 @@
+//! Judges of whole episodes (a trial that runs as a loop of rounds).
+//!
+//! [`judge_episode`] applies a case's loop expectations
+//! ([`crate::suite::trajectory::LoopExpectation`]) to the transcript of one episode
+//! ([`Episode`]) and returns the reasons it failed, in the shape today's verdicts use
+//! ([`Reason`]: a stable code and a message), with the facts behind them for metrics.
+//!
+//! Reason codes: `missing_step`, `wrong_order`, `data_flow_broken` and `extra_calls`
+//! (the trajectory, see [`steps`]); `forbidden_call` (`never`);
+//! `unconfirmed_risky_call`, `duplicate_side_effect`, `no_recovery` (always checked;
+//! see [`behaviour`]); `success_claimed_after_error` (`final.no_success_after_error`);
+//! `ungrounded_answer` (`final.grounded`, see [`ground`]); `text_mismatch`
+//! (`final.contains` / `final.regex`); `loop_stopped` (the stop reason differs from
+//! `stop`, which defaults to `answered`).
+
+pub mod behaviour;
+pub mod claims;
+pub mod episode;
+pub mod ground;
+pub mod steps;
+
+pub use behaviour::ErrorFact;
+pub use episode::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason, ToolTraits};
+pub use steps::StepFacts;
+
+use crate::score::trial::Reason;
+use crate::suite::Normalizer;
+use crate::suite::trajectory::LoopExpectation;
+
+/// The facts an episode's verdict rests on (what loop metrics aggregate).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EpisodeChecks {
+    /// Rounds played.
+    pub rounds: u32,
+    /// Tool calls made.
+    pub tool_calls: u32,
+    /// Trajectory facts, when the case has a trajectory.
+    pub steps: Option<StepFacts>,
+    /// Each error the model received, in call order, and whether it recovered.
+    pub errors: Vec<ErrorFact>,
+    /// Repeated executions of non-idempotent calls.
+    pub duplicate_side_effects: u32,
+    /// Whether the final answer is grounded (`None`: not checked).
+    pub grounded: Option<bool>,
+}
+
+/// What the judge needs besides the episode.
+pub struct JudgeInput<'a> {
+    /// The case's loop expectations.
+    pub expect: &'a LoopExpectation,
+    /// Traits of the tools offered (tools not listed are plain).
+    pub tools: &'a [ToolTraits],
+    /// The suite's normalisation, for `final.contains` and `final.regex`.
+    pub norm: Normalizer,
+}
+
+/// Judge `episode`: the reasons it failed (none when it passed) and the facts.
+pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>, EpisodeChecks) {
+    let expect = input.expect;
+    let calls = episode.calls();
+    let mut reasons = Vec::new();
+    let mut checks = EpisodeChecks {
+        rounds: episode.rounds.len() as u32,
+        tool_calls: calls.len() as u32,
+        ..EpisodeChecks::default()
+    };
+    if let Some(t) = &expect.trajectory {
+        let (r, facts) = steps::judge_steps(t, &calls);
+        reasons.extend(r);
+        checks.steps = Some(facts);
+    }
+    reasons.extend(behaviour::forbidden(&expect.never, &calls));
+    reasons.extend(behaviour::unconfirmed_risky(episode, input.tools, &calls));
+    let (dups, count) = behaviour::duplicates(input.tools, &calls);
+    reasons.extend(dups);
+    checks.duplicate_side_effects = count;
+    let (unrecovered, errors) = behaviour::recovery(episode, &calls);
+    reasons.extend(unrecovered);
+    checks.errors = errors;
+    if let Some(f) = &expect.final_answer {
+        let text = episode.final_text();
+        if f.no_success_after_error
+            && let Some(r) = behaviour::success_after_error(episode, &calls)
+        {
+            reasons.push(r);
+        }
+        if f.grounded {
+            let stated = text.map(|t| ground::Sources::of(episode).ungrounded(t));
+            checks.grounded = Some(stated.as_ref().is_some_and(Vec::is_empty));
+            match stated {
+                Some(s) if !s.is_empty() => reasons.push(Reason::new(
+                    "ungrounded_answer",
+                    format!(
+                        "the final answer states {} found in no tool result, prompt or user turn",
+                        s.iter()
+                            .take(10)
+                            .map(|x| format!("`{}`", steps::clip(x)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+                _ => {}
+            }
+        }
+        if !f.text.is_empty() {
+            match text {
+                Some(t) => reasons.extend(text_checks(&f.text, t, input.norm)),
+                None => reasons.push(Reason::new(
+                    "text_mismatch",
+                    "there is no final answer to check (the last round made calls)",
+                )),
+            }
+        }
+    }
+    let want = expect.stop.unwrap_or(StopReason::Answered);
+    if episode.stop != want {
+        reasons.push(Reason::new(
+            "loop_stopped",
+            if episode.stop == StopReason::Answered {
+                format!(
+                    "the model answered after {} round(s), but the loop was expected to stop at `{}`",
+                    episode.rounds.len(),
+                    want.as_str()
+                )
+            } else {
+                format!(
+                    "the loop stopped at the `{}` limit after {} round(s) and {} call(s) (expected: `{}`)",
+                    episode.stop.as_str(),
+                    episode.rounds.len(),
+                    calls.len(),
+                    want.as_str()
+                )
+            },
+        ));
+    }
+    (reasons, checks)
+}
+
+/// `final.contains` and `final.regex`, compared as today's text checks are: after the
+/// suite's normalisation (the regex was compiled case-insensitive when it folds case).
+fn text_checks(t: &crate::suite::TextChecks, text: &str, norm: Normalizer) -> Vec<Reason> {
+    let hay = norm.apply(text);
+    let mut out: Vec<Reason> = t
+        .contains
+        .iter()
+        .filter(|c| !hay.contains(norm.apply(c).as_ref()))
+        .map(|c| {
+            Reason::new(
+                "text_mismatch",
+                format!("the final answer does not contain {c:?}"),
+            )
+        })
+        .collect();
+    if let Some(re) = &t.regex
+        && !re.is_match(&hay)
+    {
+        out.push(Reason::new(
+            "text_mismatch",
+            format!("the final answer does not match /{}/", re.as_str()),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
