@@ -14,6 +14,8 @@ pub mod markdown;
 pub mod progress;
 pub mod summary;
 pub mod terminal;
+#[cfg(test)]
+mod warnings_tests;
 
 use std::path::{Path, PathBuf};
 

@@ -22,3 +22,4 @@ mod shard;
 mod snapshots;
 mod support;
 mod validate;
+mod warnings;
