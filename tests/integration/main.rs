@@ -13,6 +13,7 @@ mod compare;
 mod hostile;
 mod live;
 mod oracle;
+mod prices;
 mod readme;
 mod resume;
 mod run;
