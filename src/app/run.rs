@@ -468,6 +468,14 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         api_key_env: s.api_key_env.clone(),
         ..live_settings(args, &Default::default())?
     };
+    // run.json is input too: an edited one must not send a NaN to every request.
+    let in_run_json =
+        |field: &str| format!("`settings.{field}` of `{}`", dir.join("run.json").display());
+    super::settings::check_sampling(
+        live.temperature,
+        live.max_tokens,
+        [&in_run_json("temperature"), &in_run_json("max_tokens")],
+    )?;
     // The cassette as the run used it, found from this working directory.
     let cassette = s.cassette.as_ref().and_then(|c| {
         paths::existing_or_first(&paths::candidates(c, s.paths.cassette.as_ref(), dir))

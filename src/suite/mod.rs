@@ -12,6 +12,7 @@ pub mod matcher;
 pub mod messages;
 pub mod model;
 pub mod normalize;
+pub mod sampling;
 pub mod shape;
 pub mod share;
 pub mod span;

@@ -17,6 +17,7 @@ mod prices;
 mod readme;
 mod resume;
 mod run;
+mod sampling;
 mod schema;
 mod select;
 mod shard;
