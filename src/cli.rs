@@ -194,11 +194,11 @@ pub struct RunArgs {
     /// Fail the run (exit 3) when more than this fraction of trials end in errors.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
     pub max_error_rate: f64,
-    /// Sampling temperature for live targets.
-    #[arg(long)]
+    /// Sampling temperature for live targets, from 0 to 2.
+    #[arg(long, allow_negative_numbers = true)]
     pub temperature: Option<f64>,
-    /// Output token limit per request for live targets.
-    #[arg(long, value_name = "N")]
+    /// Output token limit per request for live targets, at least 1.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_output_tokens: Option<u32>,
     /// Client-side limit of requests per minute, per live target.
     #[arg(long, value_name = "N")]

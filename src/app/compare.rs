@@ -307,24 +307,42 @@ fn values_of(sides: &[&Loaded], dim: Dim) -> Vec<String> {
     out.into_iter().collect()
 }
 
-/// Refuse names a flag gives that none of the sides has.
-fn check_known(flag: &str, what: &str, named: &[String], known: &[String]) -> Result<(), AppError> {
-    for n in named {
-        if !known.contains(n) {
-            let list = if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            };
-            return Err(AppError::bad(
-                format!(
-                    "{flag} names {what} `{n}`, which is not in the compared runs (they have: {list})"
-                ),
-                None,
-            ));
-        }
+/// The names a flag gives that none of the sides has, in one clause naming every one
+/// (each with a "did you mean" when one of `known` is close) and what the runs have;
+/// `None` when all are known. `what` is singular (`variant`, `tool_choice mode`).
+fn unknown_names(flag: &str, what: &str, named: &[String], known: &[String]) -> Option<String> {
+    let missing: IndexSet<&str> = named
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !known.iter().any(|k| k == n))
+        .collect();
+    if missing.is_empty() {
+        return None;
     }
-    Ok(())
+    let shown: Vec<String> = missing
+        .iter()
+        .map(
+            |n| match crate::util::suggest::closest(n, known.iter().map(String::as_str)) {
+                Some(c) => format!("`{n}` (did you mean `{c}`?)"),
+                None => format!("`{n}`"),
+            },
+        )
+        .collect();
+    let list = if known.is_empty() {
+        "none".to_string()
+    } else {
+        known.join(", ")
+    };
+    Some(match shown.as_slice() {
+        [one] => format!(
+            "{flag} names {what} {one}, which is not in the compared runs (they have: {list})"
+        ),
+        [init @ .., last] => format!(
+            "{flag} names {what}s {} and {last}, which are not in the compared runs (they have: {list})",
+            init.join(", ")
+        ),
+        [] => unreachable!("missing is not empty"),
+    })
 }
 
 /// Runs of different suites can not be paired; a changed suite file is worth a note.
@@ -379,21 +397,23 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         .fail_on_regression
         .map(|v| check_points("--fail-on-regression", v))
         .transpose()?;
+    // Every problem with the names the flags give is told in one error (the last line),
+    // after the runs are loaded so unknown names can be named with the arity.
+    let mut problems: Vec<String> = Vec::new();
     let variants = match (&args.candidate, args.variants.as_slice()) {
         (None, [a, b]) if a == b => {
-            return Err(AppError::bad(
-                format!(
-                    "--variants names `{a}` twice; give two different variants, e.g. --variants vague,clear"
-                ),
-                None,
+            problems.push(format!(
+                "--variants names `{a}` twice; give two different variants, e.g. --variants vague,clear"
             ));
+            None
         }
         (None, [a, b]) => Some((a.clone(), b.clone())),
-        (None, _) => {
-            return Err(AppError::bad(
-                "--variants takes two variant names",
-                Some("e.g. --variants vague,clear"),
+        (None, named) => {
+            problems.push(format!(
+                "--variants takes two variant names (e.g. --variants vague,clear), got {}",
+                named.len()
             ));
+            None
         }
         (Some(_), _) => None,
     };
@@ -411,26 +431,22 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     {
         let mut sides = vec![&baseline.data];
         sides.extend(candidate.as_ref().map(|c| &c.data));
-        check_known(
-            "--target",
-            "target",
-            &args.targets,
-            &values_of(&sides, Dim::Target),
-        )?;
-        check_known(
-            "--tool-choice",
-            "tool_choice mode",
-            &args.tool_choice,
-            &values_of(&sides, Dim::ToolChoice),
-        )?;
-        if let Some((a, b)) = &variants {
-            check_known(
-                "--variants",
-                "variant",
-                &[a.clone(), b.clone()],
-                &values_of(&sides, Dim::Variant),
-            )?;
+        let checks = [
+            ("--variants", "variant", &args.variants, Dim::Variant),
+            ("--target", "target", &args.targets, Dim::Target),
+            (
+                "--tool-choice",
+                "tool_choice mode",
+                &args.tool_choice,
+                Dim::ToolChoice,
+            ),
+        ];
+        for (flag, what, named, dim) in checks {
+            problems.extend(unknown_names(flag, what, named, &values_of(&sides, dim)));
         }
+    }
+    if !problems.is_empty() {
+        return Err(AppError::bad(problems.join("; "), None));
     }
     baseline.data.retain(&args.targets, &args.tool_choice);
     if let Some(c) = &mut candidate {

@@ -400,6 +400,10 @@ fn merged_paths(runs: &[ShardRun], suite: &Path, dir: &Path) -> RunPaths {
         suite: Some(paths::locate(suite, dir)),
         cassette: cassette.map(|c| paths::locate(&c, dir)),
         working_dir: paths::working_dir(),
+        prices: runs
+            .iter()
+            .find_map(|r| super::prices::file_of(&r.meta, &r.dir))
+            .map(|p| paths::locate(&p, dir)),
     }
 }
 

@@ -35,6 +35,7 @@ mod cassette;
 mod compare;
 mod merge;
 mod paths;
+mod prices;
 mod report;
 mod run;
 mod rundir;

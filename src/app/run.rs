@@ -238,6 +238,7 @@ fn prepare(
         suite: Some(paths::locate(path, &dir)),
         cassette: cassette.as_deref().map(|c| paths::locate(c, &dir)),
         working_dir: paths::working_dir(),
+        prices: args.prices.as_deref().map(|p| paths::locate(p, &dir)),
     };
     let meta = RunMeta {
         run_format: report::RUN_FORMAT,
@@ -286,6 +287,8 @@ fn prepare(
             bfcl_style: bfcl_style.map(|s| s.as_str().to_string()),
             bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
             paths: locations,
+            // Filled in by `execute`, from the table it charges.
+            prices: None,
         },
         selection: None,
         merged_from: Vec::new(),
@@ -487,6 +490,14 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         api_key_env: s.api_key_env.clone(),
         ..live_settings(args, &Default::default())?
     };
+    // run.json is input too: an edited one must not send a NaN to every request.
+    let in_run_json =
+        |field: &str| format!("`settings.{field}` of `{}`", dir.join("run.json").display());
+    super::settings::check_sampling(
+        live.temperature,
+        live.max_tokens,
+        [&in_run_json("temperature"), &in_run_json("max_tokens")],
+    )?;
     // The cassette as the run used it, found from this working directory.
     let cassette = s.cassette.as_ref().and_then(|c| {
         paths::existing_or_first(&paths::candidates(c, s.paths.cassette.as_ref(), dir))
@@ -513,8 +524,22 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     })?;
     let journal_path = dir.join("trials.jsonl");
     let contents = read_resumable_journal(&journal_path)?;
+    // The prices the run began with, not the built-in table or the file as it is now.
+    let options = &RunOptions {
+        concurrency: options.concurrency,
+        prices: super::prices::for_resume(
+            &old,
+            dir,
+            &r.targets,
+            args.prices.as_deref(),
+            &options.prices,
+        )?,
+    };
     let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
     prepared.meta.started_at = old.started_at.clone();
+    if old.settings.prices.is_some() {
+        prepared.meta.settings.paths.prices = old.settings.paths.prices.clone();
+    }
     // The paths as first given stay; `settings.paths` now locates the files found.
     prepared.meta.suite.path = old.suite.path.clone();
     prepared.meta.settings.cassette = old.settings.cassette.clone();
@@ -679,6 +704,7 @@ fn execute(
     } = p;
     let trials = plan.trials();
     meta.trials_planned = trials.len() as u64;
+    meta.settings.prices = Some(super::prices::kept(&meta, &options.prices));
     report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
 
     // Slots in plan order; trials already done fill theirs.

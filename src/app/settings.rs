@@ -181,6 +181,26 @@ pub(crate) fn source_for(args_live: bool, args_record: bool, cassette: Option<&P
     }
 }
 
+/// Refuse a temperature or output token limit outside its range
+/// ([`crate::suite::sampling`]); `names` are how the user gave them (flags, or a
+/// `run.json`'s fields).
+pub(crate) fn check_sampling(
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    names: [&str; 2],
+) -> Result<(), AppError> {
+    use crate::suite::sampling::{
+        MAX_OUTPUT_TOKENS_HINT, TEMPERATURE_HINT, max_output_tokens_problem, temperature_problem,
+    };
+    if let Some(why) = temperature.and_then(|t| temperature_problem(names[0], t)) {
+        return Err(AppError::bad(why, Some(TEMPERATURE_HINT)));
+    }
+    if let Some(why) = max_tokens.and_then(|n| max_output_tokens_problem(names[1], n)) {
+        return Err(AppError::bad(why, Some(MAX_OUTPUT_TOKENS_HINT)));
+    }
+    Ok(())
+}
+
 /// Live settings: each flag, else the suite's `sampling` value; `--extra` fields go on
 /// top of the suite's.
 pub(crate) fn live_settings(
@@ -209,6 +229,11 @@ pub(crate) fn live_settings(
             None,
         ));
     }
+    check_sampling(
+        args.temperature,
+        args.max_output_tokens,
+        ["--temperature", "--max-output-tokens"],
+    )?;
     if !(0.0..=1.0).contains(&args.max_error_rate) {
         return Err(AppError::bad(
             format!(
@@ -224,8 +249,12 @@ pub(crate) fn live_settings(
             max_attempts: args.max_attempts.max(1),
             ..HttpSettings::default()
         },
-        temperature: args.temperature.or(sampling.temperature),
-        max_tokens: args.max_output_tokens.or(sampling.max_output_tokens),
+        temperature: args
+            .temperature
+            .or(sampling.temperature.as_ref().map(|t| t.value)),
+        max_tokens: args
+            .max_output_tokens
+            .or(sampling.max_output_tokens.as_ref().map(|n| n.value)),
         seed: args.seed.or(sampling.seed),
         parallel_tool_calls: args.parallel_tool_calls.or(sampling.parallel_tool_calls),
         extra,
@@ -354,6 +383,14 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
+    fn spanned<T>(value: T) -> crate::suite::span::Spanned<T> {
+        crate::suite::span::Spanned {
+            value,
+            line: 0,
+            column: 0,
+        }
+    }
+
     fn run_args(flags: &[&str]) -> Box<RunArgs> {
         let mut argv = vec!["toolgauge", "run", "s.yaml"];
         argv.extend_from_slice(flags);
@@ -366,8 +403,8 @@ mod tests {
     #[test]
     fn flags_override_the_suite_sampling_and_extra_fields_merge() {
         let suite = SamplingSpec {
-            temperature: Some(0.0),
-            max_output_tokens: Some(256),
+            temperature: Some(spanned(0.0)),
+            max_output_tokens: Some(spanned(256)),
             seed: None,
             parallel_tool_calls: None,
             extra: Some(

@@ -183,6 +183,8 @@ struct Headline {
     tool_choice: Vec<String>,
     repeats: u32,
     sources: Vec<(String, String)>,
+    /// Trials whose response carried warnings.
+    warnings: usize,
 }
 
 #[derive(Serialize)]
@@ -375,6 +377,8 @@ struct TrialRow {
     repeat: u32,
     verdict: &'static str,
     reason: String,
+    /// The response carried warnings (marked in the row, listed in its transcript).
+    warn: bool,
 }
 
 #[derive(Serialize)]
@@ -498,6 +502,7 @@ impl View {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            warnings: s.warnings.len(),
         };
         let thresholds = s
             .thresholds
@@ -701,6 +706,7 @@ impl View {
                     reason: t.reasons.first().map_or(String::new(), |r| {
                         truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
                     }),
+                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty()),
                 }
             })
             .collect();
@@ -1063,7 +1069,10 @@ fn too_long(s: &str) -> bool {
 /// unusable; the journal keeps it whole). Copied only when something is cut.
 fn embedded_response(r: &Response) -> Cow<'_, Response> {
     let long_text = r.text.as_deref().is_some_and(too_long);
-    if !long_text && !r.tool_calls.iter().any(|c| too_long(&c.arguments)) {
+    if !long_text
+        && !r.tool_calls.iter().any(|c| too_long(&c.arguments))
+        && !r.warnings.iter().any(|w| too_long(w))
+    {
         return Cow::Borrowed(r);
     }
     let mut r = r.clone();
@@ -1075,6 +1084,12 @@ fn embedded_response(r: &Response) -> Cow<'_, Response> {
     for c in &mut r.tool_calls {
         if let Some(cut) = cut_long(&c.arguments) {
             c.arguments = cut;
+        }
+    }
+    // A warning quotes what the server sent, which a hand-edited journal can make huge.
+    for w in &mut r.warnings {
+        if let Some(cut) = cut_long(w) {
+            *w = cut;
         }
     }
     Cow::Owned(r)

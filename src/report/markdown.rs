@@ -67,6 +67,18 @@ impl Exporter for MarkdownExporter {
         if let Some(part) = &s.selection {
             let _ = writeln!(out, "Partial run: {}\n", cell_text(part));
         }
+        if !s.warnings.is_empty() {
+            let n = s.warnings.len();
+            let first = &s.warnings[0];
+            let _ = writeln!(
+                out,
+                "⚠️ {n} trial{} had warnings (report.html shows each trial's); the first, `{}` ({}): {}\n",
+                if n == 1 { "" } else { "s" },
+                first.case_id.replace('`', "'"),
+                cell_text(&first.cell),
+                cell_text(&cut_end(&first.warnings.join("; "), REASON_CHARS))
+            );
+        }
         if !failed.is_empty() {
             let _ = writeln!(out, "**Failing thresholds**\n");
             for t in &failed {

@@ -14,6 +14,8 @@ pub mod markdown;
 pub mod progress;
 pub mod summary;
 pub mod terminal;
+#[cfg(test)]
+mod warnings_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -111,6 +113,11 @@ pub struct RunSettings {
     /// any working directory (`suite.path` and `cassette` are the paths as given).
     #[serde(default, skip_serializing_if = "RunPaths::is_empty")]
     pub paths: RunPaths,
+    /// The prices the run charged (each target's, and the `--prices` file's path and
+    /// SHA-256), so `--resume` charges the same; absent in run.json files written before
+    /// prices were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<crate::score::prices::RunPrices>,
 }
 
 /// A file a run used, located two ways: `report` and `--resume` try the path relative
@@ -139,12 +146,19 @@ pub struct RunPaths {
     /// `bfcl-result:FILE` or `scripted:FILE` target) are found from it on `--resume`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
+    /// The `--prices` file (its prices are kept in `settings.prices`; this says where the
+    /// file was, so `--resume` can tell when it changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<FileLocation>,
 }
 
 impl RunPaths {
     /// True when nothing is recorded (run.json files written before paths were kept).
     pub fn is_empty(&self) -> bool {
-        self.suite.is_none() && self.cassette.is_none() && self.working_dir.is_none()
+        self.suite.is_none()
+            && self.cassette.is_none()
+            && self.working_dir.is_none()
+            && self.prices.is_none()
     }
 }
 

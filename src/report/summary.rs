@@ -204,6 +204,21 @@ pub struct FailureLine {
     pub reason: String,
 }
 
+/// A trial whose response carried warnings: it was scored as usual, but something the
+/// server or a file sent was not trusted (an implausible usage, ignored and counted
+/// offline instead).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct WarningLine {
+    /// Case id.
+    pub case_id: String,
+    /// Cell as `target × variant × tool_choice`.
+    pub cell: String,
+    /// Repeat.
+    pub repeat: u32,
+    /// The response's warnings, in order.
+    pub warnings: Vec<String>,
+}
+
 /// Everything a summary report shows.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Summary {
@@ -229,6 +244,9 @@ pub struct Summary {
     /// for that part only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selection: Option<String>,
+    /// Trials whose response carried warnings, in journal order; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningLine>,
 }
 
 /// The verdict characters of one cell's trials, by case in order of first appearance.
@@ -327,6 +345,18 @@ impl Summary {
                     .join("; "),
             })
             .collect();
+        let warnings = trials
+            .iter()
+            .filter_map(|t| {
+                let w = &t.response.as_ref()?.warnings;
+                (!w.is_empty()).then(|| WarningLine {
+                    case_id: t.case_id.clone(),
+                    cell: format!("{} × {} × {}", t.target, t.variant, t.tool_choice),
+                    repeat: t.repeat,
+                    warnings: w.clone(),
+                })
+            })
+            .collect();
         Summary {
             summary_version: SUMMARY_VERSION,
             suite: suite.to_string(),
@@ -337,6 +367,7 @@ impl Summary {
             failures,
             stopped: None,
             selection: None,
+            warnings,
         }
     }
 
@@ -395,5 +426,41 @@ mod tests {
         assert_eq!(v, [("b", "PF"), ("a", "P-E")]);
         assert_eq!(s.cells[1].outcomes["a"], "F");
         assert_eq!(s.summary_version, 2);
+    }
+
+    #[test]
+    fn warnings_list_each_trial_whose_response_carried_some() {
+        let mut warned = trial("b", "v", 1, Verdict::Pass);
+        warned.response.as_mut().unwrap().warnings = vec![
+            "implausible usage from the server ignored: x".into(),
+            "y".into(),
+        ];
+        let trials = vec![
+            trial("a", "v", 0, Verdict::Pass),
+            warned,
+            // An errored trial has no response, so no warnings.
+            trial("c", "v", 0, Verdict::Error),
+        ];
+        let cells = vec![("t".to_string(), "v".to_string(), "auto".to_string())];
+        let s = Summary::build("s", &cells, &[], &trials, &[]);
+        assert_eq!(s.warnings.len(), 1);
+        let w = &s.warnings[0];
+        assert_eq!((w.case_id.as_str(), w.repeat), ("b", 1));
+        assert_eq!(w.cell, "t × v × auto");
+        assert_eq!(
+            w.warnings,
+            ["implausible usage from the server ignored: x", "y"]
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["warnings"][0]["case_id"], "b");
+
+        // None: the field is left out, so summaries without warnings are unchanged.
+        let clean = Summary::build("s", &cells, &[], &trials[..1], &[]);
+        assert!(
+            serde_json::to_value(&clean)
+                .unwrap()
+                .get("warnings")
+                .is_none()
+        );
     }
 }

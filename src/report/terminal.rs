@@ -40,6 +40,13 @@ fn label_cap(column: usize, width: usize) -> usize {
 /// Narrowest a label column is cut to when even the main columns do not fit.
 const LABEL_MIN: usize = 8;
 
+/// Distinct warnings listed under "N trials had warnings" (report.html shows every
+/// trial's, trials.jsonl keeps them all).
+const MAX_WARNINGS: usize = 3;
+
+/// Characters of one warning shown (a hand-edited journal can hold any text).
+const WARNING_CHARS: usize = 300;
+
 /// How the summary is printed.
 #[derive(Debug, Clone, Copy)]
 pub struct TerminalOptions {
@@ -548,6 +555,7 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
+    warnings(&mut out, report, max);
     if !s.failures.is_empty() {
         let _ = writeln!(out, "\nfailures ({}):", s.failures.len());
         let repeated = report.meta.matrix.repeats > 1;
@@ -625,6 +633,66 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         }
     }
     out
+}
+
+/// "N trials had warnings", then the first [`MAX_WARNINGS`] distinct warnings, each with
+/// the first trial that had it and how many others did: a server that sends the same
+/// absurd usage every time fills one line, not one per trial.
+fn warnings(out: &mut String, report: &RunReport, max: usize) {
+    let s = &report.summary;
+    if s.warnings.is_empty() {
+        return;
+    }
+    // Each distinct text, its first trial and how many trials had it, in journal order.
+    let mut distinct: indexmap::IndexMap<&str, (&super::summary::WarningLine, usize)> =
+        indexmap::IndexMap::new();
+    for w in &s.warnings {
+        for text in &w.warnings {
+            let e = distinct.entry(text.as_str()).or_insert((w, 0));
+            e.1 += 1;
+        }
+    }
+    let trials = s.warnings.len();
+    let _ = writeln!(
+        out,
+        "\n{trials} trial{} had warnings (report.html shows each trial's):",
+        if trials == 1 { "" } else { "s" }
+    );
+    let repeated = report.meta.matrix.repeats > 1;
+    let one_target = match s.cells.first() {
+        Some(c) if s.cells.iter().all(|x| x.target == c.target) => Some(format!("{} × ", c.target)),
+        _ => None,
+    };
+    for (text, (first, n)) in distinct.iter().take(MAX_WARNINGS) {
+        let repeat = if repeated || first.repeat > 0 {
+            format!(" #{}", first.repeat)
+        } else {
+            String::new()
+        };
+        let others = match n - 1 {
+            0 => String::new(),
+            1 => " and 1 other".to_string(),
+            k => format!(" and {k} others"),
+        };
+        let text = cut_end(&text.replace(['\n', '\r'], " "), WARNING_CHARS);
+        // With one target the heading names it; the cell is variant × tool_choice.
+        let cell = match &one_target {
+            Some(p) => first.cell.strip_prefix(p.as_str()).unwrap_or(&first.cell),
+            None => &first.cell,
+        };
+        let line = format!("  {} [{cell}{repeat}]{others}: {text}", first.case_id);
+        // Wrapped, not cut: the value the server sent comes last.
+        for l in format::wrap(&line, max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    if distinct.len() > MAX_WARNINGS {
+        let _ = writeln!(
+            out,
+            "  ... and {} more distinct (see trials.jsonl)",
+            distinct.len() - MAX_WARNINGS
+        );
+    }
 }
 
 /// The one-line summary printed with `--quiet`.

@@ -6,8 +6,12 @@
 //! `-`), never a guessed one. A price must be a finite, non-negative number of USD per
 //! million tokens, at most [`MAX_PRICE_PER_MTOK`] ([`check_price`]): a file with a bad one
 //! is refused with its line and field.
+//!
+//! A run keeps the prices it charged in `run.json` ([`RunPrices`]: each target's model
+//! price, and the file's path and SHA-256), so `run --resume` charges the new trials what
+//! it charged the first ones, wherever it runs and whatever became of the file.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -119,6 +123,17 @@ const BUILT_IN: &[(&str, f64, f64)] = &[
 #[derive(Debug, Clone)]
 pub struct PriceTable {
     prices: HashMap<String, Price>,
+    /// The `--prices` file the table was read from, if any.
+    source: Option<PriceSource>,
+}
+
+/// The `--prices` file a table was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceSource {
+    /// The path as given.
+    pub given: String,
+    /// SHA-256 of its bytes when read (lowercase hex).
+    pub sha256: String,
 }
 
 /// Why a price file could not be used.
@@ -146,6 +161,7 @@ impl Default for PriceTable {
                     )
                 })
                 .collect(),
+            source: None,
         }
     }
 }
@@ -158,7 +174,10 @@ impl PriceTable {
             path: path.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+        let sha256 = crate::util::digest::sha256_hex(&bytes);
+        let text =
+            String::from_utf8(bytes).map_err(|_| err("the file is not UTF-8 text".into()))?;
         let extra: HashMap<String, FilePrice> =
             serde_saphyr::from_str_with_options(&text, crate::util::yaml::options())
                 .map_err(|e| err(parse_message(&e)))?;
@@ -193,7 +212,16 @@ impl PriceTable {
             let lines: Vec<String> = problems.into_iter().map(|(_, m)| m).collect();
             return Err(err(lines.join("; ")));
         }
+        table.source = Some(PriceSource {
+            given: path.display().to_string(),
+            sha256,
+        });
         Ok(table)
+    }
+
+    /// The `--prices` file the table was read from, if any.
+    pub fn source(&self) -> Option<&PriceSource> {
+        self.source.as_ref()
     }
 
     /// The price of `model` of `provider`: an exact `provider:model` or `model` entry,
@@ -215,6 +243,101 @@ impl PriceTable {
             })
             .max_by_key(|(name, _)| name.len())
             .map(|(_, p)| *p)
+    }
+}
+
+/// The prices a run charged, as `run.json` keeps them (`settings.prices`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunPrices {
+    /// The `--prices` file as given, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// SHA-256 of that file when the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_sha256: Option<String>,
+    /// The price of each target's model that has one, by `provider:model`; a target's
+    /// model that is not here had no price.
+    #[serde(default)]
+    pub models: BTreeMap<String, Price>,
+}
+
+impl RunPrices {
+    /// What a run charging `table` for the `(provider, model)` of its targets keeps.
+    pub fn of<'a>(
+        table: &PriceTable,
+        models: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> RunPrices {
+        RunPrices {
+            file: table.source.as_ref().map(|s| s.given.clone()),
+            file_sha256: table.source.as_ref().map(|s| s.sha256.clone()),
+            models: models
+                .into_iter()
+                .filter_map(|(provider, model)| {
+                    let p = table.lookup(provider, model)?;
+                    Some((format!("{provider}:{model}"), p))
+                })
+                .collect(),
+        }
+    }
+
+    /// The table charging exactly these prices: each kept `provider:model` its price,
+    /// every other model none (a resumed run charges what the run began with, whatever
+    /// the built-in table of this version says). `aliases` gives more `provider:model`
+    /// names the price of a kept one (a resumed `scripted:FILE` target opens its file by
+    /// another path). Its source is the run's file.
+    pub fn table(&self, aliases: impl IntoIterator<Item = (String, String)>) -> PriceTable {
+        let mut prices: HashMap<String, Price> =
+            self.models.iter().map(|(k, p)| (k.clone(), *p)).collect();
+        for (name, kept) in aliases {
+            if let Some(p) = self.models.get(&kept) {
+                prices.insert(name, *p);
+            }
+        }
+        PriceTable {
+            prices,
+            source: self.file.as_ref().map(|given| PriceSource {
+                given: given.clone(),
+                sha256: self.file_sha256.clone().unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Every stored price that is not one (only an edited `run.json` has one), in words.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (model, p) in &self.models {
+            for (field, v) in [
+                ("input_per_mtok", p.input_per_mtok),
+                ("output_per_mtok", p.output_per_mtok),
+            ] {
+                if let Err(why) = check_price(v) {
+                    out.push(format!("`{model}` field `{field}` {why}"));
+                }
+            }
+        }
+        out
+    }
+
+    /// How `other` charges the same models differently, one line per model, e.g.
+    /// `` `openai:gpt-4o-mini`: input 0.15 → 0.2, output 0.6 → 0.6 USD per million tokens``;
+    /// empty when every model costs the same under both.
+    pub fn changes(&self, other: &RunPrices) -> Vec<String> {
+        let keys: std::collections::BTreeSet<&String> =
+            self.models.keys().chain(other.models.keys()).collect();
+        let show = |p: Option<&Price>| {
+            p.map_or("no price".to_string(), |p| {
+                format!(
+                    "input {} / output {} USD per million tokens",
+                    p.input_per_mtok, p.output_per_mtok
+                )
+            })
+        };
+        keys.into_iter()
+            .filter_map(|k| {
+                let (a, b) = (self.models.get(k), other.models.get(k));
+                (a != b).then(|| format!("`{k}`: {} → {}", show(a), show(b)))
+            })
+            .collect()
     }
 }
 
@@ -338,5 +461,106 @@ mod tests {
         let e = PriceTable::with_file(&path).unwrap_err().to_string();
         assert!(e.contains("line 2, column 1: duplicate key `m`"), "{e}");
         assert!(!e.contains("DuplicateKeyPolicy"), "{e}");
+    }
+
+    fn price(i: f64, o: f64) -> Price {
+        Price {
+            input_per_mtok: i,
+            output_per_mtok: o,
+        }
+    }
+
+    #[test]
+    fn a_run_keeps_the_price_of_each_target_and_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.yaml");
+        std::fs::write(
+            &path,
+            "gpt-4o-mini: {input_per_mtok: 1, output_per_mtok: 2}\n",
+        )
+        .unwrap();
+        let table = PriceTable::with_file(&path).unwrap();
+        let kept = RunPrices::of(
+            &table,
+            [
+                ("openai", "gpt-4o-mini-2024-07-18"),
+                ("anthropic", "claude-haiku-4-5"),
+                ("scripted", "oracle"),
+            ],
+        );
+        assert_eq!(kept.file.as_deref(), path.to_str());
+        // sha256 of the bytes written above (`sha256sum`).
+        assert_eq!(
+            kept.file_sha256.as_deref(),
+            Some("562bc3441eb2edd6bb3bd96a80abf7b91ae3be5983858b361493c9a13cf07674")
+        );
+        // The dated snapshot is charged the file's price, the other its built-in one,
+        // the scripted target none.
+        assert_eq!(
+            kept.models.into_iter().collect::<Vec<_>>(),
+            [
+                ("anthropic:claude-haiku-4-5".to_string(), price(1.0, 5.0)),
+                ("openai:gpt-4o-mini-2024-07-18".to_string(), price(1.0, 2.0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kept_table_charges_exactly_the_kept_prices() {
+        let kept = RunPrices {
+            file: Some("p.yaml".into()),
+            file_sha256: Some("ab".into()),
+            models: [("scripted:s.yaml".to_string(), price(3.0, 4.0))]
+                .into_iter()
+                .collect(),
+        };
+        let t = kept.table([(
+            "scripted:/abs/s.yaml".to_string(),
+            "scripted:s.yaml".to_string(),
+        )]);
+        assert_eq!(t.lookup("scripted", "s.yaml"), Some(price(3.0, 4.0)));
+        assert_eq!(t.lookup("scripted", "/abs/s.yaml"), Some(price(3.0, 4.0)));
+        // Not kept: no price, whatever the built-in table says.
+        assert_eq!(t.lookup("openai", "gpt-4o-mini"), None);
+        assert_eq!(
+            t.source(),
+            Some(&PriceSource {
+                given: "p.yaml".into(),
+                sha256: "ab".into()
+            })
+        );
+    }
+
+    #[test]
+    fn changes_and_problems_are_told_per_model() {
+        let a = RunPrices {
+            models: [
+                ("x:a".to_string(), price(1.0, 2.0)),
+                ("x:b".to_string(), price(1.0, 1.0)),
+            ]
+            .into_iter()
+            .collect(),
+            ..RunPrices::default()
+        };
+        let mut b = a.clone();
+        assert!(a.changes(&b).is_empty());
+        b.models.insert("x:a".into(), price(1.5, 2.0));
+        b.models.remove("x:b");
+        assert_eq!(
+            a.changes(&b),
+            [
+                "`x:a`: input 1 / output 2 USD per million tokens → input 1.5 / output 2 USD per million tokens",
+                "`x:b`: input 1 / output 1 USD per million tokens → no price",
+            ]
+        );
+        assert!(a.problems().is_empty());
+        b.models.insert("x:c".into(), price(f64::NAN, -1.0));
+        assert_eq!(
+            b.problems(),
+            [
+                "`x:c` field `input_per_mtok` is NaN: a price must be a finite number",
+                "`x:c` field `output_per_mtok` is -1: a price can not be negative",
+            ]
+        );
     }
 }

@@ -166,6 +166,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
     }
 
     let matrix = compile_matrix(&mut c, &model, &tools, &variants);
+    compile_sampling(&mut c, &model);
     let defaults_count = model.defaults.count.unwrap_or_default();
     let defaults_extra = model.defaults.extra_args.unwrap_or_default();
     let profile = compile_profile(&mut c, &model);
@@ -289,6 +290,34 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         sampling: model.sampling,
         profile,
     })
+}
+
+/// Check `sampling`'s values against their ranges ([`super::sampling`]).
+fn compile_sampling(c: &mut Checker<'_>, model: &SuiteFile) {
+    use super::sampling::{
+        MAX_OUTPUT_TOKENS_HINT, TEMPERATURE_HINT, max_output_tokens_problem, temperature_problem,
+    };
+    let s = &model.sampling;
+    if let Some(t) = &s.temperature
+        && let Some(why) = temperature_problem("`temperature`", t.value)
+    {
+        c.report(
+            t.at(),
+            "sampling.temperature",
+            why,
+            Some(TEMPERATURE_HINT.into()),
+        );
+    }
+    if let Some(n) = &s.max_output_tokens
+        && let Some(why) = max_output_tokens_problem("`max_output_tokens`", n.value)
+    {
+        c.report(
+            n.at(),
+            "sampling.max_output_tokens",
+            why,
+            Some(MAX_OUTPUT_TOKENS_HINT.into()),
+        );
+    }
 }
 
 /// The scoring profile the suite declares.

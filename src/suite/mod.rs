@@ -13,6 +13,7 @@ pub mod loops;
 pub mod matcher;
 pub mod model;
 pub mod normalize;
+pub mod sampling;
 pub mod shape;
 pub mod share;
 pub mod span;

@@ -109,12 +109,14 @@ pub struct BfclProfileSpec {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SamplingSpec {
-    /// Sampling temperature.
+    /// Sampling temperature, from 0 to 2.
     #[serde(default)]
-    pub temperature: Option<f64>,
-    /// Output token limit per request.
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<Spanned<f64>>,
+    /// Output token limit per request, at least 1.
     #[serde(default)]
-    pub max_output_tokens: Option<u32>,
+    #[schemars(range(min = 1))]
+    pub max_output_tokens: Option<Spanned<u32>>,
     /// Sampling seed, where the API has one.
     #[serde(default)]
     pub seed: Option<u64>,

@@ -172,6 +172,48 @@ fn an_unknown_variant_is_bad_input_named_last() {
 }
 
 #[test]
+fn every_unknown_name_is_named_in_one_error_with_a_suggestion_each() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:no_call");
+    // Three variants, two unknown (one a typo), one known: the count and both names.
+    let o = t.run(&[
+        "compare",
+        "base",
+        "--variants",
+        "vague,claer,nonexistent",
+        "--fail-on-regression",
+        "5",
+    ]);
+    o.assert_code(BAD_INPUT);
+    assert_eq!(
+        last_line(&o),
+        "error: --variants takes two variant names (e.g. --variants vague,clear), got 3; \
+         --variants names variants `claer` (did you mean `clear`?) and `nonexistent`, which \
+         are not in the compared runs (they have: vague, clear)"
+    );
+    // Every flag's unknown names together, each flag once, a name given twice once.
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--target",
+        "scripted:orcale,scripted:oracle,scripted:nocall,scripted:gpt",
+        "--tool-choice",
+        "requird,auto,requird",
+    ]);
+    o.assert_code(BAD_INPUT);
+    assert_eq!(
+        last_line(&o),
+        "error: --target names targets `scripted:orcale` (did you mean `scripted:oracle`?), \
+         `scripted:nocall` (did you mean `scripted:no_call`?) and `scripted:gpt`, which are not \
+         in the compared runs (they have: scripted:oracle, scripted:no_call); --tool-choice \
+         names tool_choice mode `requird` (did you mean `required`?), which is not in the \
+         compared runs (they have: auto, required)"
+    );
+    assert!(o.stdout.is_empty(), "nothing compared: {}", o.stdout);
+}
+
+#[test]
 fn unknown_targets_and_tool_choice_modes_are_bad_input() {
     let t = Toolgauge::new();
     two_runs(&t, "scripted:oracle", "scripted:no_call");
