@@ -423,7 +423,7 @@ fn int_binop(x: &BigInt, op: BinOp, y: &BigInt) -> PResult<Val> {
 #[cfg(test)]
 mod tests {
     //! Expected values were produced by BFCL's own decoders (bfcl-eval 2026.3.23,
-    //! CPython 3.11.7).
+    //! CPython 3.11.7); those of the int edge cases by CPython 3.11 itself.
 
     use crate::bfcl::decode::testing::*;
     use crate::bfcl::value::PyValue;

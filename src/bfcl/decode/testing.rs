@@ -1,4 +1,5 @@
-//! Helpers shared by the decoder's unit tests.
+//! Helpers shared by the decoder's unit tests: building expected values and decoding
+//! `f(a=<expr>)` texts.
 
 use super::{decode_prompt, python_json_loads};
 use crate::bfcl::value::{Decoded, PyValue};
