@@ -844,46 +844,22 @@ fn check_param(
 /// Python `float(int)`: correctly rounded, OverflowError past the float range.
 fn int_to_float(v: &PyValue) -> Result<f64, Fault> {
     let f = match v {
-        PyValue::Int(i) => *i as f64,
-        PyValue::Other { repr, .. } => parse_int_text(repr),
-        _ => f64::NAN,
+        PyValue::Int(i) => Some(*i as f64),
+        // An int beyond i128 carries its decimal text (see `decode`); `num-bigint`
+        // rounds it to the nearest float (ties to even), inf past the range.
+        PyValue::Other { repr, .. } => repr
+            .parse::<num_bigint::BigInt>()
+            .ok()
+            .and_then(|i| num_traits::ToPrimitive::to_f64(&i)),
+        _ => None,
     };
-    if f.is_finite() {
-        Ok(f)
-    } else {
-        Err(crash(
+    match f {
+        Some(f) if f.is_finite() => Ok(f),
+        _ => Err(crash(
             CRASH_INT,
             format!("int too large to convert to float: {v}"),
-        ))
+        )),
     }
-}
-
-/// The float nearest to an int's source text (decimal, or 0x/0o/0b with `_` separators).
-/// NaN when the text is not an int literal, which `int_to_float` reports like an overflow.
-fn parse_int_text(text: &str) -> f64 {
-    let t: String = text.chars().filter(|&c| c != '_').collect();
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(&t)),
-    };
-    let lower = digits.to_ascii_lowercase();
-    let radix_digits = [("0x", 16), ("0o", 8), ("0b", 2)]
-        .iter()
-        .find_map(|(p, r)| lower.strip_prefix(p).map(|d| (d, *r)));
-    let magnitude = match radix_digits {
-        // Decimal text parses with correct rounding.
-        None => digits.parse::<f64>().unwrap_or(f64::NAN),
-        // Non-decimal literals beyond i128 never occur in BFCL data; accumulate (may differ
-        // from Python in the last bit).
-        Some((d, radix)) => d
-            .chars()
-            .try_fold(0.0f64, |acc, c| {
-                c.to_digit(radix)
-                    .map(|x| acc * f64::from(radix) + f64::from(x))
-            })
-            .unwrap_or(f64::NAN),
-    };
-    if neg { -magnitude } else { magnitude }
 }
 
 /// Python type name of the first option that is not `""` (BFCL's `get_possible_answer_type`).
@@ -1671,6 +1647,44 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(standardize(input), want, "{input:?}");
         }
+    }
+
+    #[test]
+    fn ints_beyond_i128_become_the_nearest_float() {
+        // Python: float(2**130 + 1) == float(2**130 + 2**77) == 2.0**130 (a tie goes to
+        // the even neighbour), float(2**130 + 2**77 + 1) == 1.3611294676837542e39.
+        let f = funcs(
+            json!([{"name": "f", "description": "", "parameters": {"type": "dict",
+            "properties": {"x": {"type": "float"}}, "required": ["x"]}}]),
+        );
+        let gt = ground_truth_from_bfcl(&json!([{"f": {"x": [1.361129467683754e39]}}])).unwrap();
+        let call = |repr: &str| {
+            Decoded::Calls(vec![(
+                "f".into(),
+                PyValue::Dict(vec![(
+                    PyValue::Str("x".into()),
+                    PyValue::Other {
+                        type_name: "int".into(),
+                        repr: repr.into(),
+                    },
+                )]),
+            )])
+        };
+        let run = |repr: &str| check(Category::Simple, &f, &gt, &call(repr), &STRICT);
+        assert_eq!(err(&run("1361129467683753853853498429727072845825")), None);
+        assert_eq!(err(&run("1361129467683754004969225881555719684096")), None);
+        assert_eq!(
+            err(&run("1361129467683754004969225881555719684097")),
+            Some("value_error:others")
+        );
+        assert_eq!(
+            err(&run(&format!("-1{}", "0".repeat(308)))),
+            Some("value_error:others")
+        );
+        assert_eq!(
+            err(&run(&format!("-1{}", "0".repeat(309)))),
+            Some(CRASH_INT)
+        );
     }
 
     #[test]
