@@ -283,6 +283,13 @@ pub fn count(text: &str) -> u64 {
     COUNTER.count(text)
 }
 
+/// The number of pieces o200k's pre-tokenizer cuts `text` into; `benches/tokens.rs` times
+/// it against fancy-regex (tiktoken's engine).
+#[doc(hidden)]
+pub fn pieces(text: &str) -> usize {
+    COUNTER.pieces.pieces(text).count()
+}
+
 /// Load the vocabulary now, in the background, so that a run's first count does not
 /// wait for it.
 pub fn warm_up() {
