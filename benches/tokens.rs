@@ -2,13 +2,17 @@
 //! for answers that are one unbroken word, and of loading the vocabulary.
 //!
 //! `count/<kind>/<size>` counts 1 MB and 10 MB of each kind of text that makes long
-//! pre-tokens (one letter repeated, an upper-case run, a two-letter pattern, random
-//! base64, random lower-case letters, a digit sequence, CJK without spaces, a run of
-//! spaces, of punctuation, of combining accents), so the time per byte of the two sizes
-//! shows the cost grows linearly. `pretokenize/...` times the pre-tokenizer pattern alone
-//! (fancy-regex) on the same texts. `load/...` times loading toolgauge's compact
-//! vocabulary and tiktoken-rs's full `CoreBPE`, and prints the heap each takes (peak
-//! bytes allocated while loading, counted by this bench's allocator).
+//! pre-tokens or long whitespace runs (one letter repeated, an upper-case run, a
+//! two-letter pattern, random base64, random lower-case letters, a digit sequence, CJK
+//! without spaces, a run of spaces, of tabs, of line breaks, random whitespace of every
+//! kind, runs of up to 100,000 spaces or tabs between words, a run of punctuation, of
+//! combining accents), so the time per byte of the two sizes shows the cost grows
+//! linearly. `pretokenize/toolgauge/...` times toolgauge's pre-tokenizer alone on the
+//! same texts, `pretokenize/fancy_regex/...` the pattern as tiktoken runs it
+//! (fancy-regex; its one-run line says how many pieces it gave up on). `load/...` times
+//! loading toolgauge's compact vocabulary and tiktoken-rs's full `CoreBPE`, and prints
+//! the heap each takes (peak bytes allocated while loading, counted by this bench's
+//! allocator).
 //!
 //! Run: `cargo bench --bench tokens` (all), `cargo bench --bench tokens -- count/letter`;
 //! `cargo bench --bench tokens -- --test` runs each once and prints the one-run lines
@@ -95,7 +99,7 @@ fn count(c: &mut Criterion) {
 }
 
 fn pretokenize(c: &mut Criterion) {
-    let pattern = fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).expect("compiles");
+    let fancy = fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).expect("compiles");
     let mut g = c.benchmark_group("pretokenize");
     g.sampling_mode(SamplingMode::Flat);
     g.sample_size(10);
@@ -103,15 +107,26 @@ fn pretokenize(c: &mut Criterion) {
     for kind in tokens::LONG_KINDS {
         for size in [MB, 10 * MB] {
             let text = tokens::long_text(kind, size);
-            let (pieces, s, _) = once(|| pattern.find_iter(&text).count());
-            let failed = pattern.find_iter(&text).filter(|p| p.is_err()).count();
+            let (pieces, s, heap) = once(|| tokens::pieces(&text));
             eprintln!(
-                "pretokenize/{kind}/{size}: {pieces} pieces ({failed} failed), once {s:.3} s"
+                "pretokenize/toolgauge/{kind}/{size}: {pieces} pieces, once {s:.3} s, peak heap {heap:.1} MB"
+            );
+            let (pieces, s, heap) = once(|| fancy.find_iter(&text).count());
+            let failed = fancy.find_iter(&text).filter(|p| p.is_err()).count();
+            eprintln!(
+                "pretokenize/fancy_regex/{kind}/{size}: {pieces} pieces ({failed} given up), once {s:.3} s, peak heap {heap:.1} MB"
             );
             g.throughput(Throughput::Bytes(text.len() as u64));
-            g.bench_with_input(BenchmarkId::new(kind, size), &text, |b, t| {
-                b.iter(|| pattern.find_iter(black_box(t)).count())
-            });
+            g.bench_with_input(
+                BenchmarkId::new(format!("toolgauge/{kind}"), size),
+                &text,
+                |b, t| b.iter(|| tokens::pieces(black_box(t))),
+            );
+            g.bench_with_input(
+                BenchmarkId::new(format!("fancy_regex/{kind}"), size),
+                &text,
+                |b, t| b.iter(|| fancy.find_iter(black_box(t)).count()),
+            );
         }
     }
     g.finish();

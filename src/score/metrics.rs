@@ -562,8 +562,14 @@ mod tests {
         assert_rate(&m.accuracy, 3, 8);
         // error_rate = errors / trials = 1/9.
         assert_rate(&m.error_rate, 1, 9);
-        // The Wilson interval surrounds the value.
-        assert!(m.accuracy.low.unwrap() < 0.375 && m.accuracy.high.unwrap() > 0.375);
+        // The Wilson interval of 3/8: z² = 3.84146, denominator 1 + z²/8 = 1.48018,
+        // centre (0.375 + z²/16) / 1.48018 = 0.41555, half-width
+        // 1.95996 × √(0.375 × 0.625 / 8 + z²/256) / 1.48018 = 0.27871 -> [0.13684, 0.69426].
+        let (low, high) = (m.accuracy.low.unwrap(), m.accuracy.high.unwrap());
+        assert!(
+            (low - 0.13684).abs() < 1e-5 && (high - 0.69426).abs() < 1e-5,
+            "{low} {high}"
+        );
     }
 
     #[test]

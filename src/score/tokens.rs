@@ -9,6 +9,10 @@ use std::sync::LazyLock;
 
 use crate::provider::{Message, Request, Response, ToolDefinition, Usage};
 
+mod pieces;
+
+use pieces::Pretokenizer;
+
 /// The tokenizer used for every offline count.
 pub const TOKENIZER: &str = "o200k_base";
 
@@ -18,12 +22,9 @@ pub const TOKENIZER: &str = "o200k_base";
 /// `vocabulary_is_tiktokens` checks it token by token and rewrites it when asked.
 static VOCABULARY: &[u8] = include_bytes!("o200k_base.vocab");
 
-/// o200k_base's pre-tokenizer pattern.
-const PATTERN: &str = tiktoken_rs::O200K_BASE_PAT_STR;
-
 /// What counting needs: the rank of every token (keyed by its bytes in [`VOCABULARY`],
-/// so loading allocates one table and nothing per token), and the pattern that splits
-/// text into pieces before byte-pair merging.
+/// so loading allocates one table and nothing per token), and the pre-tokenizer that
+/// splits text into pieces before byte-pair merging.
 ///
 /// Counting is all toolgauge does with the tokenizer, so it keeps only this: loading
 /// tiktoken-rs's full `CoreBPE` (an encoder, a decoder and a sorted copy of the
@@ -35,14 +36,14 @@ struct Counter {
     ranks: FxHashMap<&'static [u8], u32>,
     /// The length of the longest token (128 bytes): longer bytes need no lookup.
     longest: usize,
-    pieces: fancy_regex::Regex,
+    pieces: Pretokenizer,
 }
 
 type FxHashMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
 
 static COUNTER: LazyLock<Counter> = LazyLock::new(load);
 
-/// Build the counter from [`VOCABULARY`] and [`PATTERN`].
+/// Build the counter from [`VOCABULARY`] and o200k's pattern.
 fn load() -> Counter {
     let mut ranks = FxHashMap::with_capacity_and_hasher(200_000, Default::default());
     let mut rest = VOCABULARY;
@@ -57,8 +58,7 @@ fn load() -> Counter {
     Counter {
         ranks,
         longest,
-        // The pattern is a constant that compiles (the tests build it).
-        pieces: fancy_regex::Regex::new(PATTERN).unwrap_or_else(|e| panic!("o200k pattern: {e}")),
+        pieces: Pretokenizer::new(),
     }
 }
 
@@ -75,24 +75,17 @@ impl Counter {
     /// pattern is one token when it is in the vocabulary, else as many as byte-pair
     /// merging leaves.
     fn count(&self, text: &str) -> u64 {
-        let mut n = 0u64;
-        let mut at = 0;
-        for piece in self.pieces.find_iter(text) {
-            let Ok(piece) = piece else {
-                // The pattern backtracks only on whitespace lookahead; should the regex
-                // engine ever give up, estimate the rest at four bytes a token.
-                n += (text.len() - at).div_ceil(4) as u64;
-                break;
-            };
-            at = piece.end();
-            let bytes = piece.as_str().as_bytes();
-            n += if self.rank(bytes) != NO_RANK {
-                1
-            } else {
-                self.merged(bytes)
-            };
-        }
-        n
+        self.pieces
+            .pieces(text)
+            .map(|piece| {
+                let bytes = piece.as_bytes();
+                if self.rank(bytes) != NO_RANK {
+                    1
+                } else {
+                    self.merged(bytes)
+                }
+            })
+            .sum()
     }
 
     /// The tokens byte-pair merging leaves of `piece`, as tiktoken merges: start from
@@ -290,6 +283,13 @@ pub fn count(text: &str) -> u64 {
     COUNTER.count(text)
 }
 
+/// The number of pieces o200k's pre-tokenizer cuts `text` into; `benches/tokens.rs` times
+/// it against fancy-regex (tiktoken's engine).
+#[doc(hidden)]
+pub fn pieces(text: &str) -> usize {
+    COUNTER.pieces.pieces(text).count()
+}
+
 /// Load the vocabulary now, in the background, so that a run's first count does not
 /// wait for it.
 pub fn warm_up() {
@@ -352,6 +352,12 @@ pub fn long_text(kind: &str, n: usize) -> String {
         x
     };
     const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    // Line breaks, Unicode spaces (no-break, ideographic, em, next line) and plain ones.
+    const WHITESPACE: [char; 10] = [
+        ' ', ' ', ' ', '\t', '\n', '\r', '\u{a0}', '\u{3000}', '\u{2003}', '\u{85}',
+    ];
+    // What follows a run of spaces: each takes the run's last space differently.
+    const AFTER_RUN: [&str; 7] = ["word", "Word", "42", ".", "\u{4e00}", "\n", "\u{301}"];
     let mut out = String::with_capacity(n + 8);
     while out.len() < n {
         match kind {
@@ -363,6 +369,18 @@ pub fn long_text(kind: &str, n: usize) -> String {
             "digits" => out.push(char::from(b'0' + (next() % 10) as u8)),
             "cjk" => out.push(char::from_u32(0x4e00 + (next() % 2000) as u32).unwrap_or('一')),
             "spaces" => out.push(' '),
+            "tabs" => out.push('\t'),
+            "newlines" => out.push('\n'),
+            "whitespace" => out.push(WHITESPACE[(next() % WHITESPACE.len() as u64) as usize]),
+            "space_runs" => {
+                // Runs of up to 100,000 spaces or tabs, each followed by a word, a
+                // number, punctuation, CJK, a line break or a combining mark.
+                let left = (n - out.len()) as u64;
+                let run = 1 + next() % left.min(100_000);
+                let c = if next() % 2 == 0 { ' ' } else { '\t' };
+                out.extend(std::iter::repeat_n(c, run as usize));
+                out.push_str(AFTER_RUN[(next() % AFTER_RUN.len() as u64) as usize]);
+            }
             "punct" => out.push_str("=-"),
             "accents" => out.push_str("e\u{301}"),
             other => panic!("no text kind {other}"),
@@ -373,8 +391,21 @@ pub fn long_text(kind: &str, n: usize) -> String {
 
 /// The kinds of [`long_text`].
 #[doc(hidden)]
-pub const LONG_KINDS: [&str; 10] = [
-    "letter", "upper", "pair", "base64", "letters", "digits", "cjk", "spaces", "punct", "accents",
+pub const LONG_KINDS: [&str; 14] = [
+    "letter",
+    "upper",
+    "pair",
+    "base64",
+    "letters",
+    "digits",
+    "cjk",
+    "spaces",
+    "tabs",
+    "newlines",
+    "whitespace",
+    "space_runs",
+    "punct",
+    "accents",
 ];
 
 #[cfg(test)]
@@ -503,6 +534,9 @@ mod tests {
             "====================================================================================================================================",
             "                                                                                                                                          x",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "it'\u{17f} IT'S we'LL",
+            "  \u{85}x \u{3000}\u{3000}\u{4e00} a\u{a0}\u{a0}b \u{2003}\t\u{301}",
+            "x \n \n  y \r\n\r\n  . \t\t1 \t\t\n",
             "zqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxjzqxj",
         ] {
             assert_same(text);
@@ -520,9 +554,106 @@ mod tests {
                 assert_same(&format!("The blob is {text}, said the model.\n"));
             }
         }
-        // The largest case tiktoken-rs itself counts quickly in a debug build.
-        assert_same(&long_text("letter", 300_000));
-        assert_same(&long_text("cjk", 300_000));
+        // The largest case tiktoken-rs itself counts quickly in a debug build; whitespace
+        // runs of up to 100,000 characters (fancy-regex, tiktoken's engine, gives up on
+        // runs of about a million).
+        for kind in ["letter", "cjk", "spaces", "whitespace", "space_runs"] {
+            assert_same(&long_text(kind, 300_000));
+        }
+    }
+
+    /// The pieces of `text` as tiktoken's pattern cuts it, by fancy-regex (tiktoken's
+    /// engine) without its limit of a million backtracking steps per match.
+    fn reference_pieces(text: &str) -> Vec<&str> {
+        static UNLIMITED: LazyLock<fancy_regex::Regex> = LazyLock::new(|| {
+            fancy_regex::RegexBuilder::new(pieces::PATTERN)
+                .backtrack_limit(usize::MAX)
+                .build()
+                .expect("o200k's pattern compiles")
+        });
+        UNLIMITED
+            .find_iter(text)
+            .map(|m| m.expect("no backtracking limit").as_str())
+            .collect()
+    }
+
+    fn assert_same_pieces(text: &str) {
+        let ours: Vec<&str> = COUNTER.pieces.pieces(text).collect();
+        let want = reference_pieces(text);
+        if ours != want {
+            let at = ours.iter().zip(&want).take_while(|(a, b)| a == b).count();
+            let show = |p: Option<&&str>| p.map(|p| p.chars().take(40).collect::<String>());
+            panic!(
+                "{} pieces, tiktoken's pattern {}; first difference at piece {at}: {:?} against {:?}",
+                ours.len(),
+                want.len(),
+                show(ours.get(at)),
+                show(want.get(at)),
+            );
+        }
+    }
+
+    /// Texts of one long whitespace run, each ending and starting differently, with the
+    /// pieces o200k's pattern cuts them into, worked out by hand from the pattern for a
+    /// run of `n` characters (`n` ≥ 2).
+    fn long_runs(n: usize) -> Vec<(String, Vec<String>)> {
+        let run = |c: &str, n: usize| c.repeat(n);
+        vec![
+            // `\s+(?!\S)` leaves the last space to the word: ` x`.
+            (run(" ", n) + "x", vec![run(" ", n - 1), " x".into()]),
+            // Nothing follows: the whole run.
+            (run(" ", n), vec![run(" ", n)]),
+            // No word takes a tab before a digit: `\s+` takes it alone.
+            (
+                run("\t", n) + "1",
+                vec![run("\t", n - 1), "\t".into(), "1".into()],
+            ),
+            // Punctuation takes the line breaks after it (`[\r\n/]*`).
+            (
+                ".".to_string() + &run("\n", n) + &run(" ", n) + "word",
+                vec![
+                    ".".to_string() + &run("\n", n),
+                    run(" ", n - 1),
+                    " word".into(),
+                ],
+            ),
+            // `\s*[\r\n]+` ends at the last line break; a combining mark is a word.
+            (
+                run(" ", n) + "\n" + &run(" ", n) + "\u{301}",
+                vec![run(" ", n) + "\n", run(" ", n - 1), " \u{301}".into()],
+            ),
+            // An ideographic space starts the CJK word after it.
+            (
+                run("\u{3000}", n) + "\u{4e00}",
+                vec![run("\u{3000}", n - 1), "\u{3000}\u{4e00}".into()],
+            ),
+            (
+                "x ".to_string() + &run("\r\n", n) + " ",
+                vec!["x".into(), " ".to_string() + &run("\r\n", n), " ".into()],
+            ),
+        ]
+    }
+
+    #[test]
+    fn pieces_of_long_runs_past_fancy_regexs_limits() {
+        // The pieces worked out by hand are tiktoken's pattern's, as fancy-regex finds
+        // them for runs it can take.
+        for (text, want) in long_runs(1_000) {
+            assert_same_pieces(&text);
+            let ours: Vec<&str> = COUNTER.pieces.pieces(&text).collect();
+            assert_eq!(ours, want);
+        }
+        // Runs of 1.2 million characters: fancy-regex, so tiktoken, gives up on each
+        // (a million backtracking steps, and a stack of a million entries even with no
+        // step limit); the rewritten pattern cuts them as the pattern says.
+        for (text, want) in long_runs(1_200_000) {
+            let ours: Vec<&str> = COUNTER.pieces.pieces(&text).collect();
+            assert!(ours == want, "{:?}", &text[..20]);
+        }
+        // Many runs of up to 100,000 characters in 1.2 million: fancy-regex takes those.
+        for kind in ["whitespace", "space_runs"] {
+            assert_same_pieces(&long_text(kind, 1_200_000));
+        }
     }
 
     /// Bytes over a small alphabet (so that many pairs merge), and any bytes.
@@ -546,6 +677,41 @@ mod tests {
         }
     }
 
+    /// Spaces, tabs, line breaks and Unicode spaces.
+    fn whitespace() -> impl proptest::strategy::Strategy<Value = char> {
+        proptest::sample::select(vec![
+            ' ', ' ', ' ', '\t', '\n', '\r', '\u{a0}', '\u{3000}', '\u{2003}', '\u{85}', '\u{b}',
+        ])
+    }
+
+    /// Text with whitespace runs of every shape, up to 100,000 characters, between words,
+    /// numbers, punctuation, contractions, CJK and combining marks.
+    fn spaced_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let short = proptest::collection::vec(whitespace(), 1..12);
+        let long = (whitespace(), 1..100_000usize, whitespace(), 0..1_000usize)
+            .prop_map(|(a, n, b, m)| std::iter::repeat_n(a, n).chain(std::iter::repeat_n(b, m)));
+        let segment = prop_oneof![
+            6 => short.prop_map(String::from_iter),
+            1 => long.prop_map(String::from_iter),
+            2 => "[a-zA-Z]{1,8}",
+            1 => "[\u{4e00}-\u{4fff}]{1,6}",
+            1 => "[0-9]{1,7}",
+            1 => "[.,;:!?\"(){}/=_-]{1,3}",
+            1 => "('s|'T|'ll|'ve|'\u{17f}|\u{301})",
+        ];
+        proptest::collection::vec(segment, 0..12).prop_map(|s| s.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(96))]
+        #[test]
+        fn counts_and_pieces_equal_tiktokens_around_whitespace(text in spaced_text()) {
+            assert_same_pieces(&text);
+            assert_same(&text);
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(512))]
         #[test]
@@ -566,6 +732,7 @@ mod tests {
             )
         ) {
             let text: String = text.into_iter().collect();
+            assert_same_pieces(&text);
             assert_same(&text);
         }
     }

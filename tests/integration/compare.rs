@@ -89,7 +89,14 @@ fn bare_summaries_compare_like_their_runs() {
     let bare: serde_json::Value = serde_json::from_str(&bare.stdout).unwrap();
     // Same pairs, flips, p-values and metric deltas, from the summaries alone.
     assert_eq!(full, bare);
-    assert!(full["overall"]["n10"].as_u64().unwrap() > 0, "{full}");
+    // 16 pairs: the oracle passes all but capital-of-france under `required` (2 trials),
+    // wrong_tool fails all, so 14 pass → fail and 2 fail → fail.
+    let o = &full["overall"];
+    assert_eq!(
+        [&o["n"], &o["n11"], &o["n10"], &o["n01"], &o["n00"]],
+        [16, 0, 14, 0, 2],
+        "{full}"
+    );
 
     // The gate works on summaries too, and --variants.
     t.run(&["compare", &b, &c, "--fail-on-regression", "5"])

@@ -416,7 +416,9 @@ fn a_live_openai_run_sends_each_cell_and_scores_the_answers() {
         assert_eq!(x["response"]["attempts"], 1, "{x}");
         assert_eq!(x["response"]["usage"]["input_tokens"], 40, "{x}");
         assert_eq!(x["response"]["usage"]["output_tokens"], 10, "{x}");
-        assert!(x["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{x}");
+        // gpt-4o-mini at $0.15 in and $0.60 out per million tokens: 40 × 0.15 + 10 × 0.60
+        // = 12 millionths of a dollar.
+        assert_eq!(x["cost_usd"].as_f64(), Some(12e-6), "{x}");
         let prompt = match x["case_id"].as_str().unwrap() {
             "paris" => PARIS,
             "capital" => CAPITAL,
