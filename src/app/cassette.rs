@@ -15,6 +15,8 @@ use crate::runner::Plan;
 /// Write the cassette for `args.suite` from `args.script`.
 pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
     let suite = Arc::new(super::load_suite(&args.suite)?);
+    // A loop suite's cassette would hold first rounds only: refused, as `run` refuses it.
+    super::run::refuse_loops(&suite).map_err(super::run::in_suite(&args.suite))?;
     let r = resolve(&suite, &args.targets, &[], &[], None)?;
     let out = args
         .out

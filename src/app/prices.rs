@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use super::AppError;
 use super::paths;
 use crate::provider::Target;

@@ -169,7 +169,7 @@ fn incomplete(dir: &Path, what: &str, e: impl std::fmt::Display) -> AppError {
 }
 
 /// Names the suite in a setting error: with several suites a flag alone is ambiguous.
-fn in_suite(path: &Path) -> impl Fn(AppError) -> AppError + '_ {
+pub(super) fn in_suite(path: &Path) -> impl Fn(AppError) -> AppError + '_ {
     move |e| match e {
         AppError::BadInput { message, hint } => AppError::BadInput {
             message: format!("{}: {message}", path.display()),
@@ -334,14 +334,18 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
 
 /// Loop cases (with `mocks`, or `trajectory`/`never`/`final`/`stop` expectations) validate but do not run until the episode runner lands:
 /// refused, rather than scored on their first round as if they were single-turn.
-fn refuse_loops(suite: &Suite) -> Result<(), AppError> {
+pub(super) fn refuse_loops(suite: &Suite) -> Result<(), AppError> {
     let is_loop = |c: &&crate::suite::Case| c.episode.is_some() || c.loop_expect.is_some();
     match suite.cases.iter().find(is_loop) {
         Some(case) => Err(AppError::bad(
             format!(
                 "case `{}` is a tool loop (it has {}); this version validates loop suites but does not run them yet",
                 case.id,
-                if case.episode.is_some() { "mocks" } else { "loop expectations" }
+                if case.episode.is_some() {
+                    "mocks"
+                } else {
+                    "loop expectations"
+                }
             ),
             Some(
                 "`toolgauge validate` checks it; run single-turn cases (without `mocks`) from a suite of their own",

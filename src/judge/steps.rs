@@ -20,11 +20,11 @@
 use serde_json::Value;
 
 use super::episode::Placed;
-use crate::util::assign;
 use crate::score::trial::Reason;
 use crate::suite::ExtraArgs;
 use crate::suite::matcher::show;
 use crate::suite::trajectory::{FromRef, MatchMode, Step, StepArg, Trajectory};
+use crate::util::assign;
 
 /// What matching the steps found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -100,3 +100,54 @@ fn every_problem_of_a_loop_suite_is_located() {
         "2 problems found",
     ]);
 }
+
+#[test]
+fn loop_expectations_without_mocks_and_cassette_write_are_refused_too() {
+    let t = Toolgauge::new();
+    // No mocks: the trajectory could never be judged on a single round.
+    t.write(
+        "traj.yaml",
+        r#"
+tools:
+  - name: ping
+    description: Ping
+    parameters: {type: object}
+cases:
+  - id: pinged
+    kind: should_call
+    prompt: ping it
+    expect: {trajectory: {steps: [{tool: ping}]}, stop: answered}
+"#,
+    );
+    t.run(&["validate", "traj.yaml"]).expect_code(OK);
+    t.run(&[
+        "run",
+        "traj.yaml",
+        "--target",
+        "scripted:oracle",
+        "--out",
+        "out",
+    ])
+    .expect_code(BAD_INPUT)
+    .stderr_has(&[
+        "case `pinged` is a tool loop (it has loop expectations); this version validates loop suites but does not run them yet",
+    ]);
+    assert!(!t.path().join("out").exists());
+    // A cassette written from a script would hold first rounds only.
+    t.write("loop.yaml", documented_example());
+    t.write("script.yaml", "{}\n");
+    t.run(&[
+        "cassette",
+        "write",
+        "loop.yaml",
+        "--script",
+        "script.yaml",
+        "--out",
+        "c.jsonl",
+        "--target",
+        "openai:gpt-4o-mini",
+    ])
+    .expect_code(BAD_INPUT)
+    .stderr_has(&["case `order-then-shipment` is a tool loop (it has mocks)"]);
+    assert!(!t.path().join("c.jsonl").exists());
+}
