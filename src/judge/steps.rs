@@ -11,7 +11,7 @@
 //! satisfies every matcher but not a `from` is a broken data flow, not a missing step.
 //!
 //! The unordered modes pair steps with calls by optimal assignment
-//! ([`crate::score::assign`]), so a step with a loose matcher does not take the call a
+//! ([`crate::util::assign`]), so a step with a loose matcher does not take the call a
 //! stricter step needs. The ordered modes find the most steps matched in order with a
 //! dynamic programme over rounds (steps given to one round form a block; within the
 //! round they pair by maximum matching); fewer steps in order than in any order is
