@@ -14,6 +14,7 @@ pub mod bfcl;
 pub mod chat;
 pub mod cli;
 pub mod compare;
+pub mod episode;
 pub mod exit;
 pub mod judge;
 pub mod provider;

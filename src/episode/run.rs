@@ -1,0 +1,111 @@
+//! The loop itself: request, answer, calls, results, until an answer or a limit.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::limits::check_turn;
+use super::{EpisodeError, EpisodeOutcome, RoundRecord};
+use crate::chat::{Message, ToolResult};
+use crate::provider::{Provider, Request, TrialKey};
+use crate::suite::loops::EpisodeSpec;
+use crate::suite::trajectory::StopReason;
+use crate::tools::{Session, ToolHost, run_turn};
+
+/// Play one episode of the case whose loop spec is `spec`, starting from `first` (the
+/// case's messages, tools and tool_choice), for the trial `key`.
+///
+/// Each round sends the conversation to `provider`, assigns ids to calls that came
+/// without one (by the request's round, [`Request::round`]), appends the assistant turn
+/// and, when it made calls, has `host` answer them ([`run_turn`]) and appends one tool
+/// result per call, in call order. A turn without calls takes the next scripted user
+/// turn (`spec.turns`), or ends the episode as answered when none is left. Limits are
+/// checked before a turn's calls are executed ([`super::limits`]). A provider or host
+/// failure ends the episode with an [`EpisodeError`], keeping the rounds before it.
+pub async fn run_episode(
+    provider: &dyn Provider,
+    host: &dyn ToolHost,
+    spec: Arc<EpisodeSpec>,
+    first: Request,
+    key: &TrialKey,
+) -> EpisodeOutcome {
+    let context = first.messages.len();
+    let mut request = first;
+    let mut session = Session::new(spec.clone());
+    let mut turns = spec.turns.iter();
+    let mut rounds: Vec<RoundRecord> = Vec::new();
+    let mut user: Option<String> = None;
+    let end = loop {
+        let number = rounds.len() + 1;
+        let mut response = match provider.complete(&request, key).await {
+            Ok(r) => r,
+            Err(source) => {
+                break Err(EpisodeError::Provider {
+                    round: number,
+                    source,
+                });
+            }
+        };
+        let sent = request.messages.len();
+        response.assign_missing_ids(request.round());
+        request.messages.push(response.to_message());
+        let mut record = RoundRecord {
+            sent,
+            user: user.take(),
+            response,
+            outcomes: Vec::new(),
+            tool_ms: 0.0,
+        };
+        let calls = &record.response.tool_calls;
+        if calls.is_empty() {
+            let next = turns.next();
+            rounds.push(record);
+            match next {
+                None => break Ok(StopReason::Answered),
+                Some(_) if number >= spec.limits.max_rounds as usize => {
+                    break Ok(StopReason::MaxRounds);
+                }
+                Some(turn) => {
+                    request.messages.push(Message::User {
+                        content: turn.clone(),
+                    });
+                    user = Some(turn.clone());
+                    continue;
+                }
+            }
+        }
+        if let Some(stop) = check_turn(&spec.limits, session.counters(), number, calls) {
+            rounds.push(record);
+            break Ok(stop);
+        }
+        let started = Instant::now();
+        let answered = run_turn(host, &mut session, calls).await;
+        record.tool_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match answered {
+            Ok(outcomes) => {
+                for (call, out) in record.response.tool_calls.iter().zip(&outcomes) {
+                    request.messages.push(Message::from(ToolResult {
+                        call_id: call.id.clone().unwrap_or_default(),
+                        name: call.name.clone(),
+                        content: out.content.clone(),
+                        is_error: out.is_error,
+                    }));
+                }
+                record.outcomes = outcomes;
+                rounds.push(record);
+            }
+            Err(source) => {
+                rounds.push(record);
+                break Err(EpisodeError::Host {
+                    round: number,
+                    source,
+                });
+            }
+        }
+    };
+    EpisodeOutcome {
+        messages: request.messages,
+        context,
+        rounds,
+        end,
+    }
+}
