@@ -1,9 +1,8 @@
 //! Suite loading: parse and compile a realistic suite (15 tools with JSON Schemas and two
 //! description variants, 200 cases) from text, as `toolgauge run` does once per suite,
 //! written as YAML and as JSON; and the same suite with every case declaring its own
-//! tools (as imported benchmarks such as BFCL are written), in both formats. The JSON /
-//! YAML ratio of `load_str` is the "JSON loads about N times faster" of
-//! docs/suite-format.md and docs/bfcl.md.
+//! tools (as imported benchmarks such as BFCL are written), in both formats. The JSON and
+//! YAML figures of `load_str` are those quoted in docs/suite-format.md ("JSON suites").
 //!
 //! Run: `cargo bench --bench suite_load`.
 
