@@ -111,37 +111,11 @@ fn report() -> RunReport {
         ..VariantTokens::default()
     }];
     let summary = Summary::build("priced", &cells, &variants, &trials, &[]);
-    let meta = RunMeta {
-        run_format: 1,
-        toolgauge_version: "0.1.0".into(),
-        suite: SuiteRef {
-            name: "priced".into(),
-            path: "priced.yaml".into(),
-            hash: "00".into(),
-            description: None,
-        },
-        matrix: MatrixRef {
-            targets: vec![TARGET.into()],
-            variants: vec!["v".into()],
-            tool_choice: vec!["auto".into()],
-            repeats: 3,
-        },
-        sources: [(TARGET.to_string(), "replay".to_string())]
-            .into_iter()
-            .collect(),
-        tools: IndexMap::new(),
-        tool_definition_tokens: [("v".to_string(), 42)].into_iter().collect(),
-        variant_details: IndexMap::new(),
-        trials_planned: 9,
-        trials_written: 9,
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: Some("2026-01-01T00:01:00Z".into()),
-        status: "complete".into(),
-        stop_reason: None,
-        settings: RunSettings::default(),
-        selection: None,
-        merged_from: Vec::new(),
-    };
+    let mut meta = meta_for("priced", 3, 9);
+    meta.sources = [(TARGET.to_string(), "replay".to_string())]
+        .into_iter()
+        .collect();
+    meta.tool_definition_tokens = [("v".to_string(), 42)].into_iter().collect();
     RunReport {
         meta,
         trials,
@@ -415,4 +389,38 @@ fn terminal_shows_the_hand_computed_numbers_and_names_each_repeat() {
         narrow.contains("\n  a [v × auto #1] expected a call in ca…\n"),
         "{narrow}"
     );
+}
+
+/// The run.json of a finished one-cell run of suite `name` (target [`TARGET`], variant
+/// `v`, `auto`) with `repeats` repeats and `trials` trials, as exporter tests need it.
+pub(super) fn meta_for(name: &str, repeats: u32, trials: u64) -> RunMeta {
+    RunMeta {
+        run_format: 1,
+        toolgauge_version: "0.1.0".into(),
+        suite: SuiteRef {
+            name: name.into(),
+            path: format!("{name}.yaml"),
+            hash: "00".into(),
+            description: None,
+        },
+        matrix: MatrixRef {
+            targets: vec![TARGET.into()],
+            variants: vec!["v".into()],
+            tool_choice: vec!["auto".into()],
+            repeats,
+        },
+        sources: IndexMap::new(),
+        tools: IndexMap::new(),
+        tool_definition_tokens: IndexMap::new(),
+        variant_details: IndexMap::new(),
+        trials_planned: trials,
+        trials_written: trials,
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: Some("2026-01-01T00:01:00Z".into()),
+        status: "complete".into(),
+        stop_reason: None,
+        settings: RunSettings::default(),
+        selection: None,
+        merged_from: Vec::new(),
+    }
 }

@@ -8,13 +8,11 @@
 //! different one, `c#0` two; the other trials none. So 4 trials had warnings, with 4
 //! distinct texts, the first of which two trials share.
 
-use indexmap::IndexMap;
-
 use super::json::JsonExporter;
 use super::markdown::MarkdownExporter;
 use super::summary::Summary;
 use super::terminal::{self, TerminalOptions};
-use super::{Exporter, MatrixRef, RunMeta, RunReport, RunSettings, SuiteRef};
+use super::{Exporter, RunReport};
 use crate::provider::{Response, ToolChoice};
 use crate::score::{TrialRecord, Verdict};
 use crate::suite::CaseKind;
@@ -51,35 +49,7 @@ fn trial(case: &str, repeat: u32, warnings: &[&str]) -> TrialRecord {
 fn report_of(trials: Vec<TrialRecord>) -> RunReport {
     let cells = vec![(TARGET.to_string(), "v".to_string(), "auto".to_string())];
     let summary = Summary::build("warned", &cells, &[], &trials, &[]);
-    let meta = RunMeta {
-        run_format: 1,
-        toolgauge_version: "0.1.0".into(),
-        suite: SuiteRef {
-            name: "warned".into(),
-            path: "warned.yaml".into(),
-            hash: "00".into(),
-            description: None,
-        },
-        matrix: MatrixRef {
-            targets: vec![TARGET.into()],
-            variants: vec!["v".into()],
-            tool_choice: vec!["auto".into()],
-            repeats: 2,
-        },
-        sources: IndexMap::new(),
-        tools: IndexMap::new(),
-        tool_definition_tokens: IndexMap::new(),
-        variant_details: IndexMap::new(),
-        trials_planned: trials.len() as u64,
-        trials_written: trials.len() as u64,
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: Some("2026-01-01T00:01:00Z".into()),
-        status: "complete".into(),
-        stop_reason: None,
-        settings: RunSettings::default(),
-        selection: None,
-        merged_from: Vec::new(),
-    };
+    let meta = super::exporter_tests::meta_for("warned", 2, trials.len() as u64);
     RunReport {
         meta,
         trials,
