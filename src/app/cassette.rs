@@ -5,18 +5,17 @@ use std::sync::Arc;
 use super::AppError;
 use super::settings::resolve;
 use crate::cli::CassetteWriteArgs;
-use crate::provider::Provider;
 use crate::provider::cassette::{
     CassetteEntry, CassetteHeader, CassetteSource, CassetteWriter, RequestHasher,
 };
 use crate::provider::scripted::ScriptedProvider;
+use crate::provider::{Provider, ProviderError, Request, Response, TrialKey};
 use crate::runner::Plan;
 
 /// Write the cassette for `args.suite` from `args.script`.
 pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
     let suite = Arc::new(super::load_suite(&args.suite)?);
-    // A loop suite's cassette would hold first rounds only: refused, as `run` refuses it.
-    super::run::refuse_loops(&suite).map_err(super::run::in_suite(&args.suite))?;
+    super::run::refuse_hostless_loops(&suite).map_err(super::run::in_suite(&args.suite))?;
     let r = resolve(&suite, &args.targets, &[], &[], None)?;
     let out = args
         .out
@@ -61,26 +60,54 @@ pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
     let hasher = RequestHasher::default();
     let mut written = 0usize;
     let mut missing = Vec::new();
+    let host = crate::tools::suite_host();
     for t in plan.trials() {
         let (request, key) = plan.request(t);
         let target = &plan.cells[t.cell].target;
-        match runtime.block_on(scripted.complete(&request, &key)) {
-            Ok(response) => {
-                let entry = CassetteEntry {
-                    key: hasher.hash(target, &request),
-                    repeat: key.repeat,
-                    case_id: key.case_id.clone(),
-                    target: key.target.clone(),
-                    variant: key.variant.clone(),
-                    tool_choice: key.tool_choice.to_string(),
-                    request: Some(request),
-                    response,
-                    raw: None,
-                };
-                w.append(&entry).map_err(write_err)?;
-                written += 1;
+        let case = &suite.cases[t.case];
+        // A loop case's episode is played against the suite's mocks, and every round's
+        // request and answer is an entry (the key covers the conversation so far).
+        let exchanges = match &case.episode {
+            Some(spec) => {
+                let taped = Taped::new(&scripted);
+                let outcome = runtime.block_on(crate::episode::run_episode(
+                    &taped,
+                    host.as_ref(),
+                    spec.clone(),
+                    request,
+                    &key,
+                ));
+                match outcome.end {
+                    Err(crate::episode::EpisodeError::Provider { source, .. }) => {
+                        Err(source.to_string())
+                    }
+                    _ => Ok(taped.into_exchanges()),
+                }
             }
-            Err(e) => missing.push(e.to_string()),
+            None => runtime
+                .block_on(scripted.complete(&request, &key))
+                .map(|response| vec![(request, response)])
+                .map_err(|e| e.to_string()),
+        };
+        match exchanges {
+            Ok(exchanges) => {
+                for (request, response) in exchanges {
+                    let entry = CassetteEntry {
+                        key: hasher.hash(target, &request),
+                        repeat: key.repeat,
+                        case_id: key.case_id.clone(),
+                        target: key.target.clone(),
+                        variant: key.variant.clone(),
+                        tool_choice: key.tool_choice.to_string(),
+                        request: Some(request),
+                        response,
+                        raw: None,
+                    };
+                    w.append(&entry).map_err(write_err)?;
+                    written += 1;
+                }
+            }
+            Err(e) => missing.push(e),
         }
     }
     drop(w);
@@ -101,4 +128,42 @@ pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {
         .map_err(|e| AppError::Incomplete(format!("failed to write `{}`: {e}", out.display())))?;
     sayln!("wrote {written} entries to {}", out.display());
     Ok(())
+}
+
+/// A provider that keeps every request it was sent and the answer it gave, in order:
+/// the rounds of one episode, to be written as cassette entries.
+struct Taped<'a> {
+    inner: &'a dyn Provider,
+    exchanges: std::sync::Mutex<Vec<(Request, Response)>>,
+}
+
+impl<'a> Taped<'a> {
+    fn new(inner: &'a dyn Provider) -> Self {
+        Taped {
+            inner,
+            exchanges: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn into_exchanges(self) -> Vec<(Request, Response)> {
+        self.exchanges
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Taped<'_> {
+    fn source(&self) -> String {
+        self.inner.source()
+    }
+
+    async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
+        let response = self.inner.complete(request, key).await?;
+        self.exchanges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((request.clone(), response.clone()));
+        Ok(response)
+    }
 }

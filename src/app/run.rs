@@ -332,23 +332,22 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
     }
 }
 
-/// Loop cases (with `mocks`, or `trajectory`/`never`/`final`/`stop` expectations) validate but do not run until the episode runner lands:
-/// refused, rather than scored on their first round as if they were single-turn.
-pub(super) fn refuse_loops(suite: &Suite) -> Result<(), AppError> {
-    let is_loop = |c: &&crate::suite::Case| c.episode.is_some() || c.loop_expect.is_some();
-    match suite.cases.iter().find(is_loop) {
+/// Loop expectations (`trajectory`, `never`, `final`, `stop`) judge an episode, which
+/// only a case with a tool host (`mocks`) plays: a case that has them without one is
+/// refused, rather than scored on its single round as if they held.
+pub(super) fn refuse_hostless_loops(suite: &Suite) -> Result<(), AppError> {
+    match suite
+        .cases
+        .iter()
+        .find(|c| c.episode.is_none() && c.loop_expect.is_some())
+    {
         Some(case) => Err(AppError::bad(
             format!(
-                "case `{}` is a tool loop (it has {}); this version validates loop suites but does not run them yet",
-                case.id,
-                if case.episode.is_some() {
-                    "mocks"
-                } else {
-                    "loop expectations"
-                }
+                "case `{}` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
+                case.id
             ),
             Some(
-                "`toolgauge validate` checks it; run single-turn cases (without `mocks`) from a suite of their own",
+                "add `mocks:` for the tools it calls (suite-wide or in the case), or drop the loop expectations and use `calls`",
             ),
         )),
         None => Ok(()),
@@ -362,7 +361,7 @@ fn run_suite(
     args: &RunArgs,
     options: &RunOptions,
 ) -> Result<u8, AppError> {
-    refuse_loops(&suite).map_err(in_suite(path))?;
+    refuse_hostless_loops(&suite).map_err(in_suite(path))?;
     apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
     let suite = Arc::new(suite);
     let r = resolve(
@@ -444,7 +443,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     )?;
     let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
-    refuse_loops(&suite).map_err(in_suite(&path))?;
+    refuse_hostless_loops(&suite).map_err(in_suite(&path))?;
     apply_bfcl_flags(
         &mut suite,
         old.settings.bfcl_strict,

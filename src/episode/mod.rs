@@ -27,7 +27,7 @@ pub mod transcript;
 #[cfg(test)]
 mod tests;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chat::Message;
 use crate::provider::{ProviderError, Response, Usage};
@@ -38,20 +38,21 @@ pub use run::run_episode;
 pub use transcript::tool_traits;
 
 /// One round: one provider request, its answer and the answers to its calls.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRecord {
     /// How many messages the request of this round carried (the conversation so far);
     /// [`EpisodeOutcome::sent`] gives them.
     pub sent: usize,
     /// The scripted user turn appended before this round (`None` for the first round
     /// and for rounds that continue after tool results).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// The provider's answer, its calls' missing ids assigned
     /// ([`Response::assign_missing_ids`]); usage and latency as reported.
     pub response: Response,
     /// The answers to the response's calls, in call order; empty when the turn made no
     /// calls or a limit stopped the loop before they were executed (see [`limits`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outcomes: Vec<ToolOutcome>,
     /// Wall time of answering the turn's calls in milliseconds (they run concurrently,
     /// so this can be less than the sum of the outcomes' times); 0 when none ran.

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::limits::check_turn;
 use super::{EpisodeError, EpisodeOutcome, RoundRecord};
-use crate::chat::{Message, ToolResult};
+use crate::chat::{Message, ToolChoice, ToolResult};
 use crate::provider::{Provider, Request, TrialKey};
 use crate::suite::loops::EpisodeSpec;
 use crate::suite::trajectory::StopReason;
@@ -19,7 +19,9 @@ use crate::tools::{Session, ToolHost, run_turn};
 /// and, when it made calls, has `host` answer them ([`run_turn`]) and appends one tool
 /// result per call, in call order. A turn without calls takes the next scripted user
 /// turn (`spec.turns`), or ends the episode as answered when none is left. Limits are
-/// checked before a turn's calls are executed ([`super::limits`]). A provider or host
+/// checked before a turn's calls are executed ([`super::limits`]). The trial's
+/// tool_choice is sent on the first request; a forcing one (`required`, a named
+/// function) becomes `auto` for the rounds after it. A provider or host
 /// failure ends the episode with an [`EpisodeError`], keeping the rounds before it.
 pub async fn run_episode(
     provider: &dyn Provider,
@@ -46,6 +48,14 @@ pub async fn run_episode(
             }
         };
         let sent = request.messages.len();
+        // A forcing mode (`required`, a named function) applies to the first request
+        // only: forced on every round, the model could never answer.
+        if matches!(
+            request.tool_choice,
+            ToolChoice::Required | ToolChoice::Function(_)
+        ) {
+            request.tool_choice = ToolChoice::Auto;
+        }
         response.assign_missing_ids(request.round());
         request.messages.push(response.to_message());
         let mut record = RoundRecord {

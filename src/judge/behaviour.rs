@@ -134,7 +134,7 @@ pub fn duplicates(traits: &[ToolTraits], calls: &[Placed<'_>]) -> (Vec<Reason>, 
 }
 
 /// One error the model received, and whether it recovered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorFact {
     /// The tool that failed.
     pub tool: String,

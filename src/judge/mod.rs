@@ -28,19 +28,23 @@ use crate::suite::Normalizer;
 use crate::suite::trajectory::LoopExpectation;
 
 /// The facts an episode's verdict rests on (what loop metrics aggregate).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeChecks {
     /// Rounds played.
     pub rounds: u32,
     /// Tool calls made.
     pub tool_calls: u32,
     /// Trajectory facts, when the case has a trajectory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<StepFacts>,
     /// Each error the model received, in call order, and whether it recovered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorFact>,
     /// Repeated executions of non-idempotent calls.
+    #[serde(default)]
     pub duplicate_side_effects: u32,
     /// Whether the final answer is grounded (`None`: not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grounded: Option<bool>,
 }
 

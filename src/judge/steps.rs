@@ -27,7 +27,7 @@ use crate::suite::trajectory::{FromRef, MatchMode, Step, StepArg, Trajectory};
 use crate::util::assign;
 
 /// What matching the steps found.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StepFacts {
     /// Steps in the trajectory.
     pub steps: u32,

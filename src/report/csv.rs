@@ -151,7 +151,7 @@ impl Exporter for CsvExporter {
                 .map(|r| r.tool_calls.as_slice())
                 .unwrap_or_default();
             let checks = t.checks.as_ref();
-            let usage = t.response.as_ref().and_then(|r| r.usage);
+            let usage = t.usage();
             trials
                 .write_record([
                     t.case_id.clone(),
@@ -195,10 +195,7 @@ impl Exporter for CsvExporter {
                         .unwrap_or_default(),
                     usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
                     cost(t.cost_usd),
-                    t.response
-                        .as_ref()
-                        .map(|r| opt(Some(r.latency_ms)))
-                        .unwrap_or_default(),
+                    t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
                     t.tags.join(";"),
                 ])
                 .map_err(err)?;

@@ -1523,6 +1523,7 @@ mod tests {
                 }],
             },
             cost_usd: Some(0.0002),
+            episode: None,
         }
     }
 

@@ -53,8 +53,8 @@ impl Exporter for JunitExporter {
             };
             let mut case = TestCase::new(name, status);
             case.set_classname(format!("{suite}.{cell}"));
-            if let Some(r) = &t.response {
-                case.set_time(Duration::from_secs_f64(r.latency_ms.max(0.0) / 1000.0));
+            if let Some(latency) = t.latency_ms() {
+                case.set_time(Duration::from_secs_f64(latency.max(0.0) / 1000.0));
             }
             suites
                 .entry(cell.clone())

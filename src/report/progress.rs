@@ -83,7 +83,7 @@ impl Progress {
             Verdict::Fail => self.scored += 1,
             Verdict::Error => self.errors += 1,
         }
-        if let Some(u) = t.response.as_ref().and_then(|r| r.usage) {
+        if let Some(u) = t.usage() {
             // Saturating: budget accounting must never wrap around.
             self.tokens = self
                 .tokens
@@ -189,6 +189,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: cost,
+            episode: None,
         }
     }
 

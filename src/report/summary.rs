@@ -398,6 +398,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            episode: None,
         }
     }
 

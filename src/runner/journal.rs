@@ -18,6 +18,11 @@
 //!   trial, so no scored trial is lost. The trial keeps the position of its first line.
 //!   Duplicates are reported ([`JournalContents::duplicates`]).
 //!
+//! - **Format.** Every line this version writes starts with `"format": 2`
+//!   ([`TRIALS_FORMAT`]); format 2 added loop trials (`episode`). A line without it is
+//!   format 1, written before loops existed, and reads as a single-turn trial. A line of
+//!   a newer format is an error naming its line and saying to upgrade, never misread.
+//!
 //! [`rewrite`] replaces a journal atomically (a temporary file renamed over it), so a
 //! crash while `run --resume` compacts the journal leaves the old one or the new one,
 //! never a truncated one.
@@ -28,6 +33,26 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::score::{TrialRecord, Verdict};
+
+/// The format of the lines this version writes (see the module documentation).
+pub const TRIALS_FORMAT: u32 = 2;
+
+/// The format a line declares as its first key (`{"format":N,...`); 1 when it declares
+/// none (a line written before formats were numbered).
+fn line_format(text: &str) -> Result<u32, String> {
+    let Some(rest) = text.strip_prefix("{\"format\":") else {
+        return Ok(1);
+    };
+    let digits: &str = &rest[..rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len())];
+    digits.parse::<u32>().map_err(|_| {
+        format!(
+            "its `format` is not a whole number: `{}`",
+            &rest[..rest.len().min(20)]
+        )
+    })
+}
 
 /// The identity of a trial within a run: case id, target, variant, tool_choice, repeat.
 pub type TrialId = (String, String, String, String, u32);
@@ -150,6 +175,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<JournalContents, JournalError>
                 if text.is_empty() {
                     return Ok(None);
                 }
+                let format = line_format(text)?;
+                if format > TRIALS_FORMAT {
+                    return Err(format!(
+                        "written in trials format {format} by a newer toolgauge; this version reads formats 1 to {TRIALS_FORMAT}: upgrade toolgauge to read it"
+                    ));
+                }
                 serde_json::from_str::<TrialRecord>(text)
                     .map(Some)
                     .map_err(|e| format!("not a trial record: {e}"))
@@ -216,7 +247,11 @@ impl Journal {
     /// Append one record and hand it to the OS (one write call per trial; a replay of
     /// 10,000 trials spends a few milliseconds on it).
     pub fn append(&mut self, record: &TrialRecord) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.out, record)?;
+        // The format is the line's first key, so a reader can tell it without parsing
+        // the record: `{"format":2,` then the record's own fields.
+        let json = serde_json::to_vec(record)?;
+        write!(self.out, "{{\"format\":{TRIALS_FORMAT},")?;
+        self.out.write_all(json.get(1..).unwrap_or_default())?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
@@ -287,11 +322,57 @@ mod tests {
             verdict,
             reasons,
             cost_usd: None,
+            episode: None,
         }
     }
 
+    /// A line as journals before formats were numbered wrote it (format 1).
     fn line(t: &TrialRecord) -> String {
         serde_json::to_string(t).unwrap() + "\n"
+    }
+
+    /// A line as this version writes it: the format first, then the record's fields.
+    fn line2(t: &TrialRecord) -> String {
+        let json = serde_json::to_string(t).unwrap();
+        format!("{{\"format\":2,{}\n", &json[1..])
+    }
+
+    #[test]
+    fn lines_carry_the_format_first_and_old_lines_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        let a = record("a", 0, Verdict::Pass);
+        let b = record("b", 0, Verdict::Fail);
+        let mut j = Journal::create(&path).unwrap();
+        j.append(&a).unwrap();
+        drop(j);
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            written.starts_with("{\"format\":2,\"case_id\":\"a\""),
+            "{written}"
+        );
+        // A format-1 line (no `format`) and a format-2 line read alike.
+        let mixed = line(&b) + &written;
+        let got = parse_str(&mixed).unwrap().trials;
+        assert_eq!(got, vec![b, a]);
+    }
+
+    #[test]
+    fn a_newer_format_is_refused_with_its_line_and_how_to_fix() {
+        let a = record("a", 0, Verdict::Pass);
+        let json = serde_json::to_string(&a).unwrap();
+        let newer = format!("{}{{\"format\":3,{}\n", line(&a), &json[1..]);
+        let e = parse_str(&newer).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2 is damaged: written in trials format 3 by a newer toolgauge; this version reads formats 1 to 2: upgrade toolgauge"),
+            "{e}"
+        );
+        let bad = format!("{{\"format\":x,{}\n", &json[1..]);
+        let e = parse_str(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains("line 1 is damaged: its `format` is not a whole number"),
+            "{e}"
+        );
     }
 
     fn parse_str(text: &str) -> Result<JournalContents, JournalError> {
@@ -414,7 +495,7 @@ mod tests {
         drop(j);
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            line(&a) + &line(&b)
+            line2(&a) + &line2(&b)
         );
         // Nothing is left beside it.
         let names: Vec<_> = std::fs::read_dir(dir.path())

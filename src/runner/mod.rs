@@ -1,9 +1,14 @@
 //! Running a plan: send each trial's request to its provider, score the response, and
 //! stream every finished trial to the caller (journal, progress) as it completes. A
 //! target whose failures will repeat for every trial is stopped ([`breaker`]).
+//!
+//! A trial of a case with a tool loop (`mocks`) is an episode of rounds against the
+//! suite's tool host, scored as a whole ([`looped`]); every other trial is one request,
+//! scored as it always was.
 
 pub mod breaker;
 pub mod journal;
+mod looped;
 pub mod matrix;
 pub mod select;
 
@@ -115,7 +120,10 @@ pub async fn execute(
         .iter()
         .map(|c| options.prices.lookup(&c.target.provider, &c.target.model))
         .collect();
+    // One host answers every loop trial of the suite; each episode opens its own session.
+    let host = crate::tools::suite_host();
     let run_one = |(index, t): (usize, PlannedTrial)| {
+        let host = host.clone();
         let cell = &plan.cells[t.cell];
         let case = &suite.cases[t.case];
         let provider = providers.get(&cell.target.spec).cloned();
@@ -139,6 +147,7 @@ pub async fn execute(
                 verdict: Verdict::Error,
                 reasons: Vec::new(),
                 cost_usd: None,
+                episode: None,
             };
             // A stopped target's remaining trials end as errors that say why, at once.
             if let Some(why) = control.breakers.stopped(spec) {
@@ -146,6 +155,37 @@ pub async fn execute(
                     .reasons
                     .push(Reason::new("provider_error", format!("not run: {why}")));
                 record.messages = request.messages;
+                return (index, record);
+            }
+            if case.episode.is_some() {
+                let Some(p) = provider else {
+                    record.reasons.push(Reason::new(
+                        "provider_error",
+                        format!("no provider for target `{}`", cell.target.spec),
+                    ));
+                    record.messages = request.messages;
+                    return (index, record);
+                };
+                let endpoint = p.endpoint();
+                match looped::play(p, host, case, request, key).await {
+                    Ok(outcome) => {
+                        let failure = looped::provider_error(&outcome)
+                            .and_then(|e| breaker::classify(e, endpoint.as_ref()));
+                        control.breakers.record(spec, failure.as_ref());
+                        let scoring = looped::LoopScoring {
+                            suite,
+                            case,
+                            scorer,
+                            tool_tokens: plan.request_tool_tokens(t.case, &cell.variant),
+                            price,
+                        };
+                        looped::score(&scoring, outcome, &mut record);
+                    }
+                    Err(message) => {
+                        record.reasons.push(Reason::new("provider_error", message));
+                        record.messages = plan.request(t).0.messages;
+                    }
+                }
                 return (index, record);
             }
             // The provider's work (building the body, HTTP, parsing the answer) runs as

@@ -150,9 +150,10 @@ impl Metrics {
                 .or_default();
             e.0 += 1;
             e.1 += u64::from(passed);
-            if let Some(r) = &t.response {
-                latencies.push(r.latency_ms);
-                if let Some(u) = r.usage {
+            // A loop trial counts every round's tokens and model time.
+            if let Some(latency) = t.latency_ms() {
+                latencies.push(latency);
+                if let Some(u) = t.usage() {
                     // Saturating: a count read back from an edited journal is not
                     // checked again here, and a sum must never wrap to a small number.
                     a.input = a.input.saturating_add(u.input_tokens);
@@ -388,6 +389,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            episode: None,
         }
     }
 
@@ -423,6 +425,7 @@ mod tests {
             verdict: Verdict::Error,
             reasons: vec![Reason::new("provider_error", "timeout")],
             cost_usd: None,
+            episode: None,
         }
     }
 

@@ -3,8 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::trial::{Reason, TrialChecks};
-use crate::provider::{Message, Response, ToolChoice};
+use crate::episode::RoundRecord;
+use crate::judge::EpisodeChecks;
+use crate::provider::{Message, Response, ToolChoice, Usage};
 use crate::suite::CaseKind;
+use crate::suite::trajectory::StopReason;
 
 /// The outcome of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -37,8 +40,11 @@ pub struct TrialRecord {
     /// Repeat index, from 0.
     pub repeat: u32,
     /// The conversation sent (the tools are those of `variant`, listed in `run.json`).
+    /// For a loop trial, the whole conversation: every round's request is a prefix of
+    /// it ([`RoundRecord::sent`]), and it ends with the last answer and its results.
     pub messages: Vec<Message>,
-    /// The response, unless the trial errored.
+    /// The response, unless the trial errored. For a loop trial, the first round's
+    /// (the one `expect.calls` is scored on); every round is in `episode`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<Response>,
     /// The checks, when scored.
@@ -49,14 +55,81 @@ pub struct TrialRecord {
     /// Why it failed or errored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<Reason>,
-    /// Cost in USD from the price table, when the model has a price.
+    /// Cost in USD from the price table, when the model has a price (every round's
+    /// tokens, for a loop trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The episode of a loop trial (a case with mocks): every round and how it ended.
+    /// Absent for single-turn trials, whose lines are as before loops existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episode: Option<EpisodeRecord>,
+}
+
+/// What a loop trial adds to its record: every round, why the loop stopped, and the
+/// facts its verdict rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeRecord {
+    /// Every round that got an answer, in order (the first is also the record's
+    /// `response`).
+    pub rounds: Vec<RoundRecord>,
+    /// Why the loop stopped; absent when an infrastructure failure ended it (the
+    /// record is then an error, and its reason says which round failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReason>,
+    /// The judge's facts (rounds, calls, trajectory, errors and recovery, duplicate
+    /// side effects, grounding); absent when the episode was not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<EpisodeChecks>,
+}
+
+impl EpisodeRecord {
+    /// Tool calls answered in the episode (executed, denied or refused).
+    pub fn tool_calls(&self) -> usize {
+        self.rounds.iter().map(|r| r.outcomes.len()).sum()
+    }
+
+    /// Time spent waiting for the model and for the tools, in milliseconds.
+    pub fn times_ms(&self) -> (f64, f64) {
+        self.rounds.iter().fold((0.0, 0.0), |(m, t), r| {
+            (m + r.response.latency_ms, t + r.tool_ms)
+        })
+    }
 }
 
 impl TrialRecord {
     /// True when the trial passed.
     pub fn passed(&self) -> bool {
         self.verdict == Verdict::Pass
+    }
+
+    /// True for a loop trial (one with an episode).
+    pub fn is_loop(&self) -> bool {
+        self.episode.is_some()
+    }
+
+    /// The tokens of the whole trial: every round's for a loop trial, else the
+    /// response's. `None` when no round reported (or estimated) usage.
+    pub fn usage(&self) -> Option<Usage> {
+        match &self.episode {
+            Some(e) => e
+                .rounds
+                .iter()
+                .filter_map(|r| r.response.usage)
+                .reduce(|a, b| Usage {
+                    input_tokens: a.input_tokens.saturating_add(b.input_tokens),
+                    output_tokens: a.output_tokens.saturating_add(b.output_tokens),
+                    estimated: a.estimated || b.estimated,
+                }),
+            None => self.response.as_ref().and_then(|r| r.usage),
+        }
+    }
+
+    /// The time the trial waited for the model in milliseconds: every round's for a
+    /// loop trial. `None` when there was no response.
+    pub fn latency_ms(&self) -> Option<f64> {
+        match &self.episode {
+            Some(e) if !e.rounds.is_empty() => Some(e.times_ms().0),
+            _ => self.response.as_ref().map(|r| r.latency_ms),
+        }
     }
 }

@@ -136,6 +136,7 @@ mod tests {
             verdict: if pass { Verdict::Pass } else { Verdict::Fail },
             reasons: vec![],
             cost_usd: None,
+            episode: None,
         }
     }
 

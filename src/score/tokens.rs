@@ -314,8 +314,14 @@ pub fn tool_definition_tokens(tools: &[ToolDefinition]) -> u64 {
 /// `tool_tokens` is the size of the request's tool definitions (counted once per variant
 /// by the caller, see [`tool_definition_tokens`]).
 pub fn estimate_usage(request: &Request, response: &Response, tool_tokens: u64) -> Usage {
+    estimate_usage_of(&request.messages, response, tool_tokens)
+}
+
+/// [`estimate_usage`] for a request that sent `messages` (a round of a loop, whose
+/// request is a prefix of the conversation).
+pub fn estimate_usage_of(messages: &[Message], response: &Response, tool_tokens: u64) -> Usage {
     let mut input = tool_tokens;
-    for m in &request.messages {
+    for m in messages {
         // About four tokens of chat framing per message.
         input += 4 + m.text().map_or(0, count);
         if let Message::Assistant { tool_calls, .. } = m {

@@ -279,6 +279,27 @@ impl<'a> CaseScorer<'a> {
         self.score_in(Some(variant), mode, response)
     }
 
+    /// The reasons the calls of a later round of a loop are invalid (not JSON, an
+    /// unknown tool, a schema violation), checked against the schemas `variant`
+    /// offered: calls inside a loop are scored per call, as in the first round.
+    pub fn invalid_calls(&self, variant: &str, calls: &[ToolCall]) -> Vec<Reason> {
+        let response = Response {
+            tool_calls: calls.to_vec(),
+            ..Response::default()
+        };
+        let renamed = self.undotted(&response);
+        let response = renamed.as_ref().unwrap_or(&response);
+        let checks: Vec<CallCheck> = response
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let parsed = serde_json::from_str::<Value>(&c.arguments).ok();
+                self.check_call(Some(variant), c, parsed.as_ref())
+            })
+            .collect();
+        invalid_reasons(&checks)
+    }
+
     fn score_in(
         &self,
         variant: Option<&str>,
@@ -300,28 +321,7 @@ impl<'a> CaseScorer<'a> {
             .zip(&parsed)
             .map(|(c, p)| self.check_call(variant, c, p.as_ref()))
             .collect();
-        let mut reasons = Vec::new();
-        for c in &calls {
-            match c.invalid {
-                Some(InvalidReason::InvalidJson) => reasons.push(Reason::new(
-                    "invalid_json",
-                    format!("call to `{}` has arguments that are not valid JSON", c.tool),
-                )),
-                Some(InvalidReason::UnknownTool) => reasons.push(Reason::new(
-                    "unknown_tool",
-                    format!("called `{}`, which is not one of the tools", c.tool),
-                )),
-                Some(InvalidReason::SchemaViolation) => reasons.push(Reason::new(
-                    "schema_violation",
-                    format!(
-                        "call to `{}` violates its schema: {}",
-                        c.tool,
-                        c.schema_errors.join("; ")
-                    ),
-                )),
-                None => {}
-            }
-        }
+        let mut reasons = invalid_reasons(&calls);
         let called = !response.tool_calls.is_empty();
         let text = response.text.as_deref().unwrap_or("");
         let mut args_matched = 0;
@@ -771,6 +771,34 @@ fn push_json_strings(text: &mut String, raw: &str, norm: &Normalizer) {
     {
         walk(&v, text, norm);
     }
+}
+
+/// The reasons `calls` are invalid: arguments that are not JSON, unknown tools, schema
+/// violations (one reason per invalid call, in call order).
+fn invalid_reasons(calls: &[CallCheck]) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    for c in calls {
+        match c.invalid {
+            Some(InvalidReason::InvalidJson) => reasons.push(Reason::new(
+                "invalid_json",
+                format!("call to `{}` has arguments that are not valid JSON", c.tool),
+            )),
+            Some(InvalidReason::UnknownTool) => reasons.push(Reason::new(
+                "unknown_tool",
+                format!("called `{}`, which is not one of the tools", c.tool),
+            )),
+            Some(InvalidReason::SchemaViolation) => reasons.push(Reason::new(
+                "schema_violation",
+                format!(
+                    "call to `{}` violates its schema: {}",
+                    c.tool,
+                    c.schema_errors.join("; ")
+                ),
+            )),
+            None => {}
+        }
+    }
+    reasons
 }
 
 fn join_text_reasons(label: &str, reasons: Vec<Reason>) -> Result<(), String> {

@@ -1,5 +1,5 @@
-//! Tool-loop suites (`mocks`, `limits`, `policy`, `turns`): validated now, refused by
-//! `run` until the episode runner lands (never run as single-turn cases by mistake).
+//! Tool-loop suites (`mocks`, `limits`, `policy`, `turns`): validated, and run as
+//! episodes of rounds whose every round is in the trial's record.
 
 use crate::support::{BAD_INPUT, OK, Toolgauge, repo_root};
 
@@ -14,8 +14,16 @@ fn documented_example() -> String {
     section[start..end].to_string()
 }
 
+/// `trials.jsonl` of the run in `dir`, one value per line.
+fn journal(t: &Toolgauge, dir: &str) -> Vec<serde_json::Value> {
+    t.read(&format!("{dir}/trials.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
-fn the_documented_loop_suite_validates_and_run_refuses_it_without_writing_a_run() {
+fn the_documented_loop_suite_validates_and_runs_as_an_episode() {
     let t = Toolgauge::new();
     t.write("loop.yaml", documented_example());
     let o = t.run(&["validate", "loop.yaml"]).expect_code(OK);
@@ -23,27 +31,46 @@ fn the_documented_loop_suite_validates_and_run_refuses_it_without_writing_a_run(
         o.stdout.trim_end(),
         "loop.yaml: ok (3 tools, 1 cases, variants: default)"
     );
-    let o = t
-        .run(&[
-            "run",
-            "loop.yaml",
-            "--target",
-            "scripted:oracle",
-            "--out",
-            "out",
-        ])
-        .expect_code(BAD_INPUT);
-    o.stderr_has(&[
-        "error: loop.yaml: case `order-then-shipment` is a tool loop (it has mocks); this version validates loop suites but does not run them yet",
-    ]);
-    assert!(
-        !t.path().join("out").exists(),
-        "no run directory for a refused suite"
-    );
+    // A model that never calls: one round, answered; `expect.calls` fails on it.
+    t.run(&[
+        "run",
+        "loop.yaml",
+        "--target",
+        "scripted:no_call",
+        "--out",
+        "out",
+    ])
+    .expect_code(OK);
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 1);
+    let trial = &trials[0];
+    assert_eq!(trial["format"], 2);
+    assert_eq!(trial["verdict"], "fail");
+    let episode = &trial["episode"];
+    // The scripted user turn follows the first text answer, so there are two rounds.
+    let rounds = episode["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{episode}");
+    assert_eq!(rounds[1]["user"], "那什么时候到？");
+    assert_eq!(episode["stop"], "answered");
+    // The conversation: prompt, answer, follow-up, answer.
+    let roles: Vec<&str> = trial["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    let codes: Vec<&str> = trial["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["missed_call"], "{trial}");
 }
 
 #[test]
-fn a_suite_whose_only_loop_case_is_further_down_is_refused_too() {
+fn a_loop_trial_answers_calls_from_the_mocks_and_sends_the_results_back() {
     let t = Toolgauge::new();
     t.write(
         "mixed.yaml",
@@ -58,19 +85,46 @@ cases:
     kind: should_call
     prompt: ping it
     mocks: {ping: [{result: pong}]}
-    expect: {calls: [{tool: ping}]}
+    limits: {max_rounds: 3, max_identical_calls: 10}
+    expect: {calls: [{tool: ping}], stop: max_rounds}
 "#,
     );
+    // `duplicate` calls ping (twice) in every round: the loop runs until max_rounds.
     t.run(&[
         "run",
         "mixed.yaml",
         "--target",
-        "scripted:oracle",
+        "scripted:duplicate",
         "--out",
         "out",
-    ])
-    .expect_code(BAD_INPUT)
-    .stderr_has(&["case `looped` is a tool loop (it has mocks)"]);
+    ]);
+    let trials = journal(&t, "out");
+    let plain = trials.iter().find(|x| x["case_id"] == "plain").unwrap();
+    assert!(
+        plain.get("episode").is_none(),
+        "single-turn trials have no episode"
+    );
+    let looped = trials.iter().find(|x| x["case_id"] == "looped").unwrap();
+    let rounds = looped["episode"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3, "{looped}");
+    assert_eq!(looped["episode"]["stop"], "max_rounds");
+    // Rounds 1 and 2 were answered (two results each); round 3's calls were not run.
+    let answered: Vec<usize> = rounds
+        .iter()
+        .map(|r| r.get("outcomes").map_or(0, |o| o.as_array().unwrap().len()))
+        .collect();
+    assert_eq!(answered, [2, 2, 0]);
+    assert_eq!(rounds[0]["outcomes"][0]["content"], "\"pong\"");
+    let tool_messages = looped["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(tool_messages, 4);
+    // Each round's request is the conversation so far: 1, then 4, then 7 messages.
+    let sent: Vec<u64> = rounds.iter().map(|r| r["sent"].as_u64().unwrap()).collect();
+    assert_eq!(sent, [1, 4, 7]);
 }
 
 #[test]
@@ -102,7 +156,7 @@ fn every_problem_of_a_loop_suite_is_located() {
 }
 
 #[test]
-fn loop_expectations_without_mocks_and_cassette_write_are_refused_too() {
+fn loop_expectations_without_mocks_are_refused_and_cassette_write_tapes_every_round() {
     let t = Toolgauge::new();
     // No mocks: the trajectory could never be judged on a single round.
     t.write(
@@ -130,12 +184,17 @@ cases:
     ])
     .expect_code(BAD_INPUT)
     .stderr_has(&[
-        "case `pinged` is a tool loop (it has loop expectations); this version validates loop suites but does not run them yet",
+        "case `pinged` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
+        "hint: add `mocks:`",
     ]);
     assert!(!t.path().join("out").exists());
-    // A cassette written from a script would hold first rounds only.
+    // A cassette written from a script plays each loop trial's episode against the mocks
+    // and keeps every round: here a text answer, the scripted follow-up, another answer.
     t.write("loop.yaml", documented_example());
-    t.write("script.yaml", "{}\n");
+    t.write(
+        "script.yaml",
+        "responses:\n  - {case: order-then-shipment, text: \"It is on its way.\"}\n",
+    );
     t.run(&[
         "cassette",
         "write",
@@ -147,7 +206,22 @@ cases:
         "--target",
         "openai:gpt-4o-mini",
     ])
-    .expect_code(BAD_INPUT)
-    .stderr_has(&["case `order-then-shipment` is a tool loop (it has mocks)"]);
-    assert!(!t.path().join("c.jsonl").exists());
+    .expect_code(OK)
+    .stdout_has(&["wrote 2 entries to c.jsonl"]);
+    // Replayed, the recorded rounds give the same episode.
+    t.run(&[
+        "run",
+        "loop.yaml",
+        "--target",
+        "openai:gpt-4o-mini",
+        "--cassette",
+        "c.jsonl",
+        "--out",
+        "out",
+    ])
+    .expect_code(OK);
+    let trials = journal(&t, "out");
+    assert_eq!(trials[0]["verdict"], "fail", "{}", trials[0]);
+    assert_eq!(trials[0]["episode"]["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(trials[0]["episode"]["stop"], "answered");
 }
