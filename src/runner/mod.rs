@@ -3,7 +3,7 @@
 //! target whose failures will repeat for every trial is stopped ([`breaker`]).
 //!
 //! A trial of a case with a tool loop (`mocks`) is an episode of rounds against the
-//! suite's tool host, scored as a whole ([`looped`]); every other trial is one request,
+//! suite's tool host, scored as a whole (`looped`); every other trial is one request,
 //! scored as it always was.
 
 pub mod breaker;
