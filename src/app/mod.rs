@@ -34,6 +34,7 @@ macro_rules! sayln {
 mod cassette;
 mod compare;
 mod merge;
+mod observe;
 mod paths;
 mod prices;
 mod report;

@@ -693,7 +693,7 @@ fn plan_index(plan: &Plan, suite: &Suite) -> HashMap<TrialId, usize> {
 
 fn execute(
     p: Prepared,
-    mut journal: Journal,
+    journal: Journal,
     done: Vec<TrialRecord>,
     args: &RunArgs,
     options: &RunOptions,
@@ -771,39 +771,25 @@ fn execute(
                     std::process::exit(130);
                 }
             });
-            runner::execute(
+            let mut writer = super::observe::JournalWriter {
+                journal,
+                error: None,
+            };
+            let mut view = super::observe::ProgressView(&mut progress);
+            let mut budget = super::observe::Budget::new(args.max_cost, args.max_tokens, &done);
+            let finished = runner::execute(
                 &plan,
                 todo_trials,
                 &providers,
                 options,
                 &control,
-                |i, record| {
-                    if journal_error.is_none()
-                        && let Err(e) = journal.append(&record)
-                    {
-                        journal_error = Some(e);
-                    }
-                    progress.trial(&record);
-                    if let Some(max) = args.max_cost
-                        && progress.cost() > max
-                    {
-                        control.stop(StopReason::Budget(format!(
-                            "--max-cost ${max} reached (${:.4})",
-                            progress.cost()
-                        )));
-                    }
-                    if let Some(max) = args.max_tokens
-                        && progress.tokens() > max
-                    {
-                        control.stop(StopReason::Budget(format!(
-                            "--max-tokens {max} reached ({})",
-                            progress.tokens()
-                        )));
-                    }
-                    slots[todo[i]] = Some(record);
-                },
+                &mut [&mut writer, &mut view, &mut budget],
             )
             .await;
+            for (i, record) in finished {
+                slots[todo[i]] = Some(record);
+            }
+            journal_error = writer.error;
             listener.abort();
         });
         // The counting thread only tokenizes; should it ever panic, count again here.

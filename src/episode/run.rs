@@ -30,6 +30,20 @@ pub async fn run_episode(
     first: Request,
     key: &TrialKey,
 ) -> EpisodeOutcome {
+    run_episode_observed(provider, host, spec, first, key, |_| {}).await
+}
+
+/// [`run_episode`], calling `on_round` with each round's record as soon as the round
+/// is finished (its answer came and its calls were answered, or a limit stopped them):
+/// what a run's progress and events are told while the episode goes on.
+pub async fn run_episode_observed(
+    provider: &dyn Provider,
+    host: &dyn ToolHost,
+    spec: Arc<EpisodeSpec>,
+    first: Request,
+    key: &TrialKey,
+    mut on_round: impl FnMut(&RoundRecord),
+) -> EpisodeOutcome {
     let context = first.messages.len();
     let mut request = first;
     let mut session = Session::new(spec.clone());
@@ -68,6 +82,7 @@ pub async fn run_episode(
         let calls = &record.response.tool_calls;
         if calls.is_empty() {
             let next = turns.next();
+            on_round(&record);
             rounds.push(record);
             match next {
                 None => break Ok(StopReason::Answered),
@@ -84,6 +99,7 @@ pub async fn run_episode(
             }
         }
         if let Some(stop) = check_turn(&spec.limits, session.counters(), number, calls) {
+            on_round(&record);
             rounds.push(record);
             break Ok(stop);
         }
@@ -101,9 +117,11 @@ pub async fn run_episode(
                     }));
                 }
                 record.outcomes = outcomes;
+                on_round(&record);
                 rounds.push(record);
             }
             Err(source) => {
+                on_round(&record);
                 rounds.push(record);
                 break Err(EpisodeError::Host {
                     round: number,

@@ -31,6 +31,7 @@ pub struct Progress {
     errors: u64,
     tokens: u64,
     cost: f64,
+    rounds: u64,
     started: Instant,
     last_line: Option<Instant>,
 }
@@ -61,6 +62,7 @@ impl Progress {
             errors: 0,
             tokens: 0,
             cost: 0.0,
+            rounds: 0,
             started: Instant::now(),
             last_line: None,
         };
@@ -118,7 +120,24 @@ impl Progress {
         } else {
             String::new()
         };
-        format!("{acc} · {} tok · ${:.4}{errors}", self.tokens, self.cost)
+        // Rounds of loop trials, counted as they finish (a long episode shows life).
+        let rounds = if self.rounds > 0 {
+            format!(" · {} rounds", self.rounds)
+        } else {
+            String::new()
+        };
+        format!(
+            "{acc} · {} tok · ${:.4}{rounds}{errors}",
+            self.tokens, self.cost
+        )
+    }
+
+    /// Count a finished round of a loop trial.
+    pub fn round(&mut self) {
+        self.rounds += 1;
+        if let Some(b) = &self.bar {
+            b.set_message(self.message());
+        }
     }
 
     /// Count a finished trial and update the display.

@@ -15,7 +15,12 @@
 
 use std::sync::Arc;
 
-use crate::episode::{EpisodeError, EpisodeOutcome, run_episode, tool_traits};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::events::Note;
+use crate::episode::{
+    EpisodeError, EpisodeOutcome, RoundRecord, run_episode_observed, tool_traits,
+};
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Provider, ProviderError, Request, TrialKey};
 use crate::score::prices::Price;
@@ -29,18 +34,40 @@ use crate::tools::ToolHost;
 /// Play the episode of `case` from `request` on its own task (so the answers of a wave
 /// are handled in parallel), returning the outcome and the provider error that ended it
 /// (for the target's breaker), if one did.
+/// Each finished round is told to the run's observers through `notes` (as trial `index`).
 pub(super) async fn play(
     provider: Arc<dyn Provider>,
     host: Arc<dyn ToolHost>,
     case: &Case,
     request: Request,
     key: TrialKey,
+    (index, notes): (usize, UnboundedSender<Note>),
 ) -> Result<EpisodeOutcome, String> {
     let Some(spec) = case.episode.clone() else {
         return Err(format!("case `{}` has no tool loop", case.id));
     };
     let task = tokio::spawn(async move {
-        run_episode(provider.as_ref(), host.as_ref(), spec, request, &key).await
+        let mut round = 0;
+        let on_round = |r: &RoundRecord| {
+            round += 1;
+            // The driver outlives every trial; a send can only fail once it has gone.
+            let _ = notes.send(Note::Round {
+                index,
+                round,
+                calls: r.response.tool_calls.len(),
+                errors: r.outcomes.iter().filter(|o| o.is_error).count(),
+                usage: r.response.usage,
+            });
+        };
+        run_episode_observed(
+            provider.as_ref(),
+            host.as_ref(),
+            spec,
+            request,
+            &key,
+            on_round,
+        )
+        .await
     });
     task.await
         .map_err(|e| format!("the episode task failed: {e}"))

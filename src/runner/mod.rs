@@ -7,6 +7,9 @@
 //! scored as it always was.
 
 pub mod breaker;
+pub mod events;
+#[cfg(test)]
+mod events_tests;
 pub mod journal;
 mod looped;
 pub mod matrix;
@@ -18,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 
+pub use events::{RunEvent, RunObserver};
 pub use matrix::{Cell, Plan, PlannedTrial};
 
 use crate::provider::Provider;
@@ -99,9 +103,10 @@ pub struct RunOptions {
     pub prices: PriceTable,
 }
 
-/// Run `trials` of `plan`, calling `on_trial` with each trial's index in `trials` and its
-/// record as it finishes (in completion order). Every trial produces exactly one record:
-/// scored, or an error with its reason.
+/// Run `trials` of `plan`, telling every observer each event as it happens
+/// ([`events`]: trial started, round finished, trial finished, stopped), and return the
+/// records with each trial's index in `trials`, in completion order. Every trial
+/// produces exactly one record: scored, or an error with its reason.
 ///
 /// When `control` is stopped, no further trial starts; those already started finish and
 /// are reported.
@@ -111,8 +116,10 @@ pub async fn execute(
     providers: &HashMap<String, Arc<dyn Provider>>,
     options: &RunOptions,
     control: &RunControl,
-    mut on_trial: impl FnMut(usize, TrialRecord),
-) {
+    observers: &mut [&mut dyn RunObserver],
+) -> Vec<(usize, TrialRecord)> {
+    let mut fanout = events::Fanout::new(observers);
+    let (notes, mut heard) = tokio::sync::mpsc::unbounded_channel::<events::Note>();
     let suite = &plan.suite;
     let scorers = CaseScorer::for_suite(suite);
     let prices: Vec<_> = plan
@@ -124,12 +131,14 @@ pub async fn execute(
     let host = crate::tools::suite_host();
     let run_one = |(index, t): (usize, PlannedTrial)| {
         let host = host.clone();
+        let notes = notes.clone();
         let cell = &plan.cells[t.cell];
         let case = &suite.cases[t.case];
         let provider = providers.get(&cell.target.spec).cloned();
         let scorer = &scorers[t.case];
         let price = prices[t.cell];
         async move {
+            let _ = notes.send(events::Note::Started(index));
             let (request, key) = plan.request(t);
             let spec = &cell.target.spec;
             let (kind, _) = case.effective(&cell.tool_choice);
@@ -167,7 +176,7 @@ pub async fn execute(
                     return (index, record);
                 };
                 let endpoint = p.endpoint();
-                match looped::play(p, host, case, request, key).await {
+                match looped::play(p, host, case, request, key, (index, notes)).await {
                     Ok(outcome) => {
                         let failure = looped::provider_error(&outcome)
                             .and_then(|e| breaker::classify(e, endpoint.as_ref()));
@@ -253,7 +262,22 @@ pub async fn execute(
     let mut stream = futures::stream::iter(pending)
         .map(run_one)
         .buffer_unordered(options.concurrency.max(1));
-    while let Some((index, record)) = stream.next().await {
-        on_trial(index, record);
+    let mut done = Vec::new();
+    loop {
+        tokio::select! {
+            // Notes first: a trial's rounds are told before it finishes.
+            biased;
+            Some(note) = heard.recv() => fanout.note(note, control),
+            next = stream.next() => {
+                let Some((index, record)) = next else { break };
+                while let Ok(note) = heard.try_recv() {
+                    fanout.note(note, control);
+                }
+                fanout.tell(&RunEvent::TrialFinished { index, record: &record }, control);
+                done.push((index, record));
+            }
+        }
     }
+    fanout.tell_stop(control);
+    done
 }

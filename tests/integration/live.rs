@@ -53,10 +53,10 @@ const GEMINI_CALL: &str =
 
 /// One request the fake server received.
 #[derive(Clone)]
-struct Seen {
+pub(crate) struct Seen {
     at: Instant,
     request: Request,
-    body: Value,
+    pub(crate) body: Value,
 }
 
 impl Seen {
@@ -71,14 +71,16 @@ impl Seen {
 /// A fake provider: a wiremock server (on its own thread) answering every POST with
 /// `answer(body, n)`, where `n` counts earlier requests with the same body (0 for the
 /// first), so a fault can hit only the first attempt. Every request is logged.
-struct Fake {
+pub(crate) struct Fake {
     server: MockServer,
     log: Arc<Mutex<Vec<Seen>>>,
     _rt: tokio::runtime::Runtime,
 }
 
 impl Fake {
-    fn start(answer: impl Fn(&Value, usize) -> ResponseTemplate + Send + Sync + 'static) -> Fake {
+    pub(crate) fn start(
+        answer: impl Fn(&Value, usize) -> ResponseTemplate + Send + Sync + 'static,
+    ) -> Fake {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -117,12 +119,12 @@ impl Fake {
         }
     }
 
-    fn uri(&self) -> String {
+    pub(crate) fn uri(&self) -> String {
         self.server.uri()
     }
 
     /// Every request so far, in arrival order.
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.log.lock().unwrap().clone()
     }
 }

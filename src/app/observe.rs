@@ -1,0 +1,101 @@
+//! The observers of `toolgauge run` ([`crate::runner::RunObserver`]): the journal, the
+//! progress display and the budget, each told every run event on its own.
+
+use crate::report::progress::Progress;
+use crate::runner::journal::Journal;
+use crate::runner::{RunControl, RunEvent, RunObserver, StopReason};
+use crate::score::TrialRecord;
+
+/// Appends each finished trial to the journal; the first write error is kept (the run
+/// goes on, and fails as incomplete at its end).
+pub(super) struct JournalWriter {
+    pub journal: Journal,
+    pub error: Option<std::io::Error>,
+}
+
+impl RunObserver for JournalWriter {
+    fn on_event(&mut self, event: &RunEvent<'_>, _: &RunControl) {
+        if let RunEvent::TrialFinished { record, .. } = event
+            && self.error.is_none()
+            && let Err(e) = self.journal.append(record)
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+/// Shows progress: a bar or lines, counting trials (and rounds of loop trials).
+pub(super) struct ProgressView<'p>(pub &'p mut Progress);
+
+impl RunObserver for ProgressView<'_> {
+    fn on_event(&mut self, event: &RunEvent<'_>, _: &RunControl) {
+        match event {
+            RunEvent::TrialFinished { record, .. } => self.0.trial(record),
+            RunEvent::RoundFinished { .. } => self.0.round(),
+            _ => {}
+        }
+    }
+}
+
+/// Stops the run once `--max-cost` or `--max-tokens` is exceeded by the finished
+/// trials (those of a resumed run's earlier part included).
+pub(super) struct Budget {
+    max_cost: Option<f64>,
+    max_tokens: Option<u64>,
+    cost: f64,
+    tokens: u64,
+}
+
+impl Budget {
+    /// A budget of `max_cost` USD and `max_tokens` tokens, `already` spent by earlier
+    /// trials of the run.
+    pub fn new(max_cost: Option<f64>, max_tokens: Option<u64>, already: &[TrialRecord]) -> Self {
+        let mut b = Budget {
+            max_cost,
+            max_tokens,
+            cost: 0.0,
+            tokens: 0,
+        };
+        for t in already {
+            b.count(t);
+        }
+        b
+    }
+
+    fn count(&mut self, t: &TrialRecord) {
+        if let Some(u) = t.usage() {
+            // Saturating: budget accounting must never wrap around.
+            self.tokens = self
+                .tokens
+                .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
+        }
+        if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            self.cost = (self.cost + c).min(f64::MAX);
+        }
+    }
+}
+
+impl RunObserver for Budget {
+    fn on_event(&mut self, event: &RunEvent<'_>, control: &RunControl) {
+        let RunEvent::TrialFinished { record, .. } = event else {
+            return;
+        };
+        self.count(record);
+        if let Some(max) = self.max_cost
+            && self.cost > max
+        {
+            control.stop(StopReason::Budget(format!(
+                "--max-cost ${max} reached (${:.4})",
+                self.cost
+            )));
+        }
+        if let Some(max) = self.max_tokens
+            && self.tokens > max
+        {
+            control.stop(StopReason::Budget(format!(
+                "--max-tokens {max} reached ({})",
+                self.tokens
+            )));
+        }
+    }
+}
