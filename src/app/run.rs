@@ -332,28 +332,6 @@ fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result
     }
 }
 
-/// Loop expectations (`trajectory`, `never`, `final`, `stop`) judge an episode, which
-/// only a case with a tool host (`mocks`) plays: a case that has them without one is
-/// refused, rather than scored on its single round as if they held.
-pub(super) fn refuse_hostless_loops(suite: &Suite) -> Result<(), AppError> {
-    match suite
-        .cases
-        .iter()
-        .find(|c| c.episode.is_none() && c.loop_expect.is_some())
-    {
-        Some(case) => Err(AppError::bad(
-            format!(
-                "case `{}` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
-                case.id
-            ),
-            Some(
-                "add `mocks:` for the tools it calls (suite-wide or in the case), or drop the loop expectations and use `calls`",
-            ),
-        )),
-        None => Ok(()),
-    }
-}
-
 /// Run `suite`, loaded from `path`.
 fn run_suite(
     path: &Path,
@@ -361,7 +339,6 @@ fn run_suite(
     args: &RunArgs,
     options: &RunOptions,
 ) -> Result<u8, AppError> {
-    refuse_hostless_loops(&suite).map_err(in_suite(path))?;
     apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
     let suite = Arc::new(suite);
     let r = resolve(
@@ -443,7 +420,6 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     )?;
     let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
-    refuse_hostless_loops(&suite).map_err(in_suite(&path))?;
     apply_bfcl_flags(
         &mut suite,
         old.settings.bfcl_strict,

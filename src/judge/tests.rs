@@ -37,7 +37,7 @@ tools:
 /// A suite of `TOOLS` with one case whose `expect:` is `expect` (indented YAML).
 fn suite(expect: &str) -> Suite {
     let text = format!(
-        "{TOOLS}cases:\n  - id: c\n    kind: should_call\n    prompt: \"我的订单 A123 到哪了？\"\n    expect:\n{expect}"
+        "{TOOLS}cases:\n  - id: c\n    kind: should_call\n    prompt: \"我的订单 A123 到哪了？\"\n    expect:\n{expect}mocks: {{get_order: [{{result: {{}}}}]}}\n"
     );
     crate::suite::load_str(&text, Path::new("s.yaml"))
         .unwrap_or_else(|e| panic!("suite must load: {e}\n{text}"))

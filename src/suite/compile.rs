@@ -250,6 +250,19 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
             }
         };
         if let Some(mut case) = compiled {
+            // Loop expectations judge an episode, which only a case with a tool host
+            // plays: without one they could never be checked.
+            if episode.is_none() && case.loop_expect.is_some() {
+                c.report(
+                    spec.id.at(),
+                    format!("{field}.expect"),
+                    format!(
+                        "case `{}` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
+                        spec.id.value
+                    ),
+                    Some("add `mocks:` for the tools it calls (suite-wide or in the case), or drop the loop expectations and use `calls`".into()),
+                );
+            }
             case.tools = own.map(|(t, _)| t);
             case.episode = episode;
             cases.push(case);

@@ -660,10 +660,13 @@ cases:
     prompt: 订单 A123
     expect:
 ";
+    /// Loop expectations need a tool loop: a suite-wide mock, appended last.
+    const MOCKS: &str = "mocks: {get_order: [{result: {}}]}\n";
 
     /// The diagnostics of a suite whose case expects `expect`: (line, field, message, hint).
     fn problems(expect: &str) -> Vec<(u32, String, String, String)> {
-        let text = format!("{TOOLS}{expect}");
+        // The suite-wide mock (after the case, so line numbers stay) makes it a loop.
+        let text = format!("{TOOLS}{expect}{MOCKS}");
         match crate::suite::load_str(&text, std::path::Path::new("s.yaml")) {
             Ok(_) => Vec::new(),
             Err(crate::suite::SuiteError::Invalid(d)) => d
@@ -685,7 +688,7 @@ cases:
       never: [get_shipment]
       final: {{contains: [\"12-03\"], grounded: true, no_success_after_error: true}}
       stop: max_rounds
-"
+{MOCKS}"
         );
         let suite = crate::suite::load_str(&text, std::path::Path::new("s.yaml")).unwrap();
         let case = &suite.cases[0];
@@ -835,6 +838,7 @@ cases:
         steps:
           - {tool: send_email, args: {header: {from: a@x.org}}}
           - {tool: send_email, args: {header: {from: {from: send_email.result.sender}}}}
+mocks: {send_email: [{result: {}}]}
 ";
         let Err(crate::suite::SuiteError::Invalid(d)) =
             crate::suite::load_str(text, std::path::Path::new("s.yaml"))
@@ -882,6 +886,7 @@ cases:
     expect:
       calls: [{tool: report, args: {range: {from: 2020, to: 2021}}}]
       trajectory: {steps: [{tool: report, args: {range: {from: 2020, to: 2021}}}]}
+mocks: {report: [{result: {}}]}
 ";
         let suite = crate::suite::load_str(text, std::path::Path::new("s.yaml")).unwrap();
         let t = suite.cases[0]
@@ -936,6 +941,7 @@ cases:
     prompt: hi
     expect: {calls: [{tool: t}]}
     per_mode: [{modes: [required], kind: should_call, expect: {calls: [{tool: t}], never: [t]}}]
+mocks: {t: [{result: {}}]}
 ";
         let Err(crate::suite::SuiteError::Invalid(d)) =
             crate::suite::load_str(text, std::path::Path::new("s.yaml"))

@@ -156,7 +156,7 @@ fn every_problem_of_a_loop_suite_is_located() {
 }
 
 #[test]
-fn loop_expectations_without_mocks_are_refused_and_cassette_write_tapes_every_round() {
+fn loop_expectations_without_mocks_are_an_error_at_the_case_and_cassette_write_tapes_every_round() {
     let t = Toolgauge::new();
     // No mocks: the trajectory could never be judged on a single round.
     t.write(
@@ -173,7 +173,14 @@ cases:
     expect: {trajectory: {steps: [{tool: ping}]}, stop: answered}
 "#,
     );
-    t.run(&["validate", "traj.yaml"]).expect_code(OK);
+    let refused = [
+        "traj.yaml:7:9: case `pinged` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
+        "field: cases[0].expect",
+        "hint: add `mocks:`",
+    ];
+    t.run(&["validate", "traj.yaml"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&refused);
     t.run(&[
         "run",
         "traj.yaml",
@@ -183,10 +190,7 @@ cases:
         "out",
     ])
     .expect_code(BAD_INPUT)
-    .stderr_has(&[
-        "case `pinged` has loop expectations (trajectory, never, final or stop) but no tool loop: neither the suite nor the case gives `mocks`",
-        "hint: add `mocks:`",
-    ]);
+    .stderr_has(&refused);
     assert!(!t.path().join("out").exists());
     // A cassette written from a script plays each loop trial's episode against the mocks
     // and keeps every round: here a text answer, the scripted follow-up, another answer.
@@ -224,4 +228,67 @@ cases:
     assert_eq!(trials[0]["verdict"], "fail", "{}", trials[0]);
     assert_eq!(trials[0]["episode"]["rounds"].as_array().unwrap().len(), 2);
     assert_eq!(trials[0]["episode"]["stop"], "answered");
+}
+
+#[test]
+fn invalid_calls_of_later_rounds_are_scored_per_call_with_their_round() {
+    let t = Toolgauge::new();
+    t.write(
+        "bad.yaml",
+        r#"
+tools:
+  - name: ping
+    description: Ping
+    parameters: {type: object}
+  - name: pong
+    description: Pong
+    parameters: {type: object}
+cases:
+  - id: looped
+    kind: should_call
+    prompt: ping it
+    mocks: {ping: [{result: pong}]}
+    limits: {max_rounds: 2, max_identical_calls: 10}
+    expect: {calls: [{tool: ping}], stop: max_rounds}
+"#,
+    );
+    // `unknown_tool` calls `nonexistent_tool` in every round: the host answers it with
+    // an unknown-tool error, and the call is invalid in round 1 and in round 2.
+    t.run(&[
+        "run",
+        "bad.yaml",
+        "--target",
+        "scripted:unknown_tool",
+        "--out",
+        "out",
+    ])
+    .expect_code(OK);
+    let trial = &journal(&t, "out")[0];
+    let reasons: Vec<(String, String)> = trial["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["code"].as_str().unwrap().to_string(),
+                r["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let unknown: Vec<&str> = reasons
+        .iter()
+        .filter(|(c, _)| c == "unknown_tool")
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(
+        unknown,
+        [
+            "called `nonexistent_tool`, which is not one of the tools",
+            "round 2: called `nonexistent_tool`, which is not one of the tools"
+        ],
+        "{trial}"
+    );
+    let outcome = &trial["episode"]["rounds"][0]["outcomes"][0];
+    assert_eq!(outcome["is_error"], true);
+    assert_eq!(outcome["error_kind"], "unknown_tool");
 }
