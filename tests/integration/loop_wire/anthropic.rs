@@ -1,0 +1,149 @@
+//! Anthropic Messages over three rounds: a thinking turn with the recorded `tool_use`
+//! (its call meets the suite's injected server error), the recorded text + `tool_use`
+//! answer (the same call again, now answered), the recorded text answer.
+//!
+//! No recorded answer holds thinking blocks, so the first answer is the recorded
+//! single `tool_use` body with a `thinking` and a `redacted_thinking` block of the
+//! documented shape put in front of its call (as `src/provider/loop_tests.rs` does).
+
+use serde_json::{Value, json};
+use toolgauge::suite::trajectory::StopReason;
+use toolgauge::tools::ToolErrorKind;
+
+use super::*;
+
+const SUITE: &str = r#"
+tools:
+  - name: get_weather
+    description: Current weather for a location.
+    parameters:
+      type: object
+      properties: {location: {type: string}, units: {type: string, enum: [c, f]}}
+      required: [location]
+mocks:
+  get_weather:
+    - fail: {kind: server_error, times: 1}
+      when: {location: "San Francisco, CA"}
+    - when: {location: "San Francisco, CA"}
+      result: {temp_f: 61, condition: fog}
+cases:
+  - id: san-francisco
+    kind: should_call
+    prompt: "What's the weather in San Francisco?"
+    expect:
+      trajectory:
+        steps:
+          - {tool: get_weather, args: {location: "San Francisco, CA"}}
+"#;
+
+const SERVER_ERROR: &str = r#"{"error":{"kind":"server_error","message":"internal server error"}}"#;
+const FOG: &str = r#"{"temp_f":61,"condition":"fog"}"#;
+
+/// The first answer: thinking blocks of the documented shape, then the recorded call.
+fn thinking_answer() -> Value {
+    let mut answer = testdata("anthropic/msg_single_tool_use.json");
+    let call = answer["content"][0].clone();
+    answer["content"] = json!([
+        {"type": "thinking",
+         "thinking": "The user wants the weather in San Francisco: call get_weather.",
+         "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+        {"type": "redacted_thinking",
+         "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"},
+        call
+    ]);
+    answer
+}
+
+#[tokio::test]
+async fn thinking_goes_back_verbatim_and_an_injected_fault_is_a_flagged_tool_result() {
+    let first = thinking_answer();
+    let second = testdata("anthropic/msg_text_and_tool_use.json");
+    let last = testdata("anthropic/msg_text_end_turn.json");
+    let server = serve(
+        assistant_turns,
+        vec![vec![ok(&first)], vec![ok(&second)], vec![ok(&last)]],
+    )
+    .await;
+    let target = format!("anthropic:claude-haiku-4-5-20251001@{}/v1", server.uri());
+    let trial = Trial::new(SUITE, "san-francisco", &target);
+    let outcome = trial.play(keyed(&target, fast()).as_ref()).await;
+
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    assert_eq!(final_text(&outcome), last["content"][0]["text"].as_str());
+    assert_eq!(
+        outcome.rounds[1].response.text.as_deref(),
+        Some(
+            "I'll get the weather for each of those cities. Let me start by checking San Francisco."
+        )
+    );
+    let fault = &outcome.rounds[0].outcomes[0];
+    assert!(fault.fault && fault.is_error);
+    assert_eq!(fault.error_kind, Some(ToolErrorKind::ServerError));
+    // Input counts the cached parts too (all 0 here): 656 + 701 + 760; output 74 + 93 + 63.
+    let usage = outcome.usage().unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (2117, 230));
+    assert_eq!(trial.judge(&outcome), Vec::<String>::new());
+
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 3);
+    let user = json!({"role": "user", "content": [
+        {"type": "text", "text": "What's the weather in San Francisco?"}
+    ]});
+    let failed = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_01A9HHF5Ezy3oBrKmSgfASm9",
+         "content": SERVER_ERROR, "is_error": true}
+    ]});
+    // Round 2: the thinking turn exactly as the API gave it (signature, redacted data,
+    // the call's `caller`), then the error result flagged `is_error`.
+    assert_eq!(
+        seen[1]["messages"],
+        json!([user, {"role": "assistant", "content": first["content"]}, failed])
+    );
+    // Round 3: the text + call turn had nothing opaque, so it is rebuilt from the
+    // neutral turn (without the default `caller`); the thinking turn is still verbatim.
+    assert_eq!(
+        seen[2]["messages"],
+        json!([
+            user,
+            {"role": "assistant", "content": first["content"]},
+            failed,
+            {"role": "assistant", "content": [
+                {"type": "text", "text": second["content"][0]["text"]},
+                {"type": "tool_use", "id": "toolu_01LRanfq6DmHn1yDTB4d1SAh",
+                 "name": "get_weather", "input": {"location": "San Francisco, CA", "units": "f"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01LRanfq6DmHn1yDTB4d1SAh",
+                 "content": FOG}
+            ]}
+        ])
+    );
+    for request in received(&server).await {
+        assert_eq!(request.url.path(), "/v1/messages");
+        assert_eq!(request.headers.get("x-api-key").unwrap(), KEY);
+        assert_eq!(
+            request.headers.get("anthropic-version").unwrap(),
+            "2023-06-01"
+        );
+        assert_no_key(&String::from_utf8_lossy(&request.body));
+    }
+    assert_no_key(&format!("{outcome:?}"));
+    assert_eq!(
+        tool_messages(&outcome),
+        [
+            tool(
+                "toolu_01A9HHF5Ezy3oBrKmSgfASm9",
+                "get_weather",
+                SERVER_ERROR,
+                true
+            ),
+            tool("toolu_01LRanfq6DmHn1yDTB4d1SAh", "get_weather", FOG, false),
+        ]
+    );
+}

@@ -1,0 +1,293 @@
+//! OpenAI Chat Completions over three rounds: the recorded parallel calls
+//! (`GetWeatherArgs` and `get_stock_price`, with OpenAI's ids), the recorded single
+//! call, the recorded text answer; the first weather call meets the suite's injected
+//! rate limit. The tool names and arguments are the recorded ones, so every answer is
+//! the body OpenAI sent, unchanged.
+
+use serde_json::{Value, json};
+use toolgauge::suite::trajectory::StopReason;
+use toolgauge::tools::ToolErrorKind;
+
+use super::*;
+
+const SUITE: &str = r#"
+tools:
+  - name: GetWeatherArgs
+    description: Current weather in a city.
+    parameters:
+      type: object
+      properties: {city: {type: string}, country: {type: string}, units: {type: string, enum: [c, f]}}
+      required: [city, country, units]
+  - name: get_stock_price
+    description: Latest price of a stock.
+    parameters:
+      type: object
+      properties: {ticker: {type: string}, exchange: {type: string}}
+      required: [ticker, exchange]
+mocks:
+  GetWeatherArgs:
+    - fail: {kind: rate_limit, times: 1}
+      when: {city: Edinburgh}
+    - when: {city: Edinburgh}
+      result: {temp_c: 9, condition: drizzle}
+  get_stock_price:
+    - when: {ticker: AAPL}
+      result: {price: 227.52, currency: USD}
+cases:
+  - id: weather-and-stock
+    kind: should_call
+    prompt: "Weather in Edinburgh, and the AAPL price?"
+    expect:
+      trajectory:
+        mode: unordered
+        steps:
+          - {tool: GetWeatherArgs, args: {city: Edinburgh}}
+          - {tool: get_stock_price, args: {ticker: AAPL}}
+"#;
+
+const RATE_LIMITED: &str =
+    r#"{"error":{"kind":"rate_limit","message":"rate limit exceeded; retry later"}}"#;
+const WEATHER: &str = r#"{"temp_c":9,"condition":"drizzle"}"#;
+const STOCK: &str = r#"{"price":227.52,"currency":"USD"}"#;
+
+/// The recorded answers of the three rounds.
+fn answers() -> [Value; 3] {
+    [
+        testdata("openai/chat_parallel_tool_calls.json"),
+        testdata("openai/chat_single_tool_call_recorded.json"),
+        testdata("openai/chat_text_answer_recorded.json"),
+    ]
+}
+
+#[tokio::test]
+async fn three_rounds_echo_the_calls_and_answer_each_id_in_call_order() {
+    let [parallel, single, text] = answers();
+    let server = serve(
+        assistant_turns,
+        vec![vec![ok(&parallel)], vec![ok(&single)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai:gpt-4o-2024-08-06@{}/v1", server.uri());
+    let trial = Trial::new(SUITE, "weather-and-stock", &target);
+    let outcome = trial.play(keyed(&target, fast()).as_ref()).await;
+
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    assert_eq!(
+        final_text(&outcome),
+        Some(
+            "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or app like the Weather Channel or a local news station."
+        )
+    );
+    assert_eq!(outcome.tool_calls(), 3);
+    // The recorded usages: 149 + 76 + 14 prompt, 60 + 24 + 37 completion tokens.
+    let usage = outcome.usage().unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (239, 121));
+    let first = &outcome.rounds[0].outcomes[0];
+    assert!(first.fault && first.is_error);
+    assert_eq!(first.error_kind, Some(ToolErrorKind::RateLimit));
+    assert_eq!(trial.judge(&outcome), Vec::<String>::new());
+
+    // What the server received, round by round.
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 3);
+    let user = json!({"role": "user", "content": "Weather in Edinburgh, and the AAPL price?"});
+    let recorded_calls = |answer: &Value| answer["choices"][0]["message"]["tool_calls"].clone();
+    let third = json!([
+        user,
+        // The assistant turns go back as OpenAI sent them: ids, argument strings
+        // byte for byte (with the recording's spaces), `content: null`.
+        {"role": "assistant", "content": null, "tool_calls": recorded_calls(&parallel)},
+        {"role": "tool", "tool_call_id": "call_fdNz3vOBKYgOIpMdWotB9MjY", "content": RATE_LIMITED},
+        {"role": "tool", "tool_call_id": "call_h1DWI1POMJLb0KwIyQHWXD4p", "content": STOCK},
+        {"role": "assistant", "content": null, "tool_calls": recorded_calls(&single)},
+        {"role": "tool", "tool_call_id": "call_Y6qJ7ofLgOrBnMD5WbVAeiRV", "content": WEATHER}
+    ]);
+    assert_eq!(seen[2]["messages"], third);
+    // Each request is the previous one plus the turn it answered and its results.
+    assert_eq!(seen[0]["messages"], json!(third.as_array().unwrap()[..1]));
+    assert_eq!(seen[1]["messages"], json!(third.as_array().unwrap()[..4]));
+    for body in &seen {
+        assert_eq!(body["model"], "gpt-4o-2024-08-06");
+        assert_eq!(body["tool_choice"], "auto");
+        assert_eq!(body["tools"].as_array().unwrap().len(), 2);
+    }
+    // The key reached the auth header of every request, and nothing else.
+    for request in received(&server).await {
+        assert_eq!(
+            request.headers.get("authorization").unwrap(),
+            &format!("Bearer {KEY}")
+        );
+        assert_no_key(&String::from_utf8_lossy(&request.body));
+    }
+    assert_no_key(&format!("{outcome:?}"));
+
+    // The conversation the episode kept holds the same pairs, in call order.
+    assert_eq!(
+        tool_messages(&outcome),
+        [
+            tool(
+                "call_fdNz3vOBKYgOIpMdWotB9MjY",
+                "GetWeatherArgs",
+                RATE_LIMITED,
+                true
+            ),
+            tool(
+                "call_h1DWI1POMJLb0KwIyQHWXD4p",
+                "get_stock_price",
+                STOCK,
+                false
+            ),
+            tool(
+                "call_Y6qJ7ofLgOrBnMD5WbVAeiRV",
+                "GetWeatherArgs",
+                WEATHER,
+                false
+            ),
+        ]
+    );
+}
+
+/// Ollama's `/v1` answer to a tool request, as `openai/openai.go` (`ToChatCompletion`)
+/// writes it from the native `/api/chat` answer in
+/// `testdata/openai/ollama_api_chat_tool_call.json`: `content: ""`, each call with an
+/// `index` and a `call_` id of eight lowercase letters and digits (the server's
+/// `toolCallId`), arguments as a string, `finish_reason` forced to `tool_calls` (the
+/// native `done_reason` says `stop`), `system_fingerprint: "fp_ollama"`, and the
+/// eval counts as usage.
+pub fn ollama_calls(calls: &[(&str, &str, Value)]) -> Value {
+    let native = testdata("openai/ollama_api_chat_tool_call.json");
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (id, name, args))| {
+            json!({"id": id, "index": i, "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    let prompt = native["prompt_eval_count"].as_u64().unwrap();
+    let eval = native["eval_count"].as_u64().unwrap();
+    json!({
+        "id": "chatcmpl-562",
+        "object": "chat.completion",
+        "created": 1751920373,
+        "model": native["model"],
+        "system_fingerprint": "fp_ollama",
+        "choices": [{"index": 0,
+                     "message": {"role": "assistant", "content": native["message"]["content"],
+                                 "tool_calls": tool_calls},
+                     "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": eval,
+                  "total_tokens": prompt + eval}
+    })
+}
+
+/// Ollama's `/v1` text answer (same mapping, `finish_reason: "stop"`).
+pub fn ollama_text(text: &str) -> Value {
+    let mut body = ollama_calls(&[]);
+    let choice = &mut body["choices"][0];
+    choice["message"] = json!({"role": "assistant", "content": text});
+    choice["finish_reason"] = json!("stop");
+    body
+}
+
+const OLLAMA_SUITE: &str = r#"
+tools:
+  - name: get_weather
+    description: Current weather in a city.
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+mocks:
+  get_weather:
+    - when: {city: Tokyo}
+      result: {temp_c: 25, condition: sunny}
+    - error: {kind: not_found, message: "no weather station in this city"}
+cases:
+  - id: tokyo
+    kind: should_call
+    prompt: "What is the weather in Tokyo?"
+    expect:
+      trajectory:
+        steps:
+          - {tool: get_weather, args: {city: Tokyo}}
+"#;
+
+#[tokio::test]
+async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error_as_json() {
+    // The native example's call (Tokyo), then a call the mocks answer with a declared
+    // error, then text.
+    let server = serve(
+        assistant_turns,
+        vec![
+            vec![ok(&ollama_calls(&[(
+                "call_x3kq9m2a",
+                "get_weather",
+                json!({"city": "Tokyo"}),
+            )]))],
+            vec![ok(&ollama_calls(&[(
+                "call_p0w7c1zd",
+                "get_weather",
+                json!({"city": "Atlantis"}),
+            )]))],
+            vec![ok(&ollama_text(
+                "Tokyo: 25 °C and sunny. I could not find the weather for Atlantis.",
+            ))],
+        ],
+    )
+    .await;
+    let target = format!("ollama:llama3.2@{}/v1", server.uri());
+    let trial = Trial::new(OLLAMA_SUITE, "tokyo", &target);
+    let outcome = trial.play(keyless(&target, fast()).as_ref()).await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    assert_eq!(
+        final_text(&outcome),
+        Some("Tokyo: 25 °C and sunny. I could not find the weather for Atlantis.")
+    );
+    assert_eq!(
+        outcome.rounds[0].response.finish_reason.as_deref(),
+        Some("tool_calls")
+    );
+    assert_eq!(trial.judge(&outcome), Vec::<String>::new());
+
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        received(&server).await[0].url.path(),
+        "/v1/chat/completions"
+    );
+    let not_found = r#"{"error":{"kind":"not_found","message":"no weather station in this city"}}"#;
+    let call = |id: &str, city: &str| {
+        json!({"id": id, "type": "function",
+               "function": {"name": "get_weather", "arguments": format!(r#"{{"city":"{city}"}}"#)}})
+    };
+    // Ollama's empty `content` comes back as `null` beside the calls (its /v1 layer
+    // reads a turn without content as calls only); `index` is not sent back.
+    assert_eq!(
+        seen[2]["messages"],
+        json!([
+            {"role": "user", "content": "What is the weather in Tokyo?"},
+            {"role": "assistant", "content": null, "tool_calls": [call("call_x3kq9m2a", "Tokyo")]},
+            {"role": "tool", "tool_call_id": "call_x3kq9m2a", "content": "{\"temp_c\":25,\"condition\":\"sunny\"}"},
+            {"role": "assistant", "content": null, "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
+            {"role": "tool", "tool_call_id": "call_p0w7c1zd", "content": not_found}
+        ])
+    );
+    assert_eq!(seen[2]["model"], "llama3.2");
+    // No key configured: no auth header at all.
+    assert!(
+        received(&server).await[0]
+            .headers
+            .get("authorization")
+            .is_none()
+    );
+}
