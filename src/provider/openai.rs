@@ -34,8 +34,17 @@
 //! `/v1` and the other compatible servers take the same form). The API has neither an
 //! error flag nor a tool name on them: an error result's content is sent as a JSON
 //! object `{"error": …}` (the content's JSON, or its text; content that already is an
-//! object with an `error` key goes as written). Chat Completions has no opaque turn
-//! state, so an assistant turn's `state` (another provider's) is not sent.
+//! object with an `error` key goes as written).
+//!
+//! OpenAI itself has no opaque turn state, but compatible servers of reasoning models
+//! return the reasoning beside the answer and some require it back: DeepSeek answers a
+//! request whose earlier tool-calling turn lacks its `reasoning_content` with a 400, and
+//! Kimi, Ollama (`reasoning`), vLLM and OpenRouter (`reasoning_details`) keep their
+//! reasoning in context the same way. When the answer's message holds any of
+//! [`REASONING_FIELDS`], the response's `state` is `{"openai": {"message": {field:
+//! value, …}}}` (each field verbatim) and the assistant turn is sent back with those
+//! fields; answers without them (OpenAI's own) have no state and go back as before. A
+//! turn's state of another provider is not sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -203,15 +212,48 @@ impl OpenAiProvider {
     }
 }
 
+/// The fields of an answer's message that a compatible server of a reasoning model
+/// wants back on the assistant turn (see the module docs); nothing else of a saved
+/// message is ever sent, so a damaged state can not add or replace other fields.
+pub const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning", "reasoning_details"];
+
+/// The key of this wire's part in an assistant turn's state.
+const STATE_KEY: &str = "openai";
+
+/// The state of an answer: its [`REASONING_FIELDS`] that are present and not `null`,
+/// verbatim; `None` when there are none.
+fn turn_state(message: &Map<String, Value>) -> Option<Value> {
+    let kept: Map<String, Value> = REASONING_FIELDS
+        .iter()
+        .filter_map(|k| {
+            let v = message.get(*k).filter(|v| !v.is_null())?;
+            Some((k.to_string(), v.clone()))
+        })
+        .collect();
+    (!kept.is_empty()).then(|| json!({ STATE_KEY: { "message": kept } }))
+}
+
+/// The saved reasoning fields of an assistant turn's state, to send back with it.
+fn saved_fields(state: Option<&Value>) -> impl Iterator<Item = (&str, &Value)> {
+    let saved = state
+        .and_then(|s| s.get(STATE_KEY))
+        .and_then(|s| s.get("message"))
+        .and_then(Value::as_object);
+    REASONING_FIELDS
+        .iter()
+        .filter_map(move |k| Some((*k, saved?.get(*k).filter(|v| !v.is_null())?)))
+}
+
 fn message_json(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } => json!({"role": "user", "content": content}),
-        // OpenAI has no opaque turn state: a `state` from another provider is ignored.
+        // Only this wire's saved reasoning goes back: a `state` from another provider
+        // is ignored.
         Message::Assistant {
             content,
             tool_calls,
-            state: _,
+            state,
         } => {
             let mut m = Map::new();
             m.insert("role".into(), Value::from("assistant"));
@@ -222,6 +264,9 @@ fn message_json(message: &Message) -> Value {
                 None => Value::Null,
             };
             m.insert("content".into(), content);
+            for (field, value) in saved_fields(state.as_ref()) {
+                m.insert(field.into(), value.clone());
+            }
             if !tool_calls.is_empty() {
                 m.insert(
                     "tool_calls".into(),
@@ -453,6 +498,7 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
         tool_calls.push(parse_call(legacy, "choices[0].message.function_call")?);
     }
     let mut response = Response {
+        state: turn_state(message),
         text: message_text(message),
         tool_calls,
         finish_reason: choice
@@ -1414,5 +1460,59 @@ mod tests {
         let raw = r.raw.unwrap();
         assert!(!raw.to_string().contains(KEY));
         assert_eq!(raw["echo"], "[REDACTED]");
+    }
+
+    #[test]
+    fn reasoning_fields_are_state_and_go_back_verbatim_and_nothing_else_does() {
+        let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "", "reasoning_content": "think",
+            "reasoning": null, "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}]}}]});
+        let r = parse_response(&body).unwrap();
+        // `null` fields are not kept; the others verbatim.
+        let state = json!({"openai": {"message": {
+            "reasoning_content": "think",
+            "reasoning_details": [{"type": "reasoning.text", "text": "t"}]}}});
+        assert_eq!(r.state, Some(state.clone()));
+        assert_eq!(r.text, None);
+        let sent = message_json(&r.to_message());
+        assert_eq!(
+            sent,
+            json!({"role": "assistant", "content": null, "reasoning_content": "think",
+                   "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
+                   "tool_calls": [{"id": "c1", "type": "function",
+                                   "function": {"name": "f", "arguments": "{}"}}]})
+        );
+        // OpenAI's own answers carry none: no state, and the turn goes back as before.
+        let plain = json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]});
+        assert_eq!(parse_response(&plain).unwrap().state, None);
+        // A damaged or foreign state sends only known reasoning fields, never others.
+        for state in [
+            json!({"openai": {"message": {"role": "system", "content": "x", "reasoning": "r"}}}),
+            json!({"openai": {"message": "not an object"}}),
+            json!({"anthropic": {"content": [{"type": "thinking"}]}}),
+        ] {
+            let m = Message::Assistant {
+                content: Some("hi".into()),
+                tool_calls: vec![],
+                state: Some(state.clone()),
+            };
+            let sent = message_json(&m);
+            assert_eq!(sent["role"], "assistant", "{state}");
+            assert_eq!(sent["content"], "hi", "{state}");
+            let extra: Vec<&String> = sent
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !["role", "content"].contains(&k.as_str()))
+                .collect();
+            let expected: Vec<&str> = if state["openai"]["message"]["reasoning"] == "r" {
+                vec!["reasoning"]
+            } else {
+                vec![]
+            };
+            assert_eq!(extra, expected, "{state}");
+        }
     }
 }

@@ -87,12 +87,17 @@ fn count_role(list: &Value, role: &str) -> usize {
         .map_or(0, |l| l.iter().filter(|m| m["role"] == role).count())
 }
 
+/// What a server demands of the request of round `n` (0-based), as a real server
+/// would refuse it: `Err` says what is missing.
+pub type Check = fn(usize, &Value) -> Result<(), String>;
+
 /// Answers a loop round by round: round `n` (counted by [`RoundOf`]) gets
 /// `replies[n][k]` on its `k`-th attempt (the last reply of a round repeats), so a
 /// round can fail before it succeeds. A round past the script is a 400 naming it,
-/// which fails the episode visibly.
+/// which fails the episode visibly; so is a request the `check` refuses.
 struct Script {
     round_of: RoundOf,
+    check: Option<Check>,
     replies: Vec<Vec<ResponseTemplate>>,
     attempts: Mutex<HashMap<usize, usize>>,
 }
@@ -103,6 +108,12 @@ impl Respond for Script {
             return ResponseTemplate::new(400).set_body_string("fake: the body is not JSON");
         };
         let round = (self.round_of)(&body);
+        if let Some(Err(why)) = self.check.map(|check| check(round, &body)) {
+            return ResponseTemplate::new(400).set_body_json(serde_json::json!({"error": {
+                "message": format!("fake: round {}: {why}", round + 1),
+                "type": "invalid_request_error"
+            }}));
+        }
         let attempt = {
             let mut attempts = self.attempts.lock().unwrap();
             let n = attempts.entry(round).or_default();
@@ -119,10 +130,28 @@ impl Respond for Script {
 
 /// A local server playing `replies` (one list per round, see [`Script`]).
 pub async fn serve(round_of: RoundOf, replies: Vec<Vec<ResponseTemplate>>) -> MockServer {
+    serve_script(round_of, None, replies).await
+}
+
+/// A local server playing `replies` to the requests `check` accepts.
+pub async fn serve_checked(
+    round_of: RoundOf,
+    check: Check,
+    replies: Vec<Vec<ResponseTemplate>>,
+) -> MockServer {
+    serve_script(round_of, Some(check), replies).await
+}
+
+async fn serve_script(
+    round_of: RoundOf,
+    check: Option<Check>,
+    replies: Vec<Vec<ResponseTemplate>>,
+) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(Script {
             round_of,
+            check,
             replies,
             attempts: Mutex::default(),
         })

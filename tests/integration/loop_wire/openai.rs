@@ -153,6 +153,106 @@ async fn three_rounds_echo_the_calls_and_answer_each_id_in_call_order() {
     );
 }
 
+/// The recorded answers with DeepSeek's `reasoning_content` beside the message's
+/// content, as its thinking mode (on by default) returns it.
+fn deepseek_answers() -> [Value; 3] {
+    let mut answers = answers();
+    for (answer, reasoning) in answers.iter_mut().zip(REASONING) {
+        answer["choices"][0]["message"]["reasoning_content"] = json!(reasoning);
+    }
+    answers
+}
+
+const REASONING: [&str; 3] = [
+    "Two lookups: the weather in Edinburgh and the AAPL price. Call both tools.",
+    "The weather lookup hit a rate limit; call it again.",
+    "Both results are in; answer.",
+];
+
+/// DeepSeek's documented rule: every earlier assistant turn that made tool calls must
+/// carry its `reasoning_content` (else the API answers 400).
+fn deepseek_check(_round: usize, body: &Value) -> Result<(), String> {
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        if m["role"] == "assistant"
+            && m.get("tool_calls").is_some()
+            && !m["reasoning_content"].is_string()
+        {
+            return Err(format!(
+                "messages[{i}]: the reasoning_content of a tool-calling turn must be passed back"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn deepseek_reasoning_content_goes_back_with_each_tool_calling_turn() {
+    let [parallel, single, text] = deepseek_answers();
+    let server = serve_checked(
+        assistant_turns,
+        deepseek_check,
+        vec![vec![ok(&parallel)], vec![ok(&single)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai-compatible:deepseek-v4-pro@{}/v1", server.uri());
+    let trial = Trial::new(SUITE, "weather-and-stock", &target);
+    let outcome = trial.play(keyless(&target, fast()).as_ref()).await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    // The reasoning is state, not answer text.
+    assert_eq!(outcome.rounds[0].response.text, None);
+    assert_eq!(
+        outcome.rounds[0].response.state,
+        Some(json!({"openai": {"message": {"reasoning_content": REASONING[0]}}}))
+    );
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 3);
+    let calls = |answer: &Value| answer["choices"][0]["message"]["tool_calls"].clone();
+    assert_eq!(
+        seen[2]["messages"],
+        json!([
+            {"role": "user", "content": "Weather in Edinburgh, and the AAPL price?"},
+            {"role": "assistant", "content": null, "reasoning_content": REASONING[0],
+             "tool_calls": calls(&parallel)},
+            {"role": "tool", "tool_call_id": "call_fdNz3vOBKYgOIpMdWotB9MjY", "content": RATE_LIMITED},
+            {"role": "tool", "tool_call_id": "call_h1DWI1POMJLb0KwIyQHWXD4p", "content": STOCK},
+            {"role": "assistant", "content": null, "reasoning_content": REASONING[1],
+             "tool_calls": calls(&single)},
+            {"role": "tool", "tool_call_id": "call_Y6qJ7ofLgOrBnMD5WbVAeiRV", "content": WEATHER}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn the_fake_deepseek_refuses_a_tool_turn_sent_back_without_its_reasoning() {
+    // The check can fail: OpenAI's own answers carry no reasoning, and a server that
+    // demanded it would refuse round 2.
+    let [parallel, single, text] = answers();
+    let server = serve_checked(
+        assistant_turns,
+        deepseek_check,
+        vec![vec![ok(&parallel)], vec![ok(&single)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai-compatible:deepseek-v4-pro@{}/v1", server.uri());
+    let outcome = Trial::new(SUITE, "weather-and-stock", &target)
+        .play(keyless(&target, fast()).as_ref())
+        .await;
+    let error = outcome.end.as_ref().unwrap_err().to_string();
+    assert!(
+        error.starts_with("round 2: openai-compatible request failed: HTTP 400 after 1 attempt(s)")
+            && error.contains(
+                "messages[1]: the reasoning_content of a tool-calling turn must be passed back"
+            ),
+        "{error}"
+    );
+}
+
 /// Ollama's `/v1` answer to a tool request, as `openai/openai.go` (`ToChatCompletion`)
 /// writes it from the native `/api/chat` answer in
 /// `testdata/openai/ollama_api_chat_tool_call.json`: `content: ""`, each call with an
@@ -216,18 +316,19 @@ cases:
           - {tool: get_weather, args: {city: Tokyo}}
 "#;
 
+const OLLAMA_THINKING: &str = "The user names Tokyo: call get_weather.";
+
 #[tokio::test]
 async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error_as_json() {
-    // The native example's call (Tokyo), then a call the mocks answer with a declared
-    // error, then text.
+    // The native example's call (Tokyo) from a thinking model (Ollama's `/v1` puts the
+    // thinking in `reasoning`), then a call the mocks answer with a declared error,
+    // then text.
+    let mut first = ollama_calls(&[("call_x3kq9m2a", "get_weather", json!({"city": "Tokyo"}))]);
+    first["choices"][0]["message"]["reasoning"] = json!(OLLAMA_THINKING);
     let server = serve(
         assistant_turns,
         vec![
-            vec![ok(&ollama_calls(&[(
-                "call_x3kq9m2a",
-                "get_weather",
-                json!({"city": "Tokyo"}),
-            )]))],
+            vec![ok(&first)],
             vec![ok(&ollama_calls(&[(
                 "call_p0w7c1zd",
                 "get_weather",
@@ -271,12 +372,14 @@ async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error
                "function": {"name": "get_weather", "arguments": format!(r#"{{"city":"{city}"}}"#)}})
     };
     // Ollama's empty `content` comes back as `null` beside the calls (its /v1 layer
-    // reads a turn without content as calls only); `index` is not sent back.
+    // reads a turn without content as calls only), the thinking as `reasoning` (which
+    // it reads back as the turn's thinking); `index` is not sent back.
     assert_eq!(
         seen[2]["messages"],
         json!([
             {"role": "user", "content": "What is the weather in Tokyo?"},
-            {"role": "assistant", "content": null, "tool_calls": [call("call_x3kq9m2a", "Tokyo")]},
+            {"role": "assistant", "content": null, "reasoning": OLLAMA_THINKING,
+             "tool_calls": [call("call_x3kq9m2a", "Tokyo")]},
             {"role": "tool", "tool_call_id": "call_x3kq9m2a", "content": "{\"temp_c\":25,\"condition\":\"sunny\"}"},
             {"role": "assistant", "content": null, "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
             {"role": "tool", "tool_call_id": "call_p0w7c1zd", "content": not_found}
