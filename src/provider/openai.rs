@@ -14,7 +14,8 @@
 //!   as the empty text: nothing is turned into valid JSON that the server did not send.
 //! - a missing or empty call `id` becomes `None` in [`parse_response`]; a live answer
 //!   then gets [`crate::chat::assigned_call_id`]s (by round and position), since a tool
-//!   loop pairs each result with its call by id.
+//!   loop pairs each result with its call by id; so do the repeats of an id that
+//!   several calls of one answer share ([`Response::assign_missing_ids`]).
 //! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
 //!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
 //!   for missing `content`.

@@ -253,6 +253,84 @@ async fn the_fake_deepseek_refuses_a_tool_turn_sent_back_without_its_reasoning()
     );
 }
 
+/// A compatible server's rule (as DeepSeek and GLM enforce it): within a request, no
+/// two tool messages answer the same `tool_call_id`, and each answers a call of the
+/// assistant message before it.
+fn unique_results(_round: usize, body: &Value) -> Result<(), String> {
+    let mut answered: Vec<&Value> = Vec::new();
+    let mut calls: Vec<&Value> = Vec::new();
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        if m["role"] == "assistant" {
+            calls = m["tool_calls"]
+                .as_array()
+                .map_or(vec![], |c| c.iter().map(|c| &c["id"]).collect());
+        } else if m["role"] == "tool" {
+            let id = &m["tool_call_id"];
+            if answered.contains(&id) {
+                return Err(format!(
+                    "Duplicate value for 'tool_call_id' of {id} in message[{i}]"
+                ));
+            }
+            if !calls.contains(&id) {
+                return Err(format!("messages[{i}]: tool_call_id {id} answers no call"));
+            }
+            answered.push(id);
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn parallel_calls_sharing_one_id_get_ids_of_their_own() {
+    // The recorded parallel answer as a server that gives every call of a turn the
+    // same id sends it.
+    let [mut parallel, _, text] = answers();
+    let shared = parallel["choices"][0]["message"]["tool_calls"][0]["id"].clone();
+    parallel["choices"][0]["message"]["tool_calls"][1]["id"] = shared;
+    let server = serve_checked(
+        assistant_turns,
+        unique_results,
+        vec![vec![ok(&parallel)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai-compatible:glm-4.6@{}/v1", server.uri());
+    let outcome = Trial::new(SUITE, "weather-and-stock", &target)
+        .play(keyless(&target, fast()).as_ref())
+        .await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    // The first call keeps the server's id; the second gets the one its round and
+    // position give.
+    assert_eq!(
+        tool_messages(&outcome),
+        [
+            tool(
+                "call_fdNz3vOBKYgOIpMdWotB9MjY",
+                "GetWeatherArgs",
+                RATE_LIMITED,
+                true
+            ),
+            tool("call_r0_1", "get_stock_price", STOCK, false),
+        ]
+    );
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 2);
+    let ids: Vec<&Value> = seen[1]["messages"][1]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert_eq!(
+        ids,
+        [&json!("call_fdNz3vOBKYgOIpMdWotB9MjY"), &json!("call_r0_1")]
+    );
+}
+
 /// Ollama's `/v1` answer to a tool request, as `openai/openai.go` (`ToChatCompletion`)
 /// writes it from the native `/api/chat` answer in
 /// `testdata/openai/ollama_api_chat_tool_call.json`: `content: ""`, each call with an
