@@ -147,3 +147,78 @@ async fn thinking_goes_back_verbatim_and_an_injected_fault_is_a_flagged_tool_res
         ]
     );
 }
+
+const DENY_SUITE: &str = r#"
+tools:
+  - name: get_weather
+    description: Current weather for a location.
+    parameters:
+      type: object
+      properties: {location: {type: string}, units: {type: string, enum: [c, f]}}
+      required: [location]
+    risk: high
+mocks:
+  get_weather:
+    - result: {temp_f: 61}
+cases:
+  - id: denied-then-follow-up
+    kind: should_call
+    prompt: "What's the weather in San Francisco?"
+    turns: ["Never mind, thanks."]
+    policy: {confirm: [get_weather], answer: deny}
+    expect:
+      never: [get_weather]
+"#;
+
+#[tokio::test]
+async fn a_denied_call_and_a_scripted_user_turn_keep_the_roles_alternating() {
+    // The recorded call, denied by the policy; the recorded apology; then, after the
+    // scripted user turn, the recorded apology again.
+    let call = testdata("anthropic/msg_single_tool_use.json");
+    let apology = testdata("anthropic/msg_text_end_turn.json");
+    let server = serve(
+        assistant_turns,
+        vec![vec![ok(&call)], vec![ok(&apology)], vec![ok(&apology)]],
+    )
+    .await;
+    let target = format!("anthropic:claude-haiku-4-5-20251001@{}/v1", server.uri());
+    let trial = Trial::new(DENY_SUITE, "denied-then-follow-up", &target);
+    let outcome = trial.play(keyed(&target, fast()).as_ref()).await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    assert_eq!(
+        outcome.rounds[2].user.as_deref(),
+        Some("Never mind, thanks.")
+    );
+    let denied = &outcome.rounds[0].outcomes[0];
+    assert_eq!(denied.error_kind, Some(ToolErrorKind::Denied));
+    assert!(!denied.executed);
+    // The call was made, so `never` fails: the judge reads the transcript, denial and all.
+    assert_eq!(trial.judge(&outcome), ["forbidden_call"]);
+
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 3);
+    let apology_text = apology["content"][0]["text"].clone();
+    assert_eq!(
+        seen[2]["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "What's the weather in San Francisco?"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_01A9HHF5Ezy3oBrKmSgfASm9", "name": "get_weather",
+                 "input": {"location": "San Francisco, CA", "units": "f"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01A9HHF5Ezy3oBrKmSgfASm9",
+                 "content": "{\"error\":{\"kind\":\"denied\",\"message\":\"denied by the user: the call of `get_weather` was not executed\"}}",
+                 "is_error": true}
+            ]},
+            {"role": "assistant", "content": [{"type": "text", "text": apology_text}]},
+            {"role": "user", "content": [{"type": "text", "text": "Never mind, thanks."}]}
+        ])
+    );
+}
