@@ -221,13 +221,15 @@ pub const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning", "reaso
 /// The key of this wire's part in an assistant turn's state.
 const STATE_KEY: &str = "openai";
 
-/// The state of an answer: its [`REASONING_FIELDS`] that are present and not `null`,
-/// verbatim; `None` when there are none.
+/// The state of an answer: its [`REASONING_FIELDS`] that hold something, verbatim;
+/// `None` when there are none. `null` and `""` are left out: they carry nothing to
+/// keep, and a server whose model does not reason may refuse the field on input (Groq
+/// answers 400 to a `reasoning` its model does not support).
 fn turn_state(message: &Map<String, Value>) -> Option<Value> {
     let kept: Map<String, Value> = REASONING_FIELDS
         .iter()
         .filter_map(|k| {
-            let v = message.get(*k).filter(|v| !v.is_null())?;
+            let v = message.get(*k).filter(|v| !is_empty_field(v))?;
             Some((k.to_string(), v.clone()))
         })
         .collect();
@@ -242,7 +244,11 @@ fn saved_fields(state: Option<&Value>) -> impl Iterator<Item = (&str, &Value)> {
         .and_then(Value::as_object);
     REASONING_FIELDS
         .iter()
-        .filter_map(move |k| Some((*k, saved?.get(*k).filter(|v| !v.is_null())?)))
+        .filter_map(move |k| Some((*k, saved?.get(*k).filter(|v| !is_empty_field(v))?)))
+}
+
+fn is_empty_field(v: &Value) -> bool {
+    v.is_null() || v.as_str() == Some("")
 }
 
 fn message_json(message: &Message) -> Value {
@@ -1467,11 +1473,11 @@ mod tests {
     fn reasoning_fields_are_state_and_go_back_verbatim_and_nothing_else_does() {
         let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {
             "role": "assistant", "content": "", "reasoning_content": "think",
-            "reasoning": null, "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
+            "reasoning": "", "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
             "tool_calls": [{"id": "c1", "type": "function",
                             "function": {"name": "f", "arguments": "{}"}}]}}]});
         let r = parse_response(&body).unwrap();
-        // `null` fields are not kept; the others verbatim.
+        // Empty fields are not kept; the others verbatim.
         let state = json!({"openai": {"message": {
             "reasoning_content": "think",
             "reasoning_details": [{"type": "reasoning.text", "text": "t"}]}}});
@@ -1488,6 +1494,9 @@ mod tests {
         // OpenAI's own answers carry none: no state, and the turn goes back as before.
         let plain = json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]});
         assert_eq!(parse_response(&plain).unwrap().state, None);
+        let blank = json!({"choices": [{"message": {"role": "assistant", "content": "hi",
+            "reasoning": null, "reasoning_content": ""}}]});
+        assert_eq!(parse_response(&blank).unwrap().state, None);
         // A damaged or foreign state sends only known reasoning fields, never others.
         for state in [
             json!({"openai": {"message": {"role": "system", "content": "x", "reasoning": "r"}}}),
