@@ -30,6 +30,9 @@
 //!   offered (OpenAI rejects `parallel_tool_calls` without `tools`).
 //! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
 //!   and newer models accept only the latter).
+//! - an earlier call whose arguments are not a JSON object (invalid JSON, `null`, the
+//!   empty text) is sent back with `{}` as its arguments: vLLM and Ollama's `/v1` parse
+//!   them and refuse the request otherwise (the neutral conversation keeps them raw).
 //!
 //! Tool results go back as `{"role": "tool", "tool_call_id", "content"}` messages (Ollama's
 //! `/v1` and the other compatible servers take the same form). The API has neither an
@@ -309,9 +312,22 @@ fn call_json(call: &ToolCall) -> Value {
     c.insert("type".into(), Value::from("function"));
     c.insert(
         "function".into(),
-        json!({"name": call.name, "arguments": call.arguments}),
+        json!({"name": call.name, "arguments": sent_arguments(&call.arguments)}),
     );
     Value::Object(c)
+}
+
+/// The arguments of an earlier call as they are sent back: as the model wrote them when
+/// they are a JSON object, else `{}`. Servers that render the conversation through a
+/// chat template parse them (vLLM's `json.loads`, Ollama's `/v1` "invalid tool call
+/// arguments") and refuse the whole request when they are not an object, which would
+/// end a tool loop in an error over the model's own malformed call; the model has
+/// already read why the call was refused in its tool result, and the transcript keeps
+/// the arguments as written.
+fn sent_arguments(raw: &str) -> &str {
+    let is_object =
+        raw.trim_start().starts_with('{') && serde_json::from_str::<&RawValue>(raw).is_ok();
+    if is_object { raw } else { "{}" }
 }
 
 fn tool_json(tool: &ToolDefinition) -> Value {
@@ -1524,5 +1540,40 @@ mod tests {
             };
             assert_eq!(extra, expected, "{state}");
         }
+    }
+
+    #[test]
+    fn earlier_calls_whose_arguments_are_not_an_object_go_back_with_empty_ones() {
+        let call = |arguments: &str| ToolCall {
+            id: Some("c".into()),
+            name: "f".into(),
+            arguments: arguments.into(),
+        };
+        let raw = [
+            "{\"city\": \"Par",
+            "null",
+            "",
+            "[1]",
+            "\"x\"",
+            "{\"a\": 1} trailing",
+            " {\"a\": 1} ",
+            "{}",
+        ];
+        let m = Message::Assistant {
+            content: None,
+            tool_calls: raw.iter().map(|a| call(a)).collect(),
+            state: None,
+        };
+        let sent: Vec<String> = message_json(&m)["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap().to_string())
+            .collect();
+        // Objects go back byte for byte (spaces included); everything else as `{}`.
+        assert_eq!(
+            sent,
+            ["{}", "{}", "{}", "{}", "{}", "{}", " {\"a\": 1} ", "{}"]
+        );
     }
 }

@@ -331,6 +331,70 @@ async fn parallel_calls_sharing_one_id_get_ids_of_their_own() {
     );
 }
 
+/// What vLLM and Ollama's `/v1` do with an earlier call: parse its arguments into an
+/// object for the chat template (vLLM `json.loads`, Ollama "invalid tool call
+/// arguments"), refusing the request when that fails.
+fn template_parses_arguments(_round: usize, body: &Value) -> Result<(), String> {
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            let arguments = call["function"]["arguments"].as_str().unwrap_or_default();
+            if !matches!(
+                serde_json::from_str::<Value>(arguments),
+                Ok(Value::Object(_))
+            ) {
+                return Err(format!("messages[{i}]: invalid tool call arguments"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_malformed_call_is_scored_by_its_result_and_does_not_break_the_next_request() {
+    // The recorded single call, its arguments cut off as a model that ran out of
+    // tokens leaves them; then the recorded text answer.
+    let [_, mut single, text] = answers();
+    let cut = r#"{"city":"Edinburgh","country":"UK","un"#;
+    single["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = json!(cut);
+    let server = serve_checked(
+        assistant_turns,
+        template_parses_arguments,
+        vec![vec![ok(&single)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai-compatible:qwen3-8b@{}/v1", server.uri());
+    let outcome = Trial::new(SUITE, "weather-and-stock", &target)
+        .play(keyless(&target, fast()).as_ref())
+        .await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    // The call was refused before reaching the tool: the model reads why.
+    let refused = &outcome.rounds[0].outcomes[0];
+    assert_eq!(refused.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert!(!refused.executed);
+    // The transcript keeps the arguments as the model wrote them...
+    assert_eq!(outcome.rounds[0].response.tool_calls[0].arguments, cut);
+    // ...and the wire sends `{}` in their place, so the server takes the request.
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 2);
+    let sent = &seen[1]["messages"];
+    assert_eq!(sent[1]["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(sent[2]["tool_call_id"], "call_Y6qJ7ofLgOrBnMD5WbVAeiRV");
+    let content: Value = serde_json::from_str(sent[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["error"]["kind"], "invalid_arguments");
+    assert!(
+        content["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the arguments are not valid JSON: EOF while parsing"),
+        "{content}"
+    );
+}
+
 /// Ollama's `/v1` answer to a tool request, as `openai/openai.go` (`ToChatCompletion`)
 /// writes it from the native `/api/chat` answer in
 /// `testdata/openai/ollama_api_chat_tool_call.json`: `content: ""`, each call with an
