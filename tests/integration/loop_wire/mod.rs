@@ -8,9 +8,12 @@
 //! assistant turns echoed (OpenAI `tool_calls`, Anthropic `thinking` blocks with their
 //! signatures, Gemini `thoughtSignature`s), the tool results in each provider's form,
 //! in call order, with the right ids, and injected faults as that provider's tool
-//! error. Also covered: a turn's calls answered out of order by a host whose executions
-//! finish in a set order ([`order`]), and server faults in the middle of a loop
-//! ([`faults`]: 429 then success, a 500 that persists, malformed bodies, a timeout).
+//! error ([`openai`], [`ollama`], [`anthropic`], [`gemini`]). Also covered: compatible
+//! servers that refuse what OpenAI lets pass ([`compat`]: DeepSeek's reasoning,
+//! shared call ids, malformed arguments replayed to vLLM or Ollama), a turn's calls
+//! answered out of order by a host whose executions finish in a set order ([`order`]),
+//! and server faults in the middle of a loop ([`faults`]: 429 then success, a 500 that
+//! persists, a refused key, malformed bodies, a timeout).
 //!
 //! Requests go through the same code as `toolgauge run`: the first request and trial
 //! key come from the run plan (`runner::matrix::Plan`), keyless targets from
@@ -19,8 +22,10 @@
 //! it from the environment (tests must not set process environment variables).
 
 mod anthropic;
+mod compat;
 mod faults;
 mod gemini;
+mod ollama;
 mod openai;
 mod order;
 

@@ -23,7 +23,7 @@ use toolgauge::tools::{
 };
 
 use super::gemini::text_answer;
-use super::openai::{ollama_calls, ollama_text};
+use super::ollama::{ollama_calls, ollama_text};
 use super::*;
 
 /// The order the first turn's calls (episode call numbers 1 to 3) finish in.
