@@ -222,3 +222,85 @@ async fn a_denied_call_and_a_scripted_user_turn_keep_the_roles_alternating() {
         ])
     );
 }
+
+/// The Messages API's rule: `tool_use` ids are unique in a request, and every
+/// `tool_result` answers one of the turn before it.
+fn unique_tool_use_ids(_round: usize, body: &Value) -> Result<(), String> {
+    let mut ids: Vec<&Value> = Vec::new();
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for (j, block) in m["content"].as_array().into_iter().flatten().enumerate() {
+            if block["type"] == "tool_use" {
+                if ids.contains(&&block["id"]) {
+                    return Err(format!(
+                        "messages.{i}.content.{j}: `tool_use` ids must be unique"
+                    ));
+                }
+                ids.push(&block["id"]);
+            }
+            if block["type"] == "tool_result" && !ids.contains(&&block["tool_use_id"]) {
+                return Err(format!(
+                    "messages.{i}.content.{j}: unexpected `tool_use_id`"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn tool_use_blocks_sharing_one_id_get_ids_of_their_own_behind_the_thinking() {
+    // The thinking answer with a second call of the recorded shape that repeats the
+    // first call's id, as some Anthropic-compatible endpoints send parallel calls.
+    let mut first = thinking_answer();
+    let mut again = first["content"][2].clone();
+    again["input"] = json!({"location": "Oakland, CA", "units": "f"});
+    first["content"].as_array_mut().unwrap().push(again);
+    let server = serve_checked(
+        assistant_turns,
+        unique_tool_use_ids,
+        vec![
+            vec![ok(&first)],
+            vec![ok(&testdata("anthropic/msg_text_end_turn.json"))],
+        ],
+    )
+    .await;
+    let target = format!("anthropic:kimi-k2@{}/v1", server.uri());
+    let outcome = Trial::new(SUITE, "san-francisco", &target)
+        .play(keyed(&target, fast()).as_ref())
+        .await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    let ids: Vec<String> = tool_messages(&outcome).into_iter().map(|t| t.0).collect();
+    assert_eq!(ids, ["toolu_01A9HHF5Ezy3oBrKmSgfASm9", "call_r0_1"]);
+    let seen = bodies(&server).await;
+    assert_eq!(seen.len(), 2);
+    // The saved turn no longer matches the calls' ids, so it is rebuilt: the thinking
+    // blocks first, verbatim, then the calls with their ids.
+    let turn = &seen[1]["messages"][1]["content"];
+    assert_eq!(turn[0], first["content"][0]);
+    assert_eq!(turn[1], first["content"][1]);
+    assert_eq!(
+        (&turn[2]["id"], &turn[3]["id"]),
+        (
+            &json!("toolu_01A9HHF5Ezy3oBrKmSgfASm9"),
+            &json!("call_r0_1")
+        )
+    );
+    let results: Vec<&Value> = seen[1]["messages"][2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["tool_use_id"])
+        .collect();
+    assert_eq!(
+        results,
+        [
+            &json!("toolu_01A9HHF5Ezy3oBrKmSgfASm9"),
+            &json!("call_r0_1")
+        ]
+    );
+}
