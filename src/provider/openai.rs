@@ -14,7 +14,8 @@
 //!   as the empty text: nothing is turned into valid JSON that the server did not send.
 //! - a missing or empty call `id` becomes `None` in [`parse_response`]; a live answer
 //!   then gets [`crate::chat::assigned_call_id`]s (by round and position), since a tool
-//!   loop pairs each result with its call by id.
+//!   loop pairs each result with its call by id; so do the repeats of an id that
+//!   several calls of one answer share ([`Response::assign_missing_ids`]).
 //! - empty or whitespace-only `content` (sent alongside tool calls by Ollama and vLLM)
 //!   counts as no text; `content` as an array of parts is joined; a `refusal` stands in
 //!   for missing `content`.
@@ -29,13 +30,25 @@
 //!   offered (OpenAI rejects `parallel_tool_calls` without `tools`).
 //! - `max_tokens` is not sent when `extra` sets `max_completion_tokens` (the o-series
 //!   and newer models accept only the latter).
+//! - an earlier call whose arguments are not a JSON object (invalid JSON, `null`, the
+//!   empty text) is sent back with `{}` as its arguments: vLLM and Ollama's `/v1` parse
+//!   them and refuse the request otherwise (the neutral conversation keeps them raw).
 //!
 //! Tool results go back as `{"role": "tool", "tool_call_id", "content"}` messages (Ollama's
 //! `/v1` and the other compatible servers take the same form). The API has neither an
 //! error flag nor a tool name on them: an error result's content is sent as a JSON
 //! object `{"error": …}` (the content's JSON, or its text; content that already is an
-//! object with an `error` key goes as written). Chat Completions has no opaque turn
-//! state, so an assistant turn's `state` (another provider's) is not sent.
+//! object with an `error` key goes as written).
+//!
+//! OpenAI itself has no opaque turn state, but compatible servers of reasoning models
+//! return the reasoning beside the answer and some require it back: DeepSeek answers a
+//! request whose earlier tool-calling turn lacks its `reasoning_content` with a 400, and
+//! Kimi, Ollama (`reasoning`), vLLM and OpenRouter (`reasoning_details`) keep their
+//! reasoning in context the same way. When the answer's message holds any of
+//! [`REASONING_FIELDS`], the response's `state` is `{"openai": {"message": {field:
+//! value, …}}}` (each field verbatim) and the assistant turn is sent back with those
+//! fields; answers without them (OpenAI's own) have no state and go back as before. A
+//! turn's state of another provider is not sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -203,15 +216,54 @@ impl OpenAiProvider {
     }
 }
 
+/// The fields of an answer's message that a compatible server of a reasoning model
+/// wants back on the assistant turn (see the module docs); nothing else of a saved
+/// message is ever sent, so a damaged state can not add or replace other fields.
+pub const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning", "reasoning_details"];
+
+/// The key of this wire's part in an assistant turn's state.
+const STATE_KEY: &str = "openai";
+
+/// The state of an answer: its [`REASONING_FIELDS`] that hold something, verbatim;
+/// `None` when there are none. `null` and `""` are left out: they carry nothing to
+/// keep, and a server whose model does not reason may refuse the field on input (Groq
+/// answers 400 to a `reasoning` its model does not support).
+fn turn_state(message: &Map<String, Value>) -> Option<Value> {
+    let kept: Map<String, Value> = REASONING_FIELDS
+        .iter()
+        .filter_map(|k| {
+            let v = message.get(*k).filter(|v| !is_empty_field(v))?;
+            Some((k.to_string(), v.clone()))
+        })
+        .collect();
+    (!kept.is_empty()).then(|| json!({ STATE_KEY: { "message": kept } }))
+}
+
+/// The saved reasoning fields of an assistant turn's state, to send back with it.
+fn saved_fields(state: Option<&Value>) -> impl Iterator<Item = (&str, &Value)> {
+    let saved = state
+        .and_then(|s| s.get(STATE_KEY))
+        .and_then(|s| s.get("message"))
+        .and_then(Value::as_object);
+    REASONING_FIELDS
+        .iter()
+        .filter_map(move |k| Some((*k, saved?.get(*k).filter(|v| !is_empty_field(v))?)))
+}
+
+fn is_empty_field(v: &Value) -> bool {
+    v.is_null() || v.as_str() == Some("")
+}
+
 fn message_json(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } => json!({"role": "user", "content": content}),
-        // OpenAI has no opaque turn state: a `state` from another provider is ignored.
+        // Only this wire's saved reasoning goes back: a `state` from another provider
+        // is ignored.
         Message::Assistant {
             content,
             tool_calls,
-            state: _,
+            state,
         } => {
             let mut m = Map::new();
             m.insert("role".into(), Value::from("assistant"));
@@ -222,6 +274,9 @@ fn message_json(message: &Message) -> Value {
                 None => Value::Null,
             };
             m.insert("content".into(), content);
+            for (field, value) in saved_fields(state.as_ref()) {
+                m.insert(field.into(), value.clone());
+            }
             if !tool_calls.is_empty() {
                 m.insert(
                     "tool_calls".into(),
@@ -257,9 +312,22 @@ fn call_json(call: &ToolCall) -> Value {
     c.insert("type".into(), Value::from("function"));
     c.insert(
         "function".into(),
-        json!({"name": call.name, "arguments": call.arguments}),
+        json!({"name": call.name, "arguments": sent_arguments(&call.arguments)}),
     );
     Value::Object(c)
+}
+
+/// The arguments of an earlier call as they are sent back: as the model wrote them when
+/// they are a JSON object, else `{}`. Servers that render the conversation through a
+/// chat template parse them (vLLM's `json.loads`, Ollama's `/v1` "invalid tool call
+/// arguments") and refuse the whole request when they are not an object, which would
+/// end a tool loop in an error over the model's own malformed call; the model has
+/// already read why the call was refused in its tool result, and the transcript keeps
+/// the arguments as written.
+fn sent_arguments(raw: &str) -> &str {
+    let is_object =
+        raw.trim_start().starts_with('{') && serde_json::from_str::<&RawValue>(raw).is_ok();
+    if is_object { raw } else { "{}" }
 }
 
 fn tool_json(tool: &ToolDefinition) -> Value {
@@ -453,6 +521,7 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
         tool_calls.push(parse_call(legacy, "choices[0].message.function_call")?);
     }
     let mut response = Response {
+        state: turn_state(message),
         text: message_text(message),
         tool_calls,
         finish_reason: choice
@@ -1414,5 +1483,97 @@ mod tests {
         let raw = r.raw.unwrap();
         assert!(!raw.to_string().contains(KEY));
         assert_eq!(raw["echo"], "[REDACTED]");
+    }
+
+    #[test]
+    fn reasoning_fields_are_state_and_go_back_verbatim_and_nothing_else_does() {
+        let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "", "reasoning_content": "think",
+            "reasoning": "", "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}]}}]});
+        let r = parse_response(&body).unwrap();
+        // Empty fields are not kept; the others verbatim.
+        let state = json!({"openai": {"message": {
+            "reasoning_content": "think",
+            "reasoning_details": [{"type": "reasoning.text", "text": "t"}]}}});
+        assert_eq!(r.state, Some(state.clone()));
+        assert_eq!(r.text, None);
+        let sent = message_json(&r.to_message());
+        assert_eq!(
+            sent,
+            json!({"role": "assistant", "content": null, "reasoning_content": "think",
+                   "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
+                   "tool_calls": [{"id": "c1", "type": "function",
+                                   "function": {"name": "f", "arguments": "{}"}}]})
+        );
+        // OpenAI's own answers carry none: no state, and the turn goes back as before.
+        let plain = json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]});
+        assert_eq!(parse_response(&plain).unwrap().state, None);
+        let blank = json!({"choices": [{"message": {"role": "assistant", "content": "hi",
+            "reasoning": null, "reasoning_content": ""}}]});
+        assert_eq!(parse_response(&blank).unwrap().state, None);
+        // A damaged or foreign state sends only known reasoning fields, never others.
+        for state in [
+            json!({"openai": {"message": {"role": "system", "content": "x", "reasoning": "r"}}}),
+            json!({"openai": {"message": "not an object"}}),
+            json!({"anthropic": {"content": [{"type": "thinking"}]}}),
+        ] {
+            let m = Message::Assistant {
+                content: Some("hi".into()),
+                tool_calls: vec![],
+                state: Some(state.clone()),
+            };
+            let sent = message_json(&m);
+            assert_eq!(sent["role"], "assistant", "{state}");
+            assert_eq!(sent["content"], "hi", "{state}");
+            let extra: Vec<&String> = sent
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !["role", "content"].contains(&k.as_str()))
+                .collect();
+            let expected: Vec<&str> = if state["openai"]["message"]["reasoning"] == "r" {
+                vec!["reasoning"]
+            } else {
+                vec![]
+            };
+            assert_eq!(extra, expected, "{state}");
+        }
+    }
+
+    #[test]
+    fn earlier_calls_whose_arguments_are_not_an_object_go_back_with_empty_ones() {
+        let call = |arguments: &str| ToolCall {
+            id: Some("c".into()),
+            name: "f".into(),
+            arguments: arguments.into(),
+        };
+        let raw = [
+            "{\"city\": \"Par",
+            "null",
+            "",
+            "[1]",
+            "\"x\"",
+            "{\"a\": 1} trailing",
+            " {\"a\": 1} ",
+            "{}",
+        ];
+        let m = Message::Assistant {
+            content: None,
+            tool_calls: raw.iter().map(|a| call(a)).collect(),
+            state: None,
+        };
+        let sent: Vec<String> = message_json(&m)["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap().to_string())
+            .collect();
+        // Objects go back byte for byte (spaces included); everything else as `{}`.
+        assert_eq!(
+            sent,
+            ["{}", "{}", "{}", "{}", "{}", "{}", " {\"a\": 1} ", "{}"]
+        );
     }
 }

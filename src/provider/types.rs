@@ -152,10 +152,20 @@ impl Response {
 
     /// Give every call without an id (or with an empty one) the id
     /// [`assigned_call_id`]`(round, index)`, `round` being the number of assistant turns
-    /// already in the conversation; ids the provider sent are kept.
+    /// already in the conversation; ids the provider sent are kept, except the repeats
+    /// of an id an earlier call of the same answer already has, which are assigned one
+    /// too: some compatible servers give parallel calls one shared id, and then neither
+    /// the results can be told apart nor will the server take them back (it refuses a
+    /// repeated `tool_call_id`).
     pub fn assign_missing_ids(&mut self, round: usize) {
-        for (i, call) in self.tool_calls.iter_mut().enumerate() {
-            if call.id.as_deref().is_none_or(str::is_empty) {
+        for i in 0..self.tool_calls.len() {
+            let (earlier, rest) = self.tool_calls.split_at_mut(i);
+            let call = &mut rest[0];
+            let repeated = call
+                .id
+                .as_deref()
+                .is_some_and(|id| earlier.iter().any(|e| e.id.as_deref() == Some(id)));
+            if repeated || call.id.as_deref().is_none_or(str::is_empty) {
                 call.id = Some(assigned_call_id(round, i));
             }
         }
@@ -278,6 +288,23 @@ mod tests {
         r.assign_missing_ids(3);
         let ids: Vec<_> = r.tool_calls.iter().map(|c| c.id.clone().unwrap()).collect();
         assert_eq!(ids, ["call_r3_0", "g1", "call_r3_2"]);
+        // A repeated id keeps its first call; the repeats get assigned ones.
+        let mut shared = Response {
+            tool_calls: vec![
+                call(Some("x")),
+                call(Some("x")),
+                call(None),
+                call(Some("x")),
+            ],
+            ..Response::default()
+        };
+        shared.assign_missing_ids(1);
+        let ids: Vec<_> = shared
+            .tool_calls
+            .iter()
+            .map(|c| c.id.clone().unwrap())
+            .collect();
+        assert_eq!(ids, ["x", "call_r1_1", "call_r1_2", "call_r1_3"]);
         match r.to_message() {
             Message::Assistant {
                 content,
