@@ -36,8 +36,9 @@
 //!   except an id Gemini itself put on a call, which is echoed on the call and its
 //!   `functionResponse`: the API rejects ids on several endpoints ("Unknown name
 //!   \"id\" … Cannot find field"), and the ids this crate assigns mean nothing to it.
-//! - A result that parses as a JSON object is sent as `response`; anything else is
-//!   wrapped as `{"result": "<content as text>"}`. An error result is sent as
+//! - A result that parses as a JSON object is sent as `response`; another JSON value
+//!   is wrapped as `{"result": <the value>}`, and text that is not JSON as
+//!   `{"result": "<the text>"}`. An error result is sent as
 //!   `{"error": …}` (the content's JSON or text; an object that already has an `error`
 //!   key as it is).
 //! - An assistant turn with Gemini state (see below) is sent as its saved parts,
@@ -229,9 +230,13 @@ impl GeminiProvider {
                     let response = if *is_error {
                         error_object(content)
                     } else {
+                        // A JSON value that is not an object (a mock's `result: pong`
+                        // is the JSON text `"pong"`) is wrapped as itself, so the
+                        // model reads `pong`, not an escaped `"\"pong\""`.
                         match serde_json::from_str::<Value>(content) {
                             Ok(Value::Object(obj)) => Value::Object(obj),
-                            _ => json!({"result": content}),
+                            Ok(value) => json!({ "result": value }),
+                            Err(_) => json!({ "result": content }),
                         }
                     };
                     let mut reply = json!({"name": name, "response": response});
@@ -915,7 +920,7 @@ mod tests {
         );
         assert_eq!(
             contents[2]["parts"][0]["functionResponse"]["response"],
-            json!({"result": "[1, 2]"})
+            json!({"result": [1, 2]})
         );
     }
 

@@ -367,7 +367,7 @@ fn gemini_result_without_a_name_or_a_matching_call_is_unsupported() {
     let body = gemini("http://x/v1beta").build_body(&r).unwrap();
     assert_eq!(
         body["contents"][4]["parts"][0]["functionResponse"],
-        json!({"name": "get_weather", "response": {"result": "1"}})
+        json!({"name": "get_weather", "response": {"result": 1}})
     );
 }
 
