@@ -2,6 +2,7 @@
 //! table so both say the same thing the same way (`2.0 (max 3)`, `answered 2,
 //! max_rounds 1`, `33% (not_found 0/1, rate_limit 1/2)`).
 
+use super::format::cut_end;
 use crate::score::loops::{LoopMetrics, PerTask, RoundTokens, StopCounts};
 use crate::score::stats::Rate;
 
@@ -10,6 +11,9 @@ pub const SERIES_ROUNDS: usize = 6;
 
 /// Error kinds named after the recovery rate before `…` (summary.json has them all).
 pub const RECOVERY_KINDS: usize = 4;
+
+/// Characters of an error kind's name shown (an edited journal can hold any text).
+pub const KIND_CHARS: usize = 40;
 
 /// A percentage with no decimals, or `none` when undefined.
 pub fn pct(v: Option<f64>, none: &str) -> String {
@@ -54,7 +58,7 @@ pub fn recovery(l: &LoopMetrics, none: &str, kind: impl Fn(&str) -> String) -> S
         .recovery_by_kind
         .iter()
         .take(RECOVERY_KINDS)
-        .map(|(k, r)| format!("{} {}", kind(k), fraction(&r.all)))
+        .map(|(k, r)| format!("{} {}", kind(&cut_end(k, KIND_CHARS)), fraction(&r.all)))
         .collect();
     if l.recovery_by_kind.len() > RECOVERY_KINDS {
         kinds.push("…".into());
@@ -198,6 +202,11 @@ mod tests {
         ];
         // k = 2 has no case: the largest k with a value is shown.
         assert_eq!(pass_hat(&m, "-"), "pass^1 100%");
+        // A kind of any length (an edited journal) is cut.
+        let long = "k".repeat(100);
+        m.recovery_by_kind.insert(long, rec(Rate::new(1, 1)));
+        let text = recovery(&m, "-", str::to_string);
+        assert!(text.contains(&format!("{}… 1/1", "k".repeat(39))), "{text}");
         m.recovery = Rate::new(0, 0);
         assert_eq!(recovery(&m, "-", str::to_string), "-");
     }
