@@ -3,6 +3,7 @@
 
 use super::format::{MACHINE_DIGITS, round_sig};
 use super::{Exporter, ReportError, RunReport};
+use crate::score::loops::{LoopMetrics, calls_made};
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
 
@@ -27,6 +28,9 @@ pub const TRIAL_COLUMNS: &[&str] = &[
     "cost_usd",
     "latency_ms",
     "tags",
+    "rounds",
+    "tool_calls",
+    "stop",
 ];
 
 /// Columns of `summary.csv`.
@@ -66,7 +70,29 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "tool_definition_tokens",
     "pass_at_k",
     "pass_hat_k",
+    "loop_trials",
+    "task_success",
+    "task_success_low",
+    "task_success_high",
+    "rounds_mean",
+    "rounds_p95",
+    "tool_calls_mean",
+    "tool_calls_p95",
+    "stop_answered",
+    "stop_max_rounds",
+    "stop_max_tool_calls",
+    "stop_repeated_call",
+    "recovery_rate",
+    "duplicate_side_effect_rate",
+    "data_flow_accuracy",
+    "grounded_answer_rate",
+    "input_tokens_per_round",
+    "tool_time_share",
 ];
+
+/// Columns of `summary.csv` from [`LOOP_SUMMARY_START`] on are the loop metrics: empty
+/// for a cell without loop trials.
+pub const LOOP_SUMMARY_START: usize = 35;
 
 /// Writes `trials.csv` and `summary.csv`.
 pub struct CsvExporter;
@@ -130,6 +156,30 @@ fn metric_row(
     row.push(def_tokens.map(|t| t.to_string()).unwrap_or_default());
     row.push(opt(m.consistency.as_ref().map(|c| c.pass_at_k)));
     row.push(opt(m.consistency.as_ref().map(|c| c.pass_hat_k)));
+    row.extend(loop_cells(m.loops.as_ref()));
+    row
+}
+
+/// The loop columns of a `summary.csv` row: every one empty without loop trials.
+fn loop_cells(l: Option<&LoopMetrics>) -> Vec<String> {
+    let width = SUMMARY_COLUMNS.len() - LOOP_SUMMARY_START;
+    let Some(l) = l else {
+        return vec![String::new(); width];
+    };
+    let mut row = vec![l.trials.to_string()];
+    row.extend(rate3(&l.task_success));
+    row.push(opt(l.rounds.mean));
+    row.push(opt(l.rounds.p95));
+    row.push(opt(l.tool_calls.mean));
+    row.push(opt(l.tool_calls.p95));
+    row.extend(l.stop.named().iter().map(|(_, n)| n.to_string()));
+    row.push(opt(l.recovery.value));
+    row.push(opt(l.duplicate_side_effect_rate.value));
+    row.push(opt(l.data_flow_accuracy.value));
+    row.push(opt(l.grounded_answer_rate.value));
+    row.push(opt(l.input_tokens_per_round_mean));
+    row.push(opt(l.time.tool_share));
+    debug_assert_eq!(row.len(), width);
     row
 }
 
@@ -152,6 +202,7 @@ impl Exporter for CsvExporter {
                 .unwrap_or_default();
             let checks = t.checks.as_ref();
             let usage = t.usage();
+            let episode = t.episode.as_ref();
             trials
                 .write_record([
                     t.case_id.clone(),
@@ -197,6 +248,16 @@ impl Exporter for CsvExporter {
                     cost(t.cost_usd),
                     t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
                     t.tags.join(";"),
+                    episode
+                        .map(|e| e.rounds.len().to_string())
+                        .unwrap_or_default(),
+                    episode
+                        .map(|e| calls_made(e).to_string())
+                        .unwrap_or_default(),
+                    episode
+                        .and_then(|e| e.stop)
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_default(),
                 ])
                 .map_err(err)?;
         }

@@ -3,15 +3,31 @@
 //! One testsuite per cell (named `suite: target × variant × tool_choice`); each testcase
 //! is named after the case id (with `#repeat` when repeated) and has the suite and cell
 //! as classname. Failed trials carry their reasons, errored trials are JUnit errors.
+//! A loop trial's testcase has the properties `rounds`, `tool_calls` and `stop` (absent
+//! when an infrastructure failure ended it), and its failure message ends with how the
+//! loop stopped: `(loop: max_rounds after 3 round(s), 6 tool call(s))`.
 //! Written with `quick-junit` (from the nextest project), which escapes all text.
 
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{Exporter, ReportError, RunReport};
 use crate::score::Verdict;
+use crate::score::loops::calls_made;
+use crate::score::record::EpisodeRecord;
+
+/// How a loop ended, for a failure message: `loop: max_rounds after 3 round(s), 6 tool
+/// call(s)` (the stop reason, or `ended by an error`).
+fn loop_end(e: &EpisodeRecord) -> String {
+    format!(
+        "loop: {} after {} round(s), {} tool call(s)",
+        e.stop.map_or("ended by an error", |s| s.as_str()),
+        e.rounds.len(),
+        calls_made(e)
+    )
+}
 
 /// Writes `junit.xml`.
 pub struct JunitExporter;
@@ -38,7 +54,10 @@ impl Exporter for JunitExporter {
                     };
                     let mut s = TestCaseStatus::non_success(kind);
                     if let Some(first) = t.reasons.first() {
-                        s.set_message(first.message.clone());
+                        s.set_message(match &t.episode {
+                            Some(e) => format!("{} ({})", first.message, loop_end(e)),
+                            None => first.message.clone(),
+                        });
                         s.set_type(first.code.clone());
                     }
                     s.set_description(
@@ -53,6 +72,13 @@ impl Exporter for JunitExporter {
             };
             let mut case = TestCase::new(name, status);
             case.set_classname(format!("{suite}.{cell}"));
+            if let Some(e) = &t.episode {
+                case.add_property(Property::new("rounds", e.rounds.len().to_string()));
+                case.add_property(Property::new("tool_calls", calls_made(e).to_string()));
+                if let Some(stop) = e.stop {
+                    case.add_property(Property::new("stop", stop.as_str()));
+                }
+            }
             if let Some(latency) = t.latency_ms() {
                 case.set_time(Duration::from_secs_f64(latency.max(0.0) / 1000.0));
             }
@@ -68,5 +94,29 @@ impl Exporter for JunitExporter {
             message: e.to_string(),
         })?;
         Ok(vec![("junit.xml".to_string(), xml.into_bytes())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::trajectory::StopReason;
+
+    #[test]
+    fn the_loop_end_names_the_stop_reason_or_the_error() {
+        let mut e = EpisodeRecord {
+            rounds: vec![],
+            stop: Some(StopReason::RepeatedCall),
+            checks: None,
+        };
+        assert_eq!(
+            loop_end(&e),
+            "loop: repeated_call after 0 round(s), 0 tool call(s)"
+        );
+        e.stop = None;
+        assert_eq!(
+            loop_end(&e),
+            "loop: ended by an error after 0 round(s), 0 tool call(s)"
+        );
     }
 }

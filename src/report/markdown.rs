@@ -1,10 +1,12 @@
 //! `summary.md`: a short summary fit for a pull-request comment: the verdict line,
 //! failing thresholds first, then one table row per cell (weakest accuracy first), and
-//! the first failures. Model and suite text is escaped for Markdown tables.
+//! the first failures. Model and suite text is escaped for Markdown tables. A run with
+//! tool loops adds a "Tool loops" table: one row per cell with loop trials.
 
 use std::fmt::Write as _;
 
 use super::format::{self, cut_end};
+use super::loop_text;
 use super::{Exporter, ReportError, RunReport};
 use crate::score::stats::Rate;
 
@@ -129,6 +131,7 @@ impl Exporter for MarkdownExporter {
                 format::usd_or(cm.cost_usd, "–")
             );
         }
+        out.push_str(&loop_table(&s.cells));
         out.push_str(&variant_table(&s.variants));
         if !s.failures.is_empty() {
             let _ = writeln!(
@@ -158,6 +161,41 @@ impl Exporter for MarkdownExporter {
         }
         Ok(vec![("summary.md".to_string(), out.into_bytes())])
     }
+}
+
+/// The "Tool loops" table: one row per cell with loop trials, in matrix order; empty when
+/// no cell has any (a single-turn run's summary is as before loops existed).
+fn loop_table(cells: &[super::summary::CellSummary]) -> String {
+    let looped: Vec<_> = cells
+        .iter()
+        .filter_map(|c| c.metrics.loops.as_ref().map(|l| (c, l)))
+        .collect();
+    if looped.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n**Tool loops**\n\n| target | variant | tool_choice | n | task success (95% CI) | rounds/task | calls/task | stop | recovery | duplicates | data flow | grounded | pass^k |\n|---|---|---|---:|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (c, l) in looped {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell_text(&c.target),
+            cell_text(&c.variant),
+            cell_text(&c.tool_choice),
+            l.scored,
+            pct(&l.task_success),
+            loop_text::per_task(&l.rounds, "–"),
+            loop_text::per_task(&l.tool_calls, "–"),
+            loop_text::stops(&l.stop, "–"),
+            loop_text::recovery(l, "–", cell_text),
+            loop_text::duplicates(l, "–"),
+            plain_pct(l.data_flow_accuracy.value),
+            plain_pct(l.grounded_answer_rate.value),
+            loop_text::pass_hat(l, "–"),
+        );
+    }
+    out
 }
 
 /// The variants with what each changes and its token figures; empty when no variant

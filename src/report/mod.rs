@@ -10,6 +10,7 @@ pub mod format;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod loop_text;
 pub mod markdown;
 pub mod progress;
 pub mod summary;

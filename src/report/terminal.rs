@@ -9,6 +9,10 @@
 //! named under the table; `--wide` shows them all, and the files have every metric.
 //! Long target, variant and tool_choice names are cut in the middle, keeping what
 //! differs between rows.
+//!
+//! A run with tool loops adds a compact block under the table: per cell with loop trials,
+//! task success with its interval, rounds and calls per task, stop reasons, recovery,
+//! duplicates, data flow, grounding, input tokens per round, tool time and pass^k.
 
 use std::fmt::Write as _;
 
@@ -16,6 +20,7 @@ use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets
 
 use super::RunReport;
 use super::format::{self, cut_distinct, cut_end, width};
+use super::loop_text;
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
 
@@ -525,6 +530,7 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
+    loop_block(&mut out, report, max);
     if !s.variants.is_empty() {
         let sizes: Vec<String> = s
             .variants
@@ -633,6 +639,70 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         }
     }
     out
+}
+
+/// Text from a journal without control characters (an edited journal can hold any).
+fn printable(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// One cell's loop metrics on one (wrapped) line.
+fn loop_line(label: &str, l: &crate::score::loops::LoopMetrics) -> String {
+    format!(
+        "  {label}: {} trials, success {}, rounds {}, calls {}, stop {}, recovery {}, duplicates {}, data flow {}, grounded {}, tokens/round {}, tool time {}, {}",
+        l.scored,
+        pct_ci(&l.task_success),
+        loop_text::per_task(&l.rounds, "-"),
+        loop_text::per_task(&l.tool_calls, "-"),
+        loop_text::stops(&l.stop, "-"),
+        loop_text::recovery(l, "-", printable),
+        loop_text::duplicates(l, "-"),
+        pct(l.data_flow_accuracy.value),
+        pct(l.grounded_answer_rate.value),
+        loop_text::tokens_per_round(&l.input_tokens_per_round, ">", "-"),
+        pct(l.time.tool_share),
+        loop_text::pass_hat(l, "pass^k -"),
+    )
+}
+
+/// The tool-loop block: a line per cell with loop trials (and `overall` when there are
+/// several); nothing when the run has no loop trial.
+fn loop_block(out: &mut String, report: &RunReport, max: usize) {
+    let s = &report.summary;
+    let looped: Vec<_> = s
+        .cells
+        .iter()
+        .filter_map(|c| c.metrics.loops.as_ref().map(|l| (c, l)))
+        .collect();
+    if looped.is_empty() {
+        return;
+    }
+    let one_target = s
+        .cells
+        .iter()
+        .all(|c| Some(&c.target) == s.cells.first().map(|f| &f.target));
+    let _ = writeln!(out, "tool loops (summary.json has every figure):");
+    let mut lines: Vec<String> = looped
+        .iter()
+        .map(|(c, l)| {
+            let label = if one_target {
+                format!("{} × {}", c.variant, c.tool_choice)
+            } else {
+                format!("{} × {} × {}", c.target, c.variant, c.tool_choice)
+            };
+            loop_line(&label, l)
+        })
+        .collect();
+    if looped.len() > 1
+        && let Some(l) = &s.overall.loops
+    {
+        lines.push(loop_line("overall", l));
+    }
+    for line in lines {
+        for l in format::wrap(&line, max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
 }
 
 /// "N trials had warnings", then the first [`MAX_WARNINGS`] distinct warnings, each with

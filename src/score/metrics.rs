@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::loops::LoopMetrics;
 use super::record::{TrialRecord, Verdict};
 use super::stats::{Rate, pass_at_k, pass_hat_k, percentile};
 use super::trial::InvalidReason;
@@ -121,6 +122,10 @@ pub struct Metrics {
     /// pass@k and pass^k, when trials were repeated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<Consistency>,
+    /// The metrics of the trials that ran as tool loops; absent when none did (so a
+    /// single-turn run's summary is as before loops existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<LoopMetrics>,
 }
 
 impl Metrics {
@@ -130,7 +135,11 @@ impl Metrics {
         let mut latencies = Vec::new();
         let mut by_case: HashMap<(&str, &str, String, &str), (u64, u64)> = HashMap::new();
         let mut max_repeat = 0;
+        let mut loop_trials = Vec::new();
         for t in trials {
+            if t.is_loop() {
+                loop_trials.push(t);
+            }
             a.trials += 1;
             if t.verdict == Verdict::Error {
                 a.errors += 1;
@@ -265,6 +274,7 @@ impl Metrics {
                 p95_ms: percentile(&mut latencies, 95.0),
             },
             consistency,
+            loops: LoopMetrics::of(loop_trials),
         }
     }
 
@@ -718,6 +728,32 @@ mod tests {
             (m.latency.p50_ms, m.latency.p95_ms),
             (Some(20.0), Some(30.0))
         );
+    }
+
+    #[test]
+    fn loop_metrics_are_present_only_with_loop_trials() {
+        // A single-turn set: no `loops`, and the key is left out of the JSON.
+        let m = Metrics::of(&sample());
+        assert_eq!(m.loops, None);
+        assert!(serde_json::to_value(&m).unwrap().get("loops").is_none());
+        // One loop trial among them: the block counts it alone, the rest counts it too.
+        let mut trials = sample();
+        let mut looped = trials[0].clone();
+        looped.episode = Some(crate::score::record::EpisodeRecord {
+            rounds: vec![],
+            stop: Some(crate::suite::trajectory::StopReason::Answered),
+            checks: None,
+        });
+        trials.push(looped);
+        let m = Metrics::of(&trials);
+        let l = m.loops.as_ref().unwrap();
+        assert_eq!((l.trials, l.scored), (1, 1));
+        assert_eq!(l.stop.answered, 1);
+        assert_eq!(m.trials, 10);
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["loops"]["trials"], 1);
+        let back: Metrics = serde_json::from_value(json).unwrap();
+        assert_eq!(back, m);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod compare;
 mod hostile;
 mod live;
 mod loop_live;
+mod loop_reports;
 mod loop_wire;
 mod loops;
 mod oracle;
