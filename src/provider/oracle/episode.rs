@@ -95,7 +95,8 @@ static NO_EXPECT: LazyLock<LoopExpectation> = LazyLock::new(LoopExpectation::def
 
 /// The answer of `conduct` to `request`, a round of an episode of `case` (a loop case,
 /// `case.episode` set) under `variant`. With `note`, what the oracle can not satisfy
-/// is also written into the answer's text, as the single-turn oracle does.
+/// is also written into the text of an answer that makes calls, as the single-turn
+/// oracle does (never into a text answer, which the judge may read as the final one).
 pub fn answer_round(
     suite: &Suite,
     case: &Case,
@@ -121,6 +122,7 @@ pub fn answer_round(
         conduct,
         turns_left: spec.turns.len().saturating_sub(history.turns_used),
         notes: Vec::new(),
+        limited: None,
     };
     let response = play.answer(&history);
     let unmet = if conduct == Conduct::Oracle {
@@ -128,8 +130,12 @@ pub fn answer_round(
     } else {
         Vec::new()
     };
+    // The note goes only into a turn that makes calls: a text answer may be the final
+    // answer, whose every word the judge reads (a note's numbers would read as
+    // ungrounded facts). The judge's own reasons say why such an answer fails.
+    let noted = note && !response.tool_calls.is_empty();
     Answer {
-        response: if note {
+        response: if noted {
             with_note(response, &unmet)
         } else {
             response
@@ -181,6 +187,8 @@ struct Play<'a> {
     turns_left: usize,
     /// What could not be satisfied, as the run's warning and the note show it.
     notes: Vec<String>,
+    /// A limit that kept this round from making the calls it should.
+    limited: Option<String>,
 }
 
 impl<'a> Play<'a> {
@@ -368,7 +376,9 @@ impl<'a> Play<'a> {
         }
         match self.over_limit(h, past, &calls) {
             Some(why) => {
-                self.notes.push(why);
+                // Said only if the answer it leads to fails: an honest answer after a
+                // retry the limits forbid can still pass.
+                self.limited = Some(why);
                 Next::Final
             }
             None => Next::Calls(calls),
@@ -458,13 +468,16 @@ impl<'a> Play<'a> {
             out.push(self.status_of(h, last, chain.len()));
         }
         if mode == MatchMode::InOrder {
-            // A step done before an earlier step's (re)try: done again after it.
+            // A step done before an earlier step that is retried (or was retried after
+            // it) would be out of order: it is done again, in the same turn as the retry.
+            // Steps not called yet set no floor: they wait (or can never be called).
             let mut floor = 0;
             for s in &mut out {
                 match *s {
                     Status::Done(r) if r < floor => *s = Status::Pending,
                     Status::Done(r) | Status::Failed(r) => floor = floor.max(r),
-                    _ => floor = usize::MAX,
+                    Status::Retry(_) | Status::Confirm(_) => floor = usize::MAX,
+                    Status::Pending => {}
                 }
             }
         }
@@ -701,6 +714,7 @@ impl<'a> Play<'a> {
             }
         }
         let (i, reasons) = best.unwrap_or_default();
+        self.notes.extend(self.limited.take());
         self.notes.extend(problems);
         self.notes.extend(
             reasons

@@ -137,6 +137,16 @@ cases:
         steps:
           - {tool: get_shipment, args: {shipment_id: S7}}
       final: {no_success_after_error: true}
+  - id: retry-keeps-the-order
+    kind: should_call
+    prompt: "Track shipment S7, then the weather in Paris."
+    expect:
+      trajectory:
+        mode: in_order
+        steps:
+          - {tool: get_shipment, args: {shipment_id: S7}}
+          - {tool: get_weather, args: {city: Paris}}
+      final: {grounded: true, no_success_after_error: true}
   - id: first-round-calls
     kind: should_call
     prompt: "Track shipment S7."
@@ -681,4 +691,116 @@ cases:
             .unwrap();
         assert_eq!(r, oracle, "{b}");
     }
+}
+
+#[tokio::test]
+async fn in_order_a_later_step_is_made_again_with_the_retry_of_an_earlier_one() {
+    let (suite, out) = with("oracle", "retry-keeps-the-order").await;
+    assert_eq!(out.stop(), Some(StopReason::Answered));
+    // Round 1 makes both independent steps; the shipment is rate limited. Retried
+    // alone, it would come after the weather: both go again in round 2.
+    assert_eq!(
+        rounds(&out),
+        [
+            (
+                calls(&[
+                    ("call_1", "get_shipment", r#"{"shipment_id":"S7"}"#),
+                    ("call_2", "get_weather", r#"{"city":"Paris"}"#),
+                ]),
+                None
+            ),
+            (
+                calls(&[
+                    ("call_2_1", "get_shipment", r#"{"shipment_id":"S7"}"#),
+                    ("call_2_2", "get_weather", r#"{"city":"Paris"}"#),
+                ]),
+                None
+            ),
+            (
+                vec![],
+                Some("Here is what I found: city: Paris, temp: 18; status: delivered.".into())
+            ),
+        ]
+    );
+    assert!(codes(&suite, "retry-keeps-the-order", &out).is_empty());
+}
+
+#[test]
+fn the_run_warning_names_a_risky_call_no_user_turn_can_confirm() {
+    // The example of docs/cassettes.md, "The scripted model in tool loops".
+    let text = SUITE.replace("    turns: [\"Yes, go ahead.\"]\n", "");
+    let suite = Arc::new(crate::suite::load_str(&text, Path::new("loops.yaml")).unwrap());
+    // The trial says it too, in the turn that makes the unconfirmed call.
+    let provider = ScriptedProvider::new("oracle", suite.clone()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(play(&suite, &provider, "cancel-confirmed"));
+    assert_eq!(out.rounds[1].response.tool_calls[0].name, "cancel_order");
+    assert_eq!(
+        out.rounds[1].response.text.as_deref(),
+        Some(
+            "[scripted:oracle could not satisfy this expectation: `cancel_order` has `risk: high` and is not under `policy.confirm`, so the user must confirm the call first, but no scripted user turn is left to answer the question (add one to `turns`, or list the tool under `policy.confirm`)]"
+        )
+    );
+    let unmet = super::unmet(&suite, &suite.matrix.tool_choice);
+    assert_eq!(
+        super::warning(&suite.name, &unmet).unwrap(),
+        "scripted:oracle can not satisfy 1 trial expectation(s) of suite `loops`, so no model can pass them (check these cases): cancel-confirmed\n  - cancel-confirmed under auto: `cancel_order` has `risk: high` and is not under `policy.confirm`, so the user must confirm the call first, but no scripted user turn is left to answer the question (add one to `turns`, or list the tool under `policy.confirm`) (and 1 more)"
+    );
+}
+
+#[test]
+fn a_step_that_needs_the_result_of_a_failed_call_is_left_out_and_named() {
+    let text = SUITE.replace(
+        "  - id: first-round-calls",
+        r#"  - id: after-a-missing-order
+    kind: should_call
+    prompt: "Track order B999, then the weather in Paris."
+    expect:
+      trajectory:
+        mode: in_order
+        steps:
+          - {tool: get_order, args: {order_id: B999}}
+          - {tool: get_shipment, args: {shipment_id: {from: get_order.result.shipment_id}}}
+          - {tool: get_weather, args: {city: Paris}}
+      final: {grounded: true, no_success_after_error: true}
+  - id: first-round-calls"#,
+    );
+    let suite = Arc::new(crate::suite::load_str(&text, Path::new("loops.yaml")).unwrap());
+    let provider = ScriptedProvider::new("oracle", suite.clone()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(play(&suite, &provider, "after-a-missing-order"));
+    // The shipment waits for the order; once the order is not found it can never be
+    // called, and the weather goes on without it.
+    let text = "Here is what I found: city: Paris, temp: 18. Sorry, I could not finish everything: `get_order` failed with not_found.";
+    assert_eq!(
+        rounds(&out)[..2],
+        [
+            (
+                calls(&[("call_1", "get_order", r#"{"order_id":"B999"}"#)]),
+                None
+            ),
+            (
+                calls(&[("call_2_1", "get_weather", r#"{"city":"Paris"}"#)]),
+                None
+            ),
+        ]
+    );
+    assert_eq!(out.rounds.len(), 3);
+    assert_eq!(out.rounds[2].response.text.as_deref(), Some(text));
+    assert_eq!(
+        codes(&suite, "after-a-missing-order", &out),
+        ["missing_step"]
+    );
+    let unmet = super::unmet(&suite, &suite.matrix.tool_choice);
+    assert_eq!(unmet.len(), 1);
+    assert_eq!(
+        unmet[0].what,
+        [
+            "missing_step: step 2 (`get_shipment` with {shipment_id: {from: get_order.result.shipment_id}}) was not called"
+        ]
+    );
 }
