@@ -35,6 +35,7 @@
 //! reports: repeating the first call forever, ignoring errors, claiming success after
 //! an error, calling risky tools without asking.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
@@ -117,12 +118,13 @@ pub fn answer_round(
         expect: case.loop_expect.as_ref().unwrap_or(&NO_EXPECT),
         variant,
         request,
-        ground: Grounding::new(&request.messages),
+        ground: OnceCell::new(),
         seed: seed_of(&[&case.id, "loop"]),
         conduct,
         turns_left: spec.turns.len().saturating_sub(history.turns_used),
         notes: Vec::new(),
         limited: None,
+        lead: None,
     };
     let response = play.answer(&history);
     let unmet = if conduct == Conduct::Oracle {
@@ -180,7 +182,8 @@ struct Play<'a> {
     expect: &'a LoopExpectation,
     variant: &'a str,
     request: &'a Request,
-    ground: Grounding,
+    /// The conversation's words and numbers, read when a value or a text needs them.
+    ground: OnceCell<Grounding>,
     seed: u64,
     conduct: Conduct,
     /// Scripted user turns not sent yet.
@@ -189,6 +192,8 @@ struct Play<'a> {
     notes: Vec<String>,
     /// A limit that kept this round from making the calls it should.
     limited: Option<String>,
+    /// The single-turn text answer a first round's final answer must also hold.
+    lead: Option<String>,
 }
 
 impl<'a> Play<'a> {
@@ -210,7 +215,17 @@ impl<'a> Play<'a> {
             return self.forever(h, &items, &past, mode);
         }
         if first && trajectory.is_none() {
-            return self.single_turn();
+            let single = self.single_turn();
+            if self.conduct != Conduct::Oracle
+                || !single.tool_calls.is_empty()
+                || self.expect.final_answer.is_none()
+            {
+                return single;
+            }
+            // A text answer in the first round may be the final one: it holds the
+            // `final` checks as well as the first round's.
+            self.lead = single.text;
+            return text_response(self.final_text(h, &past));
         }
         let next = self.next(h, &items, &past, mode);
         let response = self.respond(h, next, &past);
@@ -288,6 +303,11 @@ impl<'a> Play<'a> {
             }
         };
         calls_response(ids(h.round(), vec![call]))
+    }
+
+    fn ground(&self) -> &Grounding {
+        self.ground
+            .get_or_init(|| Grounding::new(&self.request.messages))
     }
 
     fn risky(&self, tool: &str) -> bool {
@@ -586,7 +606,7 @@ impl<'a> Play<'a> {
             .iter()
             .find(|t| t.name == step.tool)
             .map_or(&empty, |t| &*t.parameters);
-        let mut values = Values::new(schema, &self.ground, self.seed);
+        let mut values = Values::new(schema, self.ground(), self.seed);
         let mut ctx = ArgCtx {
             past,
             batch_used,
@@ -650,7 +670,7 @@ impl<'a> Play<'a> {
         let checks = self.expect.final_answer.as_ref().map(|f| &f.text);
         let (base, problems) = match checks {
             Some(c) if !c.contains.is_empty() || c.regex.is_some() => {
-                text_answer(self.suite.norm, &self.ground, self.seed, c, false)
+                text_answer(self.suite.norm, self.ground(), self.seed, c, false)
             }
             _ => (String::new(), Vec::new()),
         };
@@ -695,6 +715,14 @@ impl<'a> Play<'a> {
         if self.conduct != Conduct::Oracle {
             return candidates.swap_remove(0);
         }
+        if let Some(lead) = self.lead.take() {
+            candidates = candidates
+                .iter()
+                .flat_map(|c| [joined(&[&lead, c]), joined(&[c, &lead])])
+                .chain([lead.clone()])
+                .collect();
+        }
+        let scorer = (h.round() == 1).then(|| CaseScorer::new(self.suite, self.case));
         let traits = crate::episode::tool_traits(self.suite, self.case);
         let input = JudgeInput {
             expect: self.expect,
@@ -705,7 +733,15 @@ impl<'a> Play<'a> {
         // the trial fails only for what no answer could mend.
         let mut best: Option<(usize, Vec<crate::score::trial::Reason>)> = None;
         for (i, c) in candidates.iter().enumerate() {
-            let (reasons, _) = judge_episode(&input, &h.ending_with(c));
+            let (mut reasons, _) = judge_episode(&input, &h.ending_with(c));
+            if let Some(scorer) = &scorer {
+                let response = text_response(c.clone());
+                reasons.extend(
+                    scorer
+                        .score_variant(self.variant, &self.request.tool_choice, &response)
+                        .1,
+                );
+            }
             if reasons.is_empty() {
                 return c.clone();
             }
