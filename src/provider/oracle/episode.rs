@@ -149,8 +149,10 @@ pub fn answer_round(
 /// What a step or a first-round call has come to.
 #[derive(Debug, Clone, Copy)]
 enum Status<'h> {
-    /// Not called yet (or to be called again).
+    /// Not called yet.
     Pending,
+    /// Done, but before an earlier step's retry: to be done again (`in_order`).
+    Redo,
     /// Called, and the last call succeeded (in round `.0`).
     Done(usize),
     /// The last call failed with an error worth retrying.
@@ -230,6 +232,8 @@ impl<'a> Play<'a> {
         let next = self.next(h, &items, &past, mode);
         let response = self.respond(h, next, &past);
         if first && self.needs_first_round_fallback(&response) {
+            // What the plan could not do is not what the first round does now.
+            self.notes.clear();
             return self.single_turn();
         }
         response
@@ -354,7 +358,7 @@ impl<'a> Play<'a> {
         }
         let mut batch_used: Vec<(String, Value)> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            if !matches!(statuses[i], Status::Pending) {
+            if !matches!(statuses[i], Status::Pending | Status::Redo) {
                 continue;
             }
             match self.readiness(item, &statuses, items, past) {
@@ -368,10 +372,21 @@ impl<'a> Play<'a> {
             if mode == MatchMode::Strict && !calls.is_empty() {
                 break;
             }
-            calls.push(match item {
+            let call = match item {
                 Item::Step(step) => self.step_call(step, past, &mut batch_used),
                 Item::Fixed(c) => (c.name.clone(), c.arguments.clone()),
-            });
+            };
+            // A call already made did not satisfy the step (a matcher the oracle could
+            // not satisfy, noted above): making it again would change nothing.
+            let args = parse(&call.1);
+            if matches!(statuses[i], Status::Pending)
+                && past
+                    .iter()
+                    .any(|p| p.outcome.is_some() && p.call.name == call.0 && p.args() == args)
+            {
+                continue;
+            }
+            calls.push(call);
             if mode == MatchMode::Strict {
                 break;
             }
@@ -494,10 +509,10 @@ impl<'a> Play<'a> {
             let mut floor = 0;
             for s in &mut out {
                 match *s {
-                    Status::Done(r) if r < floor => *s = Status::Pending,
+                    Status::Done(r) if r < floor => *s = Status::Redo,
                     Status::Done(r) | Status::Failed(r) => floor = floor.max(r),
                     Status::Retry(_) | Status::Confirm(_) => floor = usize::MAX,
-                    Status::Pending => {}
+                    Status::Pending | Status::Redo => {}
                 }
             }
         }
@@ -581,7 +596,10 @@ impl<'a> Play<'a> {
                     Item::Fixed(c) => c.name.as_str(),
                 };
                 tool == r.tool
-                    && matches!(s, Status::Pending | Status::Retry(_) | Status::Confirm(_))
+                    && matches!(
+                        s,
+                        Status::Pending | Status::Redo | Status::Retry(_) | Status::Confirm(_)
+                    )
             });
             if !coming {
                 return Ready::Never;

@@ -830,3 +830,52 @@ async fn a_first_text_answer_holds_the_first_rounds_checks_and_the_final_ones() 
         .score(&ToolChoice::Auto, &out.rounds[0].response);
     assert!(reasons.is_empty(), "{reasons:?}");
 }
+
+#[test]
+fn a_step_no_call_can_satisfy_is_made_once_and_named() {
+    let text = SUITE
+        .replace(
+            "mocks:\n",
+            r#"  - name: set_mode
+    description: Set the mode.
+    parameters: {type: object, properties: {mode: {type: string}}, required: [mode]}
+mocks:
+  set_mode:
+    - result: {ok: true}
+"#,
+        )
+        .replace(
+            "  - id: first-round-calls",
+            r#"  - id: turbo
+    kind: should_call
+    prompt: "Turbo mode, please."
+    expect:
+      trajectory:
+        steps:
+          - {tool: set_mode, args: {mode: {regex: "[^\\s\\S]"}}}
+  - id: first-round-calls"#,
+        );
+    let suite = Arc::new(crate::suite::load_str(&text, Path::new("loops.yaml")).unwrap());
+    let provider = ScriptedProvider::new("oracle", suite.clone()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(play(&suite, &provider, "turbo"));
+    // The call is made once; repeating it could not help, so the oracle answers.
+    assert_eq!(out.stop(), Some(StopReason::Answered));
+    assert_eq!(out.rounds.len(), 2);
+    assert_eq!(out.tool_calls(), 1);
+    assert_eq!(codes(&suite, "turbo", &out), ["missing_step"]);
+    let unmet = super::unmet(&suite, &suite.matrix.tool_choice);
+    assert_eq!(unmet.len(), 1);
+    assert_eq!(unmet[0].case_id, "turbo");
+    assert_eq!(
+        unmet[0].what[0],
+        "`set_mode` call: `mode`: found no value that is a string matching /[^\\s\\S]/"
+    );
+    assert!(
+        unmet[0].what[1].starts_with("missing_step: step 1 (`set_mode` with {mode: "),
+        "{:?}",
+        unmet[0].what
+    );
+}
