@@ -879,3 +879,61 @@ mocks:
         unmet[0].what
     );
 }
+
+#[test]
+fn strict_takes_one_step_per_round_and_a_limit_stop_is_reached_on_purpose() {
+    let text = SUITE.replace(
+        "  - id: first-round-calls",
+        r#"  - id: strict-cities
+    kind: should_call
+    prompt: "Weather in Paris, then Tokyo."
+    expect:
+      trajectory:
+        mode: strict
+        steps:
+          - {tool: get_weather, args: {city: Paris}}
+          - {tool: get_weather, args: {city: Tokyo}}
+  - id: until-repeated
+    kind: should_call
+    prompt: "Weather in Paris?"
+    limits: {max_identical_calls: 2}
+    expect:
+      trajectory:
+        steps:
+          - {tool: get_weather, args: {city: Paris}}
+      stop: repeated_call
+  - id: first-round-calls"#,
+    );
+    let suite = Arc::new(crate::suite::load_str(&text, Path::new("loops.yaml")).unwrap());
+    let provider = ScriptedProvider::new("oracle", suite.clone()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(play(&suite, &provider, "strict-cities"));
+    assert_eq!(
+        rounds(&out),
+        [
+            (
+                calls(&[("call_1", "get_weather", r#"{"city":"Paris"}"#)]),
+                None
+            ),
+            (
+                calls(&[("call_2_1", "get_weather", r#"{"city":"Tokyo"}"#)]),
+                None
+            ),
+            (
+                vec![],
+                Some("Here is what I found: city: Paris, temp: 18; city: Tokyo, temp: 25.".into())
+            ),
+        ]
+    );
+    assert!(codes(&suite, "strict-cities", &out).is_empty());
+    // The case expects the identical-call limit to stop the loop: after the step the
+    // oracle repeats its last call until it does (2 allowed, the third not executed).
+    let out = runtime.block_on(play(&suite, &provider, "until-repeated"));
+    assert_eq!(out.stop(), Some(StopReason::RepeatedCall));
+    assert_eq!(out.rounds.len(), 3);
+    assert_eq!(out.tool_calls(), 2);
+    assert!(codes(&suite, "until-repeated", &out).is_empty());
+    assert_eq!(super::unmet(&suite, &suite.matrix.tool_choice), []);
+}
