@@ -397,7 +397,8 @@ fn load_script(path: &Path) -> Result<Script, ScriptError> {
         path: shown.clone(),
         source,
     })?;
-    serde_saphyr::from_str_with_options(&text, crate::util::yaml::options()).map_err(|e| {
+    let script: Script = serde_saphyr::from_str_with_options(&text, crate::util::yaml::options())
+        .map_err(|e| {
         // In plain words, as a suite's errors are (no parser jargon).
         let plain = crate::util::parse_error::yaml(&e);
         let at = e
@@ -405,10 +406,21 @@ fn load_script(path: &Path) -> Result<Script, ScriptError> {
             .map(|l| format!("line {}, column {}: ", l.line(), l.column()))
             .unwrap_or_default();
         ScriptError::Parse {
-            path: shown,
+            path: shown.clone(),
             message: format!("{at}{} ({})", plain.message, plain.hint),
         }
-    })
+    })?;
+    // `round: 0` would never match: rounds count from 1.
+    if let Some(i) = script.responses.iter().position(|e| e.round == Some(0)) {
+        return Err(ScriptError::Parse {
+            path: shown,
+            message: format!(
+                "responses[{i}] (case `{}`): `round: 0` never matches (rounds count from 1: the first request of a trial is round 1)",
+                script.responses[i].case
+            ),
+        });
+    }
+    Ok(script)
 }
 
 /// The response of a script entry in round `round` (1-based) of its trial: calls

@@ -937,3 +937,24 @@ fn strict_takes_one_step_per_round_and_a_limit_stop_is_reached_on_purpose() {
     assert!(codes(&suite, "until-repeated", &out).is_empty());
     assert_eq!(super::unmet(&suite, &suite.matrix.tool_choice), []);
 }
+
+#[test]
+fn a_script_round_counts_from_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zero.script.yaml");
+    std::fs::write(
+        &path,
+        "responses:\n  - {case: a, text: hi}\n  - {case: order-then-shipment, round: 0, text: hi}\n",
+    )
+    .unwrap();
+    let err = ScriptedProvider::new(path.to_str().unwrap(), suite())
+        .err()
+        .expect("round 0 is refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "invalid script `{}`: responses[1] (case `order-then-shipment`): `round: 0` never matches (rounds count from 1: the first request of a trial is round 1)",
+            path.display()
+        )
+    );
+}
