@@ -42,16 +42,17 @@ use serde_json::{Map, Value};
 
 use super::ground::Grounding;
 use super::history::{History, Past};
+use super::loop_steps::{ArgCtx, build_object, from_values, holds, refs_of};
+use super::loop_text::{CLAIM, failures, honest_note, summary};
 use super::regex_gen::seed_of;
-use super::value::{Values, join};
+use super::value::Values;
 use super::{Answer, answer_variant, calls_response, text_answer, text_response, with_note};
 use crate::chat::{ToolCall, ToolChoice};
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Request, Response};
 use crate::score::trial::CaseScorer;
 use crate::suite::loops::{EpisodeSpec, Risk};
-use crate::suite::matcher::MatcherKind;
-use crate::suite::trajectory::{FromRef, LoopExpectation, MatchMode, Step, StepArg, StopReason};
+use crate::suite::trajectory::{LoopExpectation, MatchMode, Step, StopReason};
 use crate::suite::{Case, Expectation, ExtraArgs, Suite};
 
 /// How the scripted model conducts itself in a loop: the oracle, or the oracle with
@@ -85,11 +86,6 @@ const RETRYABLE: &[&str] = &["rate_limit", "timeout", "server_error"];
 
 /// Error kinds after which the action may have happened anyway (as the judge reads them).
 const EFFECT_UNKNOWN: &[&str] = &["timeout", "server_error"];
-
-/// What the model says when it claims success regardless ([`Conduct::ClaimSuccess`]).
-/// The question keeps the claim from also counting as a failure to recover: the
-/// judge reads a question to the user as an honest answer.
-const CLAIM: &str = "Everything was completed successfully. Anything else I can help with?";
 
 /// Loop expectations of a case that gives none: it must end with an answer.
 static NO_EXPECT: LazyLock<LoopExpectation> = LazyLock::new(LoopExpectation::default);
@@ -806,314 +802,9 @@ enum Ready {
     Never,
 }
 
-/// What building one call's arguments needs besides the value generator.
-struct ArgCtx<'c, 'p> {
-    past: &'c [Past<'p>],
-    batch_used: &'c mut Vec<(String, Value)>,
-    tool: &'c str,
-    problems: Vec<String>,
-}
-
-/// The object `fields` describe, valid against `schema`: listed fields built (optional
-/// and `absent` ones left out unless required), required fields not listed from the
-/// schema alone.
-fn build_object<'a>(
-    fields: &[(String, StepArg)],
-    extra: ExtraArgs,
-    schema: Option<&'a Value>,
-    path: &str,
-    values: &mut Values<'a>,
-    ctx: &mut ArgCtx<'_, '_>,
-) -> Map<String, Value> {
-    let props = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object);
-    let required: Vec<&str> = schema
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut out = Map::new();
-    for (name, arg) in fields {
-        let at = join(path, name);
-        let sub = props.and_then(|p| p.get(name));
-        if let StepArg::Match(m) = arg
-            && (matches!(m.kind, MatcherKind::Absent)
-                || (m.optional && !required.contains(&name.as_str())))
-        {
-            continue;
-        }
-        if let Some(v) = build_value(arg, sub, &at, values, ctx) {
-            out.insert(name.clone(), v);
-        }
-    }
-    for r in required {
-        if out.contains_key(r) || fields.iter().any(|(n, _)| n == r) {
-            continue;
-        }
-        let at = join(path, r);
-        if extra == ExtraArgs::Deny {
-            ctx.problems.push(format!(
-                "`{at}`: the schema requires it, but the step does not list it and `extra_args: deny` forbids unlisted arguments"
-            ));
-            continue;
-        }
-        if let Some(v) = values.schema_value(props.and_then(|p| p.get(r)), &at) {
-            out.insert(r.to_string(), v);
-        }
-    }
-    out
-}
-
-fn build_value<'a>(
-    arg: &StepArg,
-    schema: Option<&'a Value>,
-    path: &str,
-    values: &mut Values<'a>,
-    ctx: &mut ArgCtx<'_, '_>,
-) -> Option<Value> {
-    match arg {
-        StepArg::Match(m) => values.matching(m, schema, path),
-        StepArg::From(r) => {
-            let found = from_values(r, ctx.past, usize::MAX);
-            // Prefer a value no call has used yet (two orders, then their two
-            // shipments), else the latest.
-            let used = |v: &Value| {
-                ctx.batch_used.iter().any(|(t, u)| *t == r.text && u == v)
-                    || (!path.contains(['.', '[']))
-                        && ctx.past.iter().any(|p| {
-                            p.call.name == ctx.tool
-                                && p.args().and_then(|a| a.get(path).cloned()).as_ref() == Some(v)
-                        })
-            };
-            let Some(v) = found.iter().find(|v| !used(v)).or(found.last()).cloned() else {
-                ctx.problems.push(format!(
-                    "`{path}`: no result of `{}` so far has `{}`",
-                    r.tool, r.text
-                ));
-                return None;
-            };
-            ctx.batch_used.push((r.text.clone(), v.clone()));
-            Some(as_schema_type(v, schema))
-        }
-        StepArg::Object { fields, extra } => Some(Value::Object(build_object(
-            fields, *extra, schema, path, values, ctx,
-        ))),
-        StepArg::Array(items) => {
-            let item = schema.and_then(|s| s.get("items"));
-            Some(Value::Array(
-                items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, a)| build_value(a, item, &format!("{path}[{i}]"), values, ctx))
-                    .collect(),
-            ))
-        }
-    }
-}
-
-/// A value read from a result, in the type the parameter's schema declares when it
-/// holds the same value (`42` for a string parameter is `"42"`); the judge compares
-/// them as equal either way.
-fn as_schema_type(v: Value, schema: Option<&Value>) -> Value {
-    let ty = schema.and_then(|s| s.get("type")).and_then(Value::as_str);
-    match (ty, &v) {
-        (Some("string"), Value::Number(n)) => Value::String(n.to_string()),
-        (Some("integer"), Value::String(s)) => {
-            s.trim().parse::<i64>().map(Value::from).unwrap_or(v)
-        }
-        (Some("number"), Value::String(s)) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .and_then(super::value::number)
-            .unwrap_or(v),
-        _ => v,
-    }
-}
-
-/// Whether `actual` satisfies `arg`, with `from` values read from results of rounds
-/// before `round`.
-fn holds(arg: &StepArg, actual: Option<&Value>, round: usize, past: &[Past<'_>]) -> bool {
-    match arg {
-        StepArg::Match(m) => m.matches(actual),
-        StepArg::From(r) => {
-            actual.is_some_and(|a| from_values(r, past, round).iter().any(|v| same(r, v, a)))
-        }
-        StepArg::Object { fields, extra } => {
-            let Some(obj) = actual.and_then(Value::as_object) else {
-                return false;
-            };
-            (*extra == ExtraArgs::Allow || obj.keys().all(|k| fields.iter().any(|(n, _)| n == k)))
-                && fields
-                    .iter()
-                    .all(|(n, a)| holds(a, obj.get(n), round, past))
-        }
-        StepArg::Array(items) => actual.and_then(Value::as_array).is_some_and(|list| {
-            list.len() == items.len()
-                && items
-                    .iter()
-                    .zip(list)
-                    .all(|(a, v)| holds(a, Some(v), round, past))
-        }),
-    }
-}
-
-/// The values `r` names in successful results of rounds before `before`, in order.
-fn from_values(r: &FromRef, past: &[Past<'_>], before: usize) -> Vec<Value> {
-    past.iter()
-        .filter(|p| p.round < before && p.call.name == r.tool)
-        .filter_map(|p| p.result())
-        .filter_map(|v| r.lookup(&v).cloned())
-        .collect()
-}
-
-/// Equality as the judge reads it: strings after the suite's normalisation, numbers by
-/// value, a number and a string holding it.
-fn same(r: &FromRef, want: &Value, got: &Value) -> bool {
-    match (want, got) {
-        (Value::String(a), Value::String(b)) => r.norm.apply(a) == r.norm.apply(b),
-        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => a.as_f64() == b.as_f64(),
-        },
-        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
-            s.trim() == n.to_string()
-        }
-        _ => want == got,
-    }
-}
-
-fn refs_of<'s>(arg: &'s StepArg, out: &mut Vec<&'s FromRef>) {
-    match arg {
-        StepArg::Match(_) => {}
-        StepArg::From(r) => out.push(r),
-        StepArg::Object { fields, .. } => fields.iter().for_each(|(_, a)| refs_of(a, out)),
-        StepArg::Array(items) => items.iter().for_each(|a| refs_of(a, out)),
-    }
-}
-
 fn parse(args: &str) -> Option<Value> {
     if args.trim().is_empty() {
         return Some(Value::Object(Map::new()));
     }
     serde_json::from_str(args).ok()
-}
-
-/// How many values of one result the final answer repeats.
-const SUMMARY_VALUES: usize = 16;
-
-/// What the successful results say, as `key: value` pairs: only values taken from the
-/// results, so the answer states nothing they do not hold.
-fn summary(past: &[Past<'_>]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut parts: Vec<String> = Vec::new();
-    for p in past {
-        let Some(o) = p.outcome.filter(|o| !o.is_error) else {
-            continue;
-        };
-        if seen.contains(&o.content.as_str()) {
-            continue;
-        }
-        seen.push(&o.content);
-        let mut leaves = Vec::new();
-        leaves_of(&o.value(), None, &mut leaves);
-        if !leaves.is_empty() {
-            parts.push(
-                leaves
-                    .into_iter()
-                    .take(SUMMARY_VALUES)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
-        }
-    }
-    if parts.is_empty() {
-        return String::new();
-    }
-    format!("Here is what I found: {}.", parts.join("; "))
-}
-
-fn leaves_of(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
-    let scalar = match v {
-        Value::Object(map) => {
-            for (k, x) in map {
-                leaves_of(x, Some(k), out);
-            }
-            return;
-        }
-        Value::Array(items) => {
-            for x in items {
-                leaves_of(x, key, out);
-            }
-            return;
-        }
-        // Long or multi-line text is left to the tool result itself.
-        Value::String(s) if s.contains('\n') || s.chars().count() > 120 => return,
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => return,
-    };
-    out.push(match key {
-        Some(k) => format!("{k}: {scalar}"),
-        None => scalar,
-    });
-}
-
-/// A call whose last attempt failed: the tool, the error kind, whether it was denied.
-struct Failure {
-    tool: String,
-    kind: String,
-    denied: bool,
-}
-
-/// Every (tool, arguments) whose last call failed, in order.
-fn failures(past: &[Past<'_>]) -> Vec<Failure> {
-    let mut last: Vec<(&str, Option<Value>, &Past<'_>)> = Vec::new();
-    for p in past.iter().filter(|p| p.outcome.is_some()) {
-        let args = p.args();
-        match last
-            .iter_mut()
-            .find(|(t, a, _)| *t == p.call.name && *a == args)
-        {
-            Some(slot) => slot.2 = p,
-            None => last.push((&p.call.name, args, p)),
-        }
-    }
-    last.into_iter()
-        .filter_map(|(tool, _, p)| {
-            let o = p.outcome.filter(|o| o.is_error)?;
-            Some(Failure {
-                tool: tool.to_string(),
-                kind: o.error_kind.clone().unwrap_or_else(|| "error".into()),
-                denied: o.denied(),
-            })
-        })
-        .collect()
-}
-
-/// The honest sentence about `failures` (empty when there are none); `named` names the
-/// tools (a tool name with digits would read as an ungrounded id).
-fn honest_note(failures: &[Failure], named: bool) -> String {
-    if failures.is_empty() {
-        return String::new();
-    }
-    if !named {
-        return "Sorry, I could not finish everything: a tool call failed.".to_string();
-    }
-    let items: Vec<String> = failures
-        .iter()
-        .map(|f| {
-            if f.denied {
-                format!("`{}` was denied by the user, so it was not done", f.tool)
-            } else {
-                format!("`{}` failed with {}", f.tool, f.kind)
-            }
-        })
-        .collect();
-    format!(
-        "Sorry, I could not finish everything: {}.",
-        items.join("; ")
-    )
 }

@@ -19,6 +19,8 @@
 pub mod episode;
 pub mod ground;
 pub mod history;
+mod loop_steps;
+mod loop_text;
 pub mod regex_gen;
 pub mod selftest;
 pub mod value;
