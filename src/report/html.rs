@@ -30,9 +30,11 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
+use super::loop_view::{self, StopCounts};
 use super::{Exporter, ReportError, RunMeta, RunReport, format};
 use crate::provider::{Message, Response};
 use crate::score::metrics::Metrics;
+use crate::score::record::EpisodeRecord;
 use crate::score::stats::Rate;
 use crate::score::trial::{InvalidReason, Reason, TrialChecks};
 use crate::score::{TrialRecord, Verdict};
@@ -81,6 +83,13 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     let cell_chart = cell_chart(&view.cells, &view.overall);
     let variant_chart = variant_chart(&view.variant_points);
     let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
+    // Built by `loop_view::tokens_chart` from numbers and `esc`aped labels.
+    let loop_charts: Vec<Value> = view
+        .loops
+        .iter()
+        .flat_map(|l| &l.charts)
+        .map(|c| Value::from_safe_string(c.clone()))
+        .collect();
 
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -99,6 +108,7 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
         cell_chart => Value::from_safe_string(cell_chart),
         variant_chart => Value::from_safe_string(variant_chart),
+        loop_charts => loop_charts,
         data => Value::from(Serde(&data)),
     })
     .map_err(render_error)
@@ -379,6 +389,70 @@ struct TrialRow {
     reason: String,
     /// The response carried warnings (marked in the row, listed in its transcript).
     warn: bool,
+    /// Rounds played, for a loop trial (a column when the run has loop trials).
+    rounds: Option<usize>,
+    /// Tool calls made, for a loop trial.
+    calls: Option<usize>,
+    /// How a loop trial stopped (`error`: an infrastructure failure ended it).
+    stop: Option<&'static str>,
+}
+
+/// One cell's row of the stop-reason table.
+#[derive(Serialize)]
+struct LoopCellRow {
+    label: String,
+    stops: StopCounts,
+}
+
+/// The tool-loop section, when the run has loop trials.
+#[derive(Serialize)]
+struct LoopsView {
+    /// Cells with loop trials, in the cell order of the page.
+    cells: Vec<LoopCellRow>,
+    /// Over every loop trial.
+    overall: StopCounts,
+    /// The tokens-per-round chart of each of `cells`, not serialised (the template gets
+    /// them as safe strings).
+    #[serde(skip)]
+    charts: Vec<String>,
+}
+
+impl LoopsView {
+    /// The section for `trials` (in cell `cell_index[i]` of `labels`), or `None` when
+    /// none of them is a loop trial.
+    fn build(trials: &[TrialRecord], cell_index: &[usize], labels: &[String]) -> Option<Self> {
+        if !trials.iter().any(TrialRecord::is_loop) {
+            return None;
+        }
+        let mut by_cell: Vec<Vec<&TrialRecord>> = vec![Vec::new(); labels.len()];
+        for (t, &c) in trials.iter().zip(cell_index) {
+            if t.is_loop() {
+                by_cell[c].push(t);
+            }
+        }
+        let mut cells = Vec::new();
+        let mut charts = Vec::new();
+        for (label, group) in labels.iter().zip(&by_cell) {
+            if group.is_empty() {
+                continue;
+            }
+            let points = loop_view::tokens_per_round(group.iter().copied());
+            charts.push(if points.is_empty() {
+                r#"<p class="muted">no round got an answer</p>"#.to_string()
+            } else {
+                loop_view::tokens_chart(label, &points)
+            });
+            cells.push(LoopCellRow {
+                label: label.clone(),
+                stops: loop_view::stop_counts(group.iter().copied()),
+            });
+        }
+        Some(LoopsView {
+            cells,
+            overall: loop_view::stop_counts(trials),
+            charts,
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -410,6 +484,8 @@ struct View {
     ungrounded_examples: Vec<UngroundedExample>,
     ungrounded_total: usize,
     trials: Vec<TrialRow>,
+    /// The tool-loop section (stop reasons, tokens per round), when there are loop trials.
+    loops: Option<LoopsView>,
     kinds: Vec<&'static str>,
     cell_labels: Vec<String>,
     /// For the chart, not serialised.
@@ -696,6 +772,7 @@ impl View {
             .enumerate()
             .map(|(i, t)| {
                 kinds.insert(t.kind.as_str());
+                let summary = loop_view::trial_summary(t);
                 TrialRow {
                     i,
                     case: t.case_id.clone(),
@@ -706,11 +783,18 @@ impl View {
                     reason: t.reasons.first().map_or(String::new(), |r| {
                         truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
                     }),
-                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty()),
+                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty())
+                        || t.episode.as_ref().is_some_and(|e| {
+                            e.rounds.iter().any(|r| !r.response.warnings.is_empty())
+                        }),
+                    rounds: summary.map(|s| s.0),
+                    calls: summary.map(|s| s.1),
+                    stop: summary.map(|s| s.2),
                 }
             })
             .collect();
-        let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
+        let cell_labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
+        let loops = LoopsView::build(&report.trials, &cell_index, &cell_labels);
         let (description_variants, descriptions, same_descriptions) = descriptions(meta);
         let system_prompts: Vec<SystemPromptRow> = meta
             .variant_details
@@ -747,6 +831,7 @@ impl View {
             ungrounded_examples,
             ungrounded_total,
             trials,
+            loops,
             kinds: kinds.into_iter().collect(),
             cell_labels,
             variant_points,
@@ -1040,6 +1125,10 @@ struct TrialData<'a> {
     /// The trial's cost for people (see [`format::usd`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     cost: Option<String>,
+    /// A loop trial's rounds, stop and judge facts; its `conv` is then the context the
+    /// first round sent, and `response` is left out (it is the first round's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    episode: Option<Cow<'a, EpisodeRecord>>,
 }
 
 #[derive(Serialize)]
@@ -1147,9 +1236,18 @@ impl<'a> Data<'a> {
             .iter()
             .zip(cell_index)
             .map(|(t, &cell)| {
-                let key = serde_json::to_string(&t.messages).unwrap_or_default();
+                // A loop trial's rounds carry every message after the context, so only
+                // the context is embedded (shared by the trials of the case).
+                let messages = match &t.episode {
+                    Some(e) => {
+                        let context = e.rounds.first().map_or(t.messages.len(), |r| r.sent);
+                        &t.messages[..context.min(t.messages.len())]
+                    }
+                    None => &t.messages[..],
+                };
+                let key = serde_json::to_string(messages).unwrap_or_default();
                 let conv = *seen.entry(key).or_insert_with(|| {
-                    convs.push(&t.messages);
+                    convs.push(messages);
                     convs.len() - 1
                 });
                 TrialData {
@@ -1159,11 +1257,19 @@ impl<'a> Data<'a> {
                     cell,
                     repeat: t.repeat,
                     conv,
-                    response: t.response.as_ref().map(embedded_response),
+                    response: t
+                        .response
+                        .as_ref()
+                        .filter(|_| !t.is_loop())
+                        .map(embedded_response),
                     checks: t.checks.as_ref().map(embedded_checks),
                     verdict: t.verdict,
                     reasons: embedded_reasons(&t.reasons),
                     cost: t.cost_usd.map(format::usd),
+                    episode: t
+                        .episode
+                        .as_ref()
+                        .map(|e| loop_view::embedded_episode(e, too_long, cut_long)),
                 }
             })
             .collect();

@@ -10,6 +10,7 @@ pub mod format;
 pub mod html;
 pub mod json;
 pub mod junit;
+mod loop_view;
 pub mod markdown;
 pub mod progress;
 pub mod summary;
