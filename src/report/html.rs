@@ -7,7 +7,9 @@
 //! (accuracy against tool-definition tokens, and the cases that flip between variants),
 //! a confusion matrix of expected against called tool, invalid calls by reason,
 //! ungrounded arguments, and a table of every trial with filters, sorting and a
-//! transcript per row.
+//! transcript per row. When the run has loop trials, a tool-loop section (stop reasons
+//! and tokens per round per cell, built in `loop_view`), loop columns in the trial table
+//! and round-by-round transcripts are added; a page without loop trials is unchanged.
 //!
 //! Safety: the page is rendered with minijinja under HTML auto-escaping (the template
 //! name ends in `.html.j2`), so every text from models, tools and suites is escaped. The
@@ -1519,10 +1521,13 @@ fn variant_chart(points: &[(String, u64, Rate)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::episode::RoundRecord;
     use crate::provider::{ToolCall, ToolChoice, Usage};
     use crate::report::summary::Summary;
     use crate::report::{MatrixRef, RunMeta, RunSettings, SuiteRef, VariantTokens};
     use crate::score::trial::CallCheck;
+    use crate::suite::trajectory::StopReason;
+    use crate::tools::ToolOutcome;
 
     const SCRIPT: &str = "<script>alert(1)</script>";
     const IMG: &str = "\"><img src=x onerror=alert(1)>";
@@ -2289,6 +2294,149 @@ mod tests {
         assert!(html.len() < 10_000_000, "{} bytes", html.len());
         let v: serde_json::Value = serde_json::from_str(data).unwrap();
         assert_eq!(v["trials"].as_array().unwrap().len(), 10_000);
+    }
+
+    /// `t` turned into a loop trial of two rounds: a call answered by an injected
+    /// failure whose message carries markup, then a text answer after a scripted turn.
+    fn as_loop(mut t: TrialRecord, stop: Option<StopReason>) -> TrialRecord {
+        let call = ToolCall {
+            id: Some("c1".into()),
+            name: "get_weather".into(),
+            arguments: r#"{"city": "Paris"}"#.into(),
+        };
+        let usage = |input_tokens| {
+            Some(Usage {
+                input_tokens,
+                output_tokens: 5,
+                estimated: false,
+            })
+        };
+        let first = Response {
+            tool_calls: vec![call.clone()],
+            usage: usage(100),
+            ..Response::default()
+        };
+        let context = t.messages.len();
+        t.messages.extend([
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![call],
+                state: None,
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                name: "get_weather".into(),
+                content: format!("down {SCRIPT}"),
+                is_error: true,
+            },
+            Message::User {
+                content: "and now?".into(),
+            },
+        ]);
+        t.response = Some(first.clone());
+        t.episode = Some(EpisodeRecord {
+            rounds: vec![
+                RoundRecord {
+                    sent: context,
+                    user: None,
+                    response: first,
+                    outcomes: vec![ToolOutcome::fault(
+                        crate::suite::loops::ErrorKind::ServerError,
+                        &format!("down {SCRIPT}"),
+                    )],
+                    tool_ms: 1.5,
+                },
+                RoundRecord {
+                    sent: context + 3,
+                    user: Some("and now?".into()),
+                    response: Response {
+                        text: Some(format!("Sorry {IMG}")),
+                        usage: usage(160),
+                        ..Response::default()
+                    },
+                    outcomes: Vec::new(),
+                    tool_ms: 0.0,
+                },
+            ],
+            stop,
+            checks: None,
+        });
+        t
+    }
+
+    #[test]
+    fn loop_trials_add_the_loop_section_columns_and_their_episode() {
+        use CaseKind::*;
+        use Verdict::*;
+        let single = trial("chat", ShouldNotCall, "m", "v", 0, Some("hi"), vec![], Pass);
+        let looped = |repeat, stop| {
+            as_loop(
+                trial("w", ShouldCall, "m", "v", repeat, None, vec![], Fail),
+                stop,
+            )
+        };
+        let report = report_of(
+            vec![
+                single.clone(),
+                looped(0, Some(StopReason::Answered)),
+                looped(1, None),
+            ],
+            &[("v", 10)],
+        );
+        let html = render_html(&report).unwrap();
+        let (data, rest) = split_data(&html);
+        // Nothing of the tool results or answers is markup, and the script count holds.
+        assert!(!html.contains("<script>alert") && !html.contains("<img"));
+        assert_eq!(html.matches("<script").count(), 2);
+        // The section: one cell row and overall, each 2 loop trials, 1 answered, 1 error.
+        assert!(rest.contains(r##"<a href="#loops">Tool loops</a>"##));
+        let stops = &rest[rest.find(r#"<table id="stops">"#).unwrap()..];
+        let stops = &stops[..stops.find("</table>").unwrap()];
+        let counts = r#"<td class="n">2</td><td class="n">1</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">1</td>"#;
+        assert_eq!(stops.matches(counts).count(), 2, "{stops}");
+        // The chart: rounds 1 and 2, means 100 and 160 over 2 trials each.
+        assert!(rest.contains("round 1: 100 input tokens on average over 2 trial(s)"));
+        assert!(rest.contains("round 2: 160 input tokens on average over 2 trial(s)"));
+        // The table's loop columns: rounds, calls, stop; dashes for the single-turn trial.
+        assert!(rest.contains(r#"<td class="n">2</td><td class="n">1</td><td>answered</td>"#));
+        assert!(rest.contains(r#"<td class="n">2</td><td class="n">1</td><td>error</td>"#));
+        assert!(rest.contains(r#"<td class="n">–</td><td class="n">–</td><td>–</td>"#));
+        // The data: the episode whole, the context as the conversation (shared by both
+        // loop trials), no separate first response.
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        let t = &v["trials"][1];
+        assert!(t.get("response").is_none());
+        assert_eq!(t["conv"], v["trials"][2]["conv"]);
+        assert_eq!(
+            v["convs"][t["conv"].as_u64().unwrap() as usize]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        let rounds = t["episode"]["rounds"].as_array().unwrap();
+        assert_eq!(rounds[0]["outcomes"][0]["fault"], true);
+        assert!(
+            rounds[0]["outcomes"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(SCRIPT)
+        );
+        assert_eq!(rounds[1]["user"], "and now?");
+        assert_eq!(rounds[1]["response"]["text"], format!("Sorry {IMG}"));
+        assert_eq!(t["episode"]["stop"], "answered");
+        assert!(v["trials"][2]["episode"].get("stop").is_none());
+        // Without loop trials none of it is there (the page is as before loops existed).
+        let html = render_html(&report_of(vec![single], &[("v", 10)])).unwrap();
+        for loop_only in [
+            "id=\"loops\"",
+            "Tool loops",
+            "details.round",
+            "singleTranscript",
+            "episode",
+        ] {
+            assert!(!html.contains(loop_only), "{loop_only}");
+        }
     }
 
     #[test]
