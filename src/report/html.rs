@@ -7,7 +7,9 @@
 //! (accuracy against tool-definition tokens, and the cases that flip between variants),
 //! a confusion matrix of expected against called tool, invalid calls by reason,
 //! ungrounded arguments, and a table of every trial with filters, sorting and a
-//! transcript per row.
+//! transcript per row. When the run has loop trials, a tool-loop section (stop reasons
+//! and tokens per round per cell, built in `loop_view`), loop columns in the trial table
+//! and round-by-round transcripts are added; a page without loop trials is unchanged.
 //!
 //! Safety: the page is rendered with minijinja under HTML auto-escaping (the template
 //! name ends in `.html.j2`), so every text from models, tools and suites is escaped. The
@@ -30,9 +32,11 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
+use super::loop_view::{self, StopCounts};
 use super::{Exporter, ReportError, RunMeta, RunReport, format};
 use crate::provider::{Message, Response};
 use crate::score::metrics::Metrics;
+use crate::score::record::EpisodeRecord;
 use crate::score::stats::Rate;
 use crate::score::trial::{InvalidReason, Reason, TrialChecks};
 use crate::score::{TrialRecord, Verdict};
@@ -81,6 +85,13 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     let cell_chart = cell_chart(&view.cells, &view.overall);
     let variant_chart = variant_chart(&view.variant_points);
     let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
+    // Built by `loop_view::tokens_chart` from numbers and `esc`aped labels.
+    let loop_charts: Vec<Value> = view
+        .loops
+        .iter()
+        .flat_map(|l| &l.charts)
+        .map(|c| Value::from_safe_string(c.clone()))
+        .collect();
 
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -99,6 +110,7 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
         cell_chart => Value::from_safe_string(cell_chart),
         variant_chart => Value::from_safe_string(variant_chart),
+        loop_charts => loop_charts,
         data => Value::from(Serde(&data)),
     })
     .map_err(render_error)
@@ -379,6 +391,70 @@ struct TrialRow {
     reason: String,
     /// The response carried warnings (marked in the row, listed in its transcript).
     warn: bool,
+    /// Rounds played, for a loop trial (a column when the run has loop trials).
+    rounds: Option<usize>,
+    /// Tool calls made, for a loop trial.
+    calls: Option<usize>,
+    /// How a loop trial stopped (`error`: an infrastructure failure ended it).
+    stop: Option<&'static str>,
+}
+
+/// One cell's row of the stop-reason table.
+#[derive(Serialize)]
+struct LoopCellRow {
+    label: String,
+    stops: StopCounts,
+}
+
+/// The tool-loop section, when the run has loop trials.
+#[derive(Serialize)]
+struct LoopsView {
+    /// Cells with loop trials, in the cell order of the page.
+    cells: Vec<LoopCellRow>,
+    /// Over every loop trial.
+    overall: StopCounts,
+    /// The tokens-per-round chart of each of `cells`, not serialised (the template gets
+    /// them as safe strings).
+    #[serde(skip)]
+    charts: Vec<String>,
+}
+
+impl LoopsView {
+    /// The section for `trials` (in cell `cell_index[i]` of `labels`), or `None` when
+    /// none of them is a loop trial.
+    fn build(trials: &[TrialRecord], cell_index: &[usize], labels: &[String]) -> Option<Self> {
+        if !trials.iter().any(TrialRecord::is_loop) {
+            return None;
+        }
+        let mut by_cell: Vec<Vec<&TrialRecord>> = vec![Vec::new(); labels.len()];
+        for (t, &c) in trials.iter().zip(cell_index) {
+            if t.is_loop() {
+                by_cell[c].push(t);
+            }
+        }
+        let mut cells = Vec::new();
+        let mut charts = Vec::new();
+        for (label, group) in labels.iter().zip(&by_cell) {
+            if group.is_empty() {
+                continue;
+            }
+            let points = loop_view::tokens_per_round(group.iter().copied());
+            charts.push(if points.is_empty() {
+                r#"<p class="muted">no round got an answer</p>"#.to_string()
+            } else {
+                loop_view::tokens_chart(label, &points)
+            });
+            cells.push(LoopCellRow {
+                label: label.clone(),
+                stops: loop_view::stop_counts(group.iter().copied()),
+            });
+        }
+        Some(LoopsView {
+            cells,
+            overall: loop_view::stop_counts(trials),
+            charts,
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -410,6 +486,8 @@ struct View {
     ungrounded_examples: Vec<UngroundedExample>,
     ungrounded_total: usize,
     trials: Vec<TrialRow>,
+    /// The tool-loop section (stop reasons, tokens per round), when there are loop trials.
+    loops: Option<LoopsView>,
     kinds: Vec<&'static str>,
     cell_labels: Vec<String>,
     /// For the chart, not serialised.
@@ -696,6 +774,7 @@ impl View {
             .enumerate()
             .map(|(i, t)| {
                 kinds.insert(t.kind.as_str());
+                let summary = loop_view::trial_summary(t);
                 TrialRow {
                     i,
                     case: t.case_id.clone(),
@@ -706,11 +785,18 @@ impl View {
                     reason: t.reasons.first().map_or(String::new(), |r| {
                         truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
                     }),
-                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty()),
+                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty())
+                        || t.episode.as_ref().is_some_and(|e| {
+                            e.rounds.iter().any(|r| !r.response.warnings.is_empty())
+                        }),
+                    rounds: summary.map(|s| s.0),
+                    calls: summary.map(|s| s.1),
+                    stop: summary.map(|s| s.2),
                 }
             })
             .collect();
-        let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
+        let cell_labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
+        let loops = LoopsView::build(&report.trials, &cell_index, &cell_labels);
         let (description_variants, descriptions, same_descriptions) = descriptions(meta);
         let system_prompts: Vec<SystemPromptRow> = meta
             .variant_details
@@ -747,6 +833,7 @@ impl View {
             ungrounded_examples,
             ungrounded_total,
             trials,
+            loops,
             kinds: kinds.into_iter().collect(),
             cell_labels,
             variant_points,
@@ -1040,6 +1127,10 @@ struct TrialData<'a> {
     /// The trial's cost for people (see [`format::usd`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     cost: Option<String>,
+    /// A loop trial's rounds, stop and judge facts; its `conv` is then the context the
+    /// first round sent, and `response` is left out (it is the first round's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    episode: Option<Cow<'a, EpisodeRecord>>,
 }
 
 #[derive(Serialize)]
@@ -1147,9 +1238,18 @@ impl<'a> Data<'a> {
             .iter()
             .zip(cell_index)
             .map(|(t, &cell)| {
-                let key = serde_json::to_string(&t.messages).unwrap_or_default();
+                // A loop trial's rounds carry every message after the context, so only
+                // the context is embedded (shared by the trials of the case).
+                let messages = match &t.episode {
+                    Some(e) => {
+                        let context = e.rounds.first().map_or(t.messages.len(), |r| r.sent);
+                        &t.messages[..context.min(t.messages.len())]
+                    }
+                    None => &t.messages[..],
+                };
+                let key = serde_json::to_string(messages).unwrap_or_default();
                 let conv = *seen.entry(key).or_insert_with(|| {
-                    convs.push(&t.messages);
+                    convs.push(messages);
                     convs.len() - 1
                 });
                 TrialData {
@@ -1159,11 +1259,19 @@ impl<'a> Data<'a> {
                     cell,
                     repeat: t.repeat,
                     conv,
-                    response: t.response.as_ref().map(embedded_response),
+                    response: t
+                        .response
+                        .as_ref()
+                        .filter(|_| !t.is_loop())
+                        .map(embedded_response),
                     checks: t.checks.as_ref().map(embedded_checks),
                     verdict: t.verdict,
                     reasons: embedded_reasons(&t.reasons),
                     cost: t.cost_usd.map(format::usd),
+                    episode: t
+                        .episode
+                        .as_ref()
+                        .map(|e| loop_view::embedded_episode(e, too_long, cut_long)),
                 }
             })
             .collect();
@@ -1413,10 +1521,13 @@ fn variant_chart(points: &[(String, u64, Rate)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::episode::RoundRecord;
     use crate::provider::{ToolCall, ToolChoice, Usage};
     use crate::report::summary::Summary;
     use crate::report::{MatrixRef, RunMeta, RunSettings, SuiteRef, VariantTokens};
     use crate::score::trial::CallCheck;
+    use crate::suite::trajectory::StopReason;
+    use crate::tools::ToolOutcome;
 
     const SCRIPT: &str = "<script>alert(1)</script>";
     const IMG: &str = "\"><img src=x onerror=alert(1)>";
@@ -2183,6 +2294,149 @@ mod tests {
         assert!(html.len() < 10_000_000, "{} bytes", html.len());
         let v: serde_json::Value = serde_json::from_str(data).unwrap();
         assert_eq!(v["trials"].as_array().unwrap().len(), 10_000);
+    }
+
+    /// `t` turned into a loop trial of two rounds: a call answered by an injected
+    /// failure whose message carries markup, then a text answer after a scripted turn.
+    fn as_loop(mut t: TrialRecord, stop: Option<StopReason>) -> TrialRecord {
+        let call = ToolCall {
+            id: Some("c1".into()),
+            name: "get_weather".into(),
+            arguments: r#"{"city": "Paris"}"#.into(),
+        };
+        let usage = |input_tokens| {
+            Some(Usage {
+                input_tokens,
+                output_tokens: 5,
+                estimated: false,
+            })
+        };
+        let first = Response {
+            tool_calls: vec![call.clone()],
+            usage: usage(100),
+            ..Response::default()
+        };
+        let context = t.messages.len();
+        t.messages.extend([
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![call],
+                state: None,
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                name: "get_weather".into(),
+                content: format!("down {SCRIPT}"),
+                is_error: true,
+            },
+            Message::User {
+                content: "and now?".into(),
+            },
+        ]);
+        t.response = Some(first.clone());
+        t.episode = Some(EpisodeRecord {
+            rounds: vec![
+                RoundRecord {
+                    sent: context,
+                    user: None,
+                    response: first,
+                    outcomes: vec![ToolOutcome::fault(
+                        crate::suite::loops::ErrorKind::ServerError,
+                        &format!("down {SCRIPT}"),
+                    )],
+                    tool_ms: 1.5,
+                },
+                RoundRecord {
+                    sent: context + 3,
+                    user: Some("and now?".into()),
+                    response: Response {
+                        text: Some(format!("Sorry {IMG}")),
+                        usage: usage(160),
+                        ..Response::default()
+                    },
+                    outcomes: Vec::new(),
+                    tool_ms: 0.0,
+                },
+            ],
+            stop,
+            checks: None,
+        });
+        t
+    }
+
+    #[test]
+    fn loop_trials_add_the_loop_section_columns_and_their_episode() {
+        use CaseKind::*;
+        use Verdict::*;
+        let single = trial("chat", ShouldNotCall, "m", "v", 0, Some("hi"), vec![], Pass);
+        let looped = |repeat, stop| {
+            as_loop(
+                trial("w", ShouldCall, "m", "v", repeat, None, vec![], Fail),
+                stop,
+            )
+        };
+        let report = report_of(
+            vec![
+                single.clone(),
+                looped(0, Some(StopReason::Answered)),
+                looped(1, None),
+            ],
+            &[("v", 10)],
+        );
+        let html = render_html(&report).unwrap();
+        let (data, rest) = split_data(&html);
+        // Nothing of the tool results or answers is markup, and the script count holds.
+        assert!(!html.contains("<script>alert") && !html.contains("<img"));
+        assert_eq!(html.matches("<script").count(), 2);
+        // The section: one cell row and overall, each 2 loop trials, 1 answered, 1 error.
+        assert!(rest.contains(r##"<a href="#loops">Tool loops</a>"##));
+        let stops = &rest[rest.find(r#"<table id="stops">"#).unwrap()..];
+        let stops = &stops[..stops.find("</table>").unwrap()];
+        let counts = r#"<td class="n">2</td><td class="n">1</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">1</td>"#;
+        assert_eq!(stops.matches(counts).count(), 2, "{stops}");
+        // The chart: rounds 1 and 2, means 100 and 160 over 2 trials each.
+        assert!(rest.contains("round 1: 100 input tokens on average over 2 trial(s)"));
+        assert!(rest.contains("round 2: 160 input tokens on average over 2 trial(s)"));
+        // The table's loop columns: rounds, calls, stop; dashes for the single-turn trial.
+        assert!(rest.contains(r#"<td class="n">2</td><td class="n">1</td><td>answered</td>"#));
+        assert!(rest.contains(r#"<td class="n">2</td><td class="n">1</td><td>error</td>"#));
+        assert!(rest.contains(r#"<td class="n">–</td><td class="n">–</td><td>–</td>"#));
+        // The data: the episode whole, the context as the conversation (shared by both
+        // loop trials), no separate first response.
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        let t = &v["trials"][1];
+        assert!(t.get("response").is_none());
+        assert_eq!(t["conv"], v["trials"][2]["conv"]);
+        assert_eq!(
+            v["convs"][t["conv"].as_u64().unwrap() as usize]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        let rounds = t["episode"]["rounds"].as_array().unwrap();
+        assert_eq!(rounds[0]["outcomes"][0]["fault"], true);
+        assert!(
+            rounds[0]["outcomes"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(SCRIPT)
+        );
+        assert_eq!(rounds[1]["user"], "and now?");
+        assert_eq!(rounds[1]["response"]["text"], format!("Sorry {IMG}"));
+        assert_eq!(t["episode"]["stop"], "answered");
+        assert!(v["trials"][2]["episode"].get("stop").is_none());
+        // Without loop trials none of it is there (the page is as before loops existed).
+        let html = render_html(&report_of(vec![single], &[("v", 10)])).unwrap();
+        for loop_only in [
+            "id=\"loops\"",
+            "Tool loops",
+            "details.round",
+            "singleTranscript",
+            "episode",
+        ] {
+            assert!(!html.contains(loop_only), "{loop_only}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod loop_text;
+mod loop_view;
 pub mod markdown;
 pub mod progress;
 pub mod summary;

@@ -99,6 +99,42 @@ try {
     };
   });
 
+  // Reports with loop trials: the stop-reason table, the tokens-per-round charts, and what
+  // each opened transcript shows (round blocks, injected errors, approval answers, calls a
+  // limit left unexecuted, the stop line).
+  out.loops = await page.evaluate(() => {
+    if (!document.getElementById("loops")) return null;
+    const num = (td) => Number(td.textContent.trim());
+    const stops = [...document.querySelectorAll("#stops tr")].slice(1).map((tr) => {
+      const c = tr.cells;
+      return {
+        cell: c[0].textContent.trim(),
+        trials: num(c[1]), answered: num(c[2]), max_rounds: num(c[3]),
+        max_tool_calls: num(c[4]), repeated_call: num(c[5]), error: num(c[6]),
+      };
+    });
+    const charts = [...document.querySelectorAll("#loops figure.tokens")].map((f) => ({
+      cell: f.querySelector("figcaption").textContent.trim(),
+      rounds: [...f.querySelectorAll("svg g.pt")].map((g) => Number(g.getAttribute("data-round"))),
+    }));
+    const trials = [...document.querySelectorAll("#trials tr.trow")].map((row) => {
+      const tx = row.nextElementSibling && row.nextElementSibling.classList.contains("txrow") ? row.nextElementSibling : null;
+      const all = (s) => (tx ? [...tx.querySelectorAll(s)] : []);
+      return {
+        case: row.cells[0].textContent.trim(),
+        cell: row.cells[2].textContent.trim(),
+        repeat: Number(row.cells[3].textContent.trim()),
+        round_blocks: all("details.round").length,
+        rounds_open: all("details.round[open]").length,
+        injected: all(".badge.injected").length,
+        approvals: all(".badge.approved, .badge.denied").map((b) => b.textContent),
+        not_executed: all(".badge.skipped").length,
+        stop: all("p.stop").map((p) => p.textContent).join(""),
+      };
+    });
+    return { stops, charts, trials };
+  });
+
   // Filter to failed trials, then sort by the verdict column.
   await page.selectOption("#f-verdict", "fail");
   out.filtered = await page.evaluate(() => ({

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{OK, Toolgauge, repo_root};
+use crate::support::{OK, Toolgauge, loop_run, repo_root};
 
 /// What the browser run needs, or why it cannot run here.
 fn browser() -> Option<(PathBuf, PathBuf)> {
@@ -231,4 +231,166 @@ fn shipped_weather_report_draws_its_charts() {
     assert!(shown.contains("Tool descriptions"));
     assert!(shown.contains("Weather.") && shown.contains("Look up live weather for ONE city"));
     assert!(shown.contains("Worded the same in every variant: get_stock_price"));
+}
+
+/// The label of a trial's cell in the page.
+fn cell_of(trial: &Value) -> String {
+    format!(
+        "{} × {} × {}",
+        trial["target"].as_str().unwrap(),
+        trial["variant"].as_str().unwrap(),
+        trial["tool_choice"].as_str().unwrap()
+    )
+}
+
+#[test]
+fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
+    let t = loop_run();
+    let dir = t.path().join("out");
+    let Some(v) = open(&dir.join("report.html"), &shots_dir("loops")) else {
+        return;
+    };
+    assert_quiet(&v);
+    let trials = run_dir_trials(&dir);
+    let loops = &v["loops"];
+    assert!(loops.is_object(), "the page has a tool-loop section: {v}");
+
+    // The stop-reason table: one row per cell with loop trials and overall, each count
+    // equal to the journal's.
+    let mut want: std::collections::BTreeMap<String, [u64; 6]> = Default::default();
+    for tr in trials.iter().filter(|tr| tr.get("episode").is_some()) {
+        let col = match tr["episode"]["stop"].as_str() {
+            Some("answered") => 1,
+            Some("max_rounds") => 2,
+            Some("max_tool_calls") => 3,
+            Some("repeated_call") => 4,
+            None => 5,
+            Some(other) => panic!("unknown stop {other}"),
+        };
+        for key in [cell_of(tr), "overall".to_string()] {
+            let row = want.entry(key).or_default();
+            row[0] += 1;
+            row[col] += 1;
+        }
+    }
+    let got: std::collections::BTreeMap<String, [u64; 6]> = loops["stops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_u64().unwrap();
+            (
+                r["cell"].as_str().unwrap().to_string(),
+                [
+                    n("trials"),
+                    n("answered"),
+                    n("max_rounds"),
+                    n("max_tool_calls"),
+                    n("repeated_call"),
+                    n("error"),
+                ],
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    // The fixture's script stops each way (max_rounds twice); the failing target's 5
+    // loop trials end as errors (its single-turn trial has no episode).
+    assert_eq!(want["overall"], [10, 1, 2, 1, 1, 5]);
+
+    // Each cell's chart has one point per round index its trials reached: 1 to 12 for the
+    // script's cell; none for the failing target's (no round got an answer).
+    for chart in loops["charts"].as_array().unwrap() {
+        let cell = chart["cell"].as_str().unwrap();
+        let reached = trials
+            .iter()
+            .filter(|tr| cell_of(tr) == cell)
+            .filter_map(|tr| tr["episode"]["rounds"].as_array().map(Vec::len))
+            .max()
+            .unwrap_or(0) as u64;
+        let rounds: Vec<u64> = chart["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_u64().unwrap())
+            .collect();
+        assert_eq!(rounds, (1..=reached).collect::<Vec<_>>(), "{cell}");
+    }
+    assert_eq!(loops["charts"].as_array().unwrap().len(), 2);
+    assert_eq!(loops["charts"][0]["rounds"].as_array().unwrap().len(), 12);
+    assert_eq!(loops["charts"][1]["rounds"], serde_json::json!([]));
+
+    // Every transcript, opened: one block per round of the journal, an injected-error
+    // marker where a `fail:` rule answered, the approval answers, a "not executed" mark
+    // for each call a limit stopped, and the stop line.
+    let shown = loops["trials"].as_array().unwrap();
+    assert_eq!(shown.len(), trials.len());
+    for tr in &trials {
+        let row = shown
+            .iter()
+            .find(|r| {
+                r["case"] == tr["case_id"]
+                    && r["cell"] == cell_of(tr)
+                    && r["repeat"] == tr["repeat"]
+            })
+            .unwrap_or_else(|| panic!("no row for {}", tr["case_id"]));
+        let Some(episode) = tr.get("episode") else {
+            assert_eq!(row["round_blocks"], 0, "a single-turn trial has no rounds");
+            continue;
+        };
+        let rounds = episode["rounds"].as_array().unwrap();
+        assert_eq!(row["round_blocks"], rounds.len(), "{}", tr["case_id"]);
+        // Up to 6 rounds all open; a longer episode opens its first and last two.
+        let open = if rounds.len() > 6 { 4 } else { rounds.len() };
+        assert_eq!(row["rounds_open"], open, "{}", tr["case_id"]);
+        let outcomes = || {
+            rounds.iter().flat_map(|r| {
+                r.get("outcomes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+        };
+        let injected = outcomes().filter(|o| o["fault"] == true).count();
+        assert_eq!(row["injected"], injected, "{}", tr["case_id"]);
+        let approvals: Vec<String> = outcomes()
+            .filter(|o| o["approval"] != "not_required")
+            .map(|o| format!("approval: {}", o["approval"].as_str().unwrap()))
+            .collect();
+        assert_eq!(row["approvals"], serde_json::json!(approvals));
+        let unexecuted: usize = rounds
+            .iter()
+            .filter(|r| r.get("outcomes").is_none())
+            .map(|r| r["response"]["tool_calls"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!(row["not_executed"], unexecuted, "{}", tr["case_id"]);
+        let stop = episode["stop"].as_str().unwrap_or("error");
+        assert!(
+            row["stop"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("Stopped: {stop}")),
+            "{row}"
+        );
+    }
+    // What the fixture holds, counted by hand: the injected rate limit of `retry`, the
+    // denied and the two approved cancellations, and four calls left unexecuted (the
+    // last round of retry, cancel-denied, cancel-approved and endless).
+    let sum = |k: &str| shown.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum("injected"), 1);
+    assert_eq!(sum("not_executed"), 4);
+    assert_eq!(
+        shown
+            .iter()
+            .flat_map(|r| r["approvals"].as_array().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "approval: denied",
+            "approval: approved",
+            "approval: approved"
+        ]
+    );
+    // The mock result's markup is shown as text.
+    let text = v["transcripts"]["text"].as_str().unwrap();
+    assert!(text.contains(r#""status":"shipped <script>window.pwned=1</script>""#));
+    assert!(text.contains("Hi there! <img src=x onerror=alert(1)>"));
 }

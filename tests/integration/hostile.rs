@@ -239,3 +239,99 @@ fn huge_responses_are_estimated_exactly_and_stored_once() {
         );
     }
 }
+
+#[test]
+fn markup_in_a_loop_trials_mock_results_turns_and_answers_is_escaped_in_the_page() {
+    // A tool loop whose mock result, error message, scripted user turn and model answer
+    // all carry markup: report.html shows none of it as markup (the embedded data escapes
+    // `<` and `>`), and the data still holds every payload verbatim for the transcript.
+    let t = Toolgauge::new();
+    let script_tag = "<script>window.pwned=1</script>";
+    let img = "<img src=x onerror=alert(1)>";
+    t.write(
+        "loop.yaml",
+        format!(
+            r#"name: hostile-loop
+tools:
+  - name: lookup
+    description: Look something up.
+    parameters: {{type: object, properties: {{q: {{type: string}}}}}}
+mocks:
+  lookup:
+    - fail: {{kind: server_error, times: 1, message: "down {img}"}}
+    - result: {{note: "{script_tag}"}}
+limits: {{max_rounds: 4}}
+cases:
+  - id: hostile
+    kind: should_call
+    prompt: Look it up.
+    expect: {{calls: [{{tool: lookup}}]}}
+  - id: chat
+    kind: should_not_call
+    prompt: Hi.
+    turns: ["{script_tag} again"]
+"#
+        ),
+    );
+    t.write(
+        "script.yaml",
+        serde_json::json!({"responses": [
+            {"case": "hostile", "calls": [{"name": "lookup", "arguments": {"q": script_tag}}]},
+            {"case": "chat", "text": format!("{img} hello")},
+        ]})
+        .to_string(),
+    );
+    t.run(&[
+        "run",
+        "loop.yaml",
+        "-t",
+        "scripted:script.yaml",
+        "--out",
+        "out",
+        "--quiet",
+    ])
+    .expect_code(0);
+    let journal = t.read("out/trials.jsonl");
+    assert!(journal.contains(r#"{\"note\":\"<script>window.pwned=1</script>\"}"#));
+    let html = t.read("out/report.html");
+    for payload in ["<script>window", "<img", "onerror=alert(1)>"] {
+        assert!(!html.contains(payload), "{payload} in the page unescaped");
+    }
+    // Only the page's data block and script.
+    assert_eq!(html.matches("<script").count(), 2);
+    let open = r#"<script type="application/json" id="tg-data">"#;
+    let start = html.find(open).unwrap() + open.len();
+    let data = &html[start..start + html[start..].find("</script>").unwrap()];
+    let data: serde_json::Value = serde_json::from_str(data).unwrap();
+    let trial = |case: &str| {
+        data["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["case_id"] == case)
+            .unwrap()
+            .clone()
+    };
+    let hostile = trial("hostile");
+    let rounds = hostile["episode"]["rounds"].as_array().unwrap();
+    // Round 1: the injected server error; rounds 2 and 3: the result; round 4 (the last
+    // allowed by max_rounds): not executed.
+    assert_eq!(rounds.len(), 4, "{rounds:?}");
+    assert!(rounds[3].get("outcomes").is_none());
+    let error = rounds[0]["outcomes"][0]["content"].as_str().unwrap();
+    assert!(error.contains(&format!("down {img}")), "{error}");
+    assert_eq!(rounds[0]["outcomes"][0]["fault"], true);
+    assert_eq!(
+        rounds[1]["outcomes"][0]["content"],
+        format!(r#"{{"note":"{script_tag}"}}"#)
+    );
+    assert_eq!(
+        rounds[0]["response"]["tool_calls"][0]["arguments"],
+        format!(r#"{{"q":"{script_tag}"}}"#)
+    );
+    // The text answers and the scripted user turn between them.
+    let chat = trial("chat");
+    let rounds = chat["episode"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds[0]["response"]["text"], format!("{img} hello"));
+    assert_eq!(rounds[1]["user"], format!("{script_tag} again"));
+}

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::support::{OK, Toolgauge, fixtures_dir};
+use crate::support::{OK, Toolgauge, fixtures_dir, loop_run};
 
 /// Render every format of the fixture run; returns the scratch directory and stdout.
 /// The terminal is 120 columns wide (`COLUMNS`), the width assumed when stdout is not a
@@ -209,4 +209,20 @@ fn rendering_twice_gives_the_same_files() {
             "{f} differs between two renderings of the same run"
         );
     }
+}
+
+#[test]
+fn loop_report_matches_its_snapshot() {
+    // The loop fixture run (`fixtures/loops/`, see `loop_run`): the tool-loop section, the
+    // trial table's rounds / calls / stop columns and each loop trial's embedded episode.
+    // Tool times are measured, so they are the only numbers filtered out.
+    let t = loop_run();
+    let mut s = settings();
+    s.add_filter(r#""(elapsed_ms|tool_ms)": ?[0-9.eE+-]+"#, r#""$1":[MS]"#);
+    s.bind(|| {
+        insta::assert_snapshot!(
+            "loops-report.html",
+            read(&t.path().join("out"), "report.html")
+        );
+    });
 }

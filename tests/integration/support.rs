@@ -400,3 +400,26 @@ pub fn verdicts(trials: &[Value]) -> Vec<(String, Value)> {
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
+
+/// Run the loop fixture (`fixtures/loops/`) under its script and under a target whose
+/// every request fails, so the page has every stop reason; returns the scratch directory.
+pub fn loop_run() -> Toolgauge {
+    let t = Toolgauge::new();
+    let suite = t.fixture("loops/orders.yaml");
+    let script = t.fixture("loops/orders.script.yaml");
+    t.run(&[
+        "run",
+        &suite,
+        "-t",
+        &format!("scripted:{script}"),
+        "-t",
+        "scripted:error",
+        "--max-error-rate",
+        "1",
+        "--out",
+        "out",
+        "--quiet",
+    ])
+    .assert_code(OK);
+    t
+}
