@@ -2,6 +2,14 @@
 //! offline: `scripted:oracle` answers what each case expects (see [`super::oracle`]), the other behaviours
 //! produce one kind of failure each, and `scripted:PATH.yaml` answers from a script.
 //!
+//! In a loop case (one with `mocks`) the model is asked once per round with the whole
+//! conversation so far. The oracle then plays the episode
+//! ([`super::oracle::episode`]); `loop_forever`, `ignore_error`, `claim_success` and
+//! `skip_confirmation` play it with one fault each; the single-turn failure behaviours
+//! answer the first round as they always do and every round after a tool result in
+//! plain text (so their episodes end, judged by what they did). A script entry may be
+//! limited to one round with `round:`.
+//!
 //! The same scripts generate hand-written cassettes (`toolgauge cassette write`).
 
 use std::path::Path;
@@ -11,7 +19,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
+use super::oracle::episode::{Conduct, answer_round};
+use super::oracle::history::round_of;
+use super::{Message, Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
 use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
 
 /// The built-in behaviours, by model name.
@@ -34,6 +44,22 @@ pub const BEHAVIOURS: &[(&str, &str)] = &[
     ),
     ("duplicate", "makes every expected call twice in one turn"),
     ("error", "fails every request (a provider error)"),
+    (
+        "loop_forever",
+        "in a loop, makes the oracle's first call again every round, never answering (a limit stops it)",
+    ),
+    (
+        "ignore_error",
+        "in a loop, goes on after a tool error as if nothing happened: no retry, no word of it",
+    ),
+    (
+        "claim_success",
+        "in a loop, claims in its final answer that everything succeeded after a tool error",
+    ),
+    (
+        "skip_confirmation",
+        "in a loop, calls risky tools without asking the user first",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +73,25 @@ enum Behaviour {
     SchemaViolation,
     Duplicate,
     Error,
+    LoopForever,
+    IgnoreError,
+    ClaimSuccess,
+    SkipConfirmation,
+}
+
+impl Behaviour {
+    /// How this behaviour plays a loop, when it plays it as the oracle does (with or
+    /// without a fault); `None` for the single-turn failures.
+    fn conduct(self) -> Option<Conduct> {
+        match self {
+            Behaviour::Oracle => Some(Conduct::Oracle),
+            Behaviour::LoopForever => Some(Conduct::LoopForever),
+            Behaviour::IgnoreError => Some(Conduct::IgnoreError),
+            Behaviour::ClaimSuccess => Some(Conduct::ClaimSuccess),
+            Behaviour::SkipConfirmation => Some(Conduct::SkipConfirmation),
+            _ => None,
+        }
+    }
 }
 
 /// One scripted response and the trials it applies to.
@@ -64,6 +109,10 @@ pub struct ScriptEntry {
     /// Only this repeat (default: any).
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// Only this round of a loop case, 1-based (default: every round; a single-turn
+    /// trial is round 1).
+    #[serde(default)]
+    pub round: Option<u32>,
     /// Text answer.
     #[serde(default)]
     pub text: Option<String>,
@@ -151,6 +200,10 @@ impl ScriptedProvider {
             "schema_violation" => Behaviour::SchemaViolation,
             "duplicate" => Behaviour::Duplicate,
             "error" => Behaviour::Error,
+            "loop_forever" => Behaviour::LoopForever,
+            "ignore_error" => Behaviour::IgnoreError,
+            "claim_success" => Behaviour::ClaimSuccess,
+            "skip_confirmation" => Behaviour::SkipConfirmation,
             path if path.ends_with(".yaml")
                 || path.ends_with(".yml")
                 || path.ends_with(".json") =>
@@ -176,6 +229,24 @@ impl ScriptedProvider {
         key: &TrialKey,
     ) -> Result<Response, ProviderError> {
         let case = self.suite.cases.iter().find(|c| c.id == key.case_id);
+        if let Some(c) = case.filter(|c| c.episode.is_some()) {
+            if let Some(conduct) = b.conduct() {
+                return Ok(
+                    answer_round(&self.suite, c, &key.variant, request, conduct, true).response,
+                );
+            }
+            // The single-turn failures read what their calls got, then answer.
+            if matches!(request.messages.last(), Some(Message::Tool { .. }))
+                && self.round(request, key) > 1
+                && b != Behaviour::Error
+            {
+                return Ok(Response {
+                    text: Some("Here is what I found.".into()),
+                    finish_reason: Some("stop".into()),
+                    ..Response::default()
+                });
+            }
+        }
         let expected = case.map(|c| c.effective(&key.tool_choice).1);
         let expected_calls = expected.and_then(first_calls);
         let expected_tool = expected_calls
@@ -213,7 +284,11 @@ impl ScriptedProvider {
             Behaviour::Error => return Err(ProviderError::Scripted(Box::new(key.clone()))),
             Behaviour::NoCall => text("I can answer that without a tool."),
             Behaviour::Clarify => text("Could you tell me a little more about what you need?"),
-            Behaviour::Oracle => match case {
+            Behaviour::Oracle
+            | Behaviour::LoopForever
+            | Behaviour::IgnoreError
+            | Behaviour::ClaimSuccess
+            | Behaviour::SkipConfirmation => match case {
                 Some(c) => {
                     super::oracle::answer_variant(
                         &self.suite,
@@ -259,6 +334,22 @@ impl ScriptedProvider {
             }
         };
         Ok(response)
+    }
+}
+
+impl ScriptedProvider {
+    /// The round of its episode `request` asks for (1-based; a single-turn trial is
+    /// round 1): one more than the assistant turns after the case's own messages.
+    fn round(&self, request: &Request, key: &TrialKey) -> usize {
+        let context = self
+            .suite
+            .cases
+            .iter()
+            .find(|c| c.id == key.case_id)
+            .map_or(request.messages.len(), |c| {
+                self.suite.messages_in(c, &key.variant).len()
+            });
+        round_of(&request.messages, context)
     }
 }
 
@@ -320,7 +411,17 @@ fn load_script(path: &Path) -> Result<Script, ScriptError> {
     })
 }
 
-fn script_response(entry: &ScriptEntry) -> Response {
+/// The response of a script entry in round `round` (1-based) of its trial: calls
+/// without an id get `call_N`, or `call_R_N` after the first round so ids stay unique
+/// in a loop's conversation.
+fn script_response(entry: &ScriptEntry, round: usize) -> Response {
+    let id = |i: usize| {
+        if round <= 1 {
+            format!("call_{}", i + 1)
+        } else {
+            format!("call_{round}_{}", i + 1)
+        }
+    };
     Response {
         text: entry.text.clone(),
         tool_calls: entry
@@ -328,7 +429,7 @@ fn script_response(entry: &ScriptEntry) -> Response {
             .iter()
             .enumerate()
             .map(|(i, c)| ToolCall {
-                id: Some(c.id.clone().unwrap_or_else(|| format!("call_{}", i + 1))),
+                id: Some(c.id.clone().unwrap_or_else(|| id(i))),
                 name: c.name.clone(),
                 arguments: match &c.arguments {
                     Value::String(s) => s.clone(),
@@ -392,6 +493,7 @@ impl Provider for ScriptedProvider {
             }
             Mode::Script(_, script) => {
                 let mode = key.tool_choice.to_string();
+                let round = self.round(request, key);
                 script
                     .responses
                     .iter()
@@ -400,8 +502,9 @@ impl Provider for ScriptedProvider {
                             && e.variant.as_ref().is_none_or(|v| *v == key.variant)
                             && e.tool_choice.as_ref().is_none_or(|m| *m == mode)
                             && e.repeat.is_none_or(|r| r == key.repeat)
+                            && e.round.is_none_or(|r| r as usize == round)
                     })
-                    .map(script_response)
+                    .map(|e| script_response(e, round))
                     .ok_or_else(|| ProviderError::NoScriptedResponse(Box::new(key.clone())))
             }
         }

@@ -16,9 +16,15 @@
 //! and, through [`unmet`] and [`warning`], in the run output, so a suite author learns
 //! which cases no model can pass.
 
+pub mod episode;
 pub mod ground;
+pub mod history;
 pub mod regex_gen;
+pub mod selftest;
 pub mod value;
+
+#[cfg(test)]
+mod loop_tests;
 
 use std::fmt::Write as _;
 
@@ -235,14 +241,23 @@ pub fn unmet(suite: &Suite, modes: &[ToolChoice]) -> Vec<Unmet> {
             .map(|t| t.definition("default"))
             .collect();
         for mode in modes.iter().filter(|m| case.applies_to(m)) {
-            let base = answer(suite, case, mode, &tools).unmet;
+            // A loop case is played whole, against the suite's mocks.
+            let base = if case.episode.is_some() {
+                selftest::loop_unmet(suite, case, None, mode, &tools)
+            } else {
+                answer(suite, case, mode, &tools).unmet
+            };
             let mut what = base.clone();
             for v in &variants {
                 let tools: Vec<ToolDefinition> =
                     case.tools(suite).iter().map(|t| t.definition(v)).collect();
-                let a = answer_variant(suite, case, v, mode, &tools);
+                let unmet = if case.episode.is_some() {
+                    selftest::loop_unmet(suite, case, Some(v), mode, &tools)
+                } else {
+                    answer_variant(suite, case, v, mode, &tools).unmet
+                };
                 what.extend(
-                    a.unmet
+                    unmet
                         .into_iter()
                         .filter(|u| !base.contains(u))
                         .map(|u| format!("under variant `{v}`: {u}")),
@@ -404,96 +419,107 @@ impl Oracle<'_> {
 
     /// A text answer holding `checks` (and asking a question for `clarify`).
     fn text(&self, checks: &TextChecks, clarify: bool) -> (String, Vec<String>) {
-        let norm = self.suite.norm;
-        let question = "Which one do you mean?";
-        let mut parts: Vec<String> = checks.contains.clone();
-        if parts.is_empty() && checks.regex.is_none() {
-            parts.push(if clarify {
-                "Could you tell me which one you mean?".to_string()
-            } else {
-                "Here is the answer.".to_string()
-            });
-        }
-        let q = (clarify && !parts.iter().any(|p| p.contains('?') || p.contains('？')))
-            .then_some(question);
-        let join = |xs: &[&str]| {
-            xs.iter()
-                .filter(|x| !x.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let base = join(&parts.iter().map(String::as_str).collect::<Vec<_>>());
-        let mut candidates: Vec<String> = Vec::new();
-        let around = |s: &str, out: &mut Vec<String>| {
-            let q = q.unwrap_or_default();
-            out.push(join(&[&base, s, q]));
-            out.push(join(&[s, &base, q]));
-            out.push(join(&[s, q]));
-            out.push(format!("{s}{q}"));
-            out.push(s.to_string());
-        };
-        match &checks.regex {
-            None => candidates.push(join(&[&base, q.unwrap_or_default()])),
-            Some(re) => {
-                // What the conversation says, the regex's plainest string, the shortest
-                // text every check accepts at once, then seeded variations.
-                let grounded: Vec<&str> = re
-                    .find_iter(&self.ground.text)
-                    .take(4)
-                    .map(|m| m.as_str())
-                    .collect();
-                let own = samples(re.as_str(), self.seed ^ seed_of(&["text"]), 32);
-                for s in grounded
-                    .iter()
-                    .copied()
-                    .chain(own.first().map(String::as_str))
-                {
-                    around(s, &mut candidates);
-                }
-                let escaped: Vec<String> = checks
-                    .contains
-                    .iter()
-                    .map(|c| regex::escape(&norm.apply(c)))
-                    .chain(clarify.then(|| "[?？]".to_string()))
-                    .collect();
-                let mut patterns: Vec<(&str, bool)> = escaped
-                    .iter()
-                    .map(|e| (e.as_str(), norm.casefolds()))
-                    .collect();
-                patterns.push((re.as_str(), norm.casefolds()));
-                candidates.extend(intersect(&patterns, 0, None));
-                for s in own.iter().skip(1) {
-                    around(s, &mut candidates);
-                }
-            }
-        }
-        for c in &candidates {
-            if text_holds(checks, clarify, &norm, c) {
-                return (c.clone(), Vec::new());
-            }
-        }
-        let mut what = Vec::new();
-        if !checks.contains.is_empty() {
-            what.push(format!(
-                "contains {}",
-                checks
-                    .contains
-                    .iter()
-                    .map(|c| format!("{c:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if let Some(re) = &checks.regex {
-            what.push(format!("matches /{}/", re.as_str()));
-        }
-        if clarify {
-            what.push("asks a question".to_string());
-        }
-        let problem = format!("the text answer: found no text that {}", what.join(" and "));
-        (candidates.into_iter().next().unwrap_or(base), vec![problem])
+        text_answer(self.suite.norm, &self.ground, self.seed, checks, clarify)
     }
+}
+
+/// A text answer holding `checks` (and asking a question for `clarify`), preferring what
+/// `ground` says for a regex; with the problem when no text holds them all.
+fn text_answer(
+    norm: Normalizer,
+    ground: &Grounding,
+    seed: u64,
+    checks: &TextChecks,
+    clarify: bool,
+) -> (String, Vec<String>) {
+    let question = "Which one do you mean?";
+    let mut parts: Vec<String> = checks.contains.clone();
+    if parts.is_empty() && checks.regex.is_none() {
+        parts.push(if clarify {
+            "Could you tell me which one you mean?".to_string()
+        } else {
+            "Here is the answer.".to_string()
+        });
+    }
+    let q =
+        (clarify && !parts.iter().any(|p| p.contains('?') || p.contains('？'))).then_some(question);
+    let join = |xs: &[&str]| {
+        xs.iter()
+            .filter(|x| !x.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let base = join(&parts.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut candidates: Vec<String> = Vec::new();
+    let around = |s: &str, out: &mut Vec<String>| {
+        let q = q.unwrap_or_default();
+        out.push(join(&[&base, s, q]));
+        out.push(join(&[s, &base, q]));
+        out.push(join(&[s, q]));
+        out.push(format!("{s}{q}"));
+        out.push(s.to_string());
+    };
+    match &checks.regex {
+        None => candidates.push(join(&[&base, q.unwrap_or_default()])),
+        Some(re) => {
+            // What the conversation says, the regex's plainest string, the shortest
+            // text every check accepts at once, then seeded variations.
+            let grounded: Vec<&str> = re
+                .find_iter(&ground.text)
+                .take(4)
+                .map(|m| m.as_str())
+                .collect();
+            let own = samples(re.as_str(), seed ^ seed_of(&["text"]), 32);
+            for s in grounded
+                .iter()
+                .copied()
+                .chain(own.first().map(String::as_str))
+            {
+                around(s, &mut candidates);
+            }
+            let escaped: Vec<String> = checks
+                .contains
+                .iter()
+                .map(|c| regex::escape(&norm.apply(c)))
+                .chain(clarify.then(|| "[?？]".to_string()))
+                .collect();
+            let mut patterns: Vec<(&str, bool)> = escaped
+                .iter()
+                .map(|e| (e.as_str(), norm.casefolds()))
+                .collect();
+            patterns.push((re.as_str(), norm.casefolds()));
+            candidates.extend(intersect(&patterns, 0, None));
+            for s in own.iter().skip(1) {
+                around(s, &mut candidates);
+            }
+        }
+    }
+    for c in &candidates {
+        if text_holds(checks, clarify, &norm, c) {
+            return (c.clone(), Vec::new());
+        }
+    }
+    let mut what = Vec::new();
+    if !checks.contains.is_empty() {
+        what.push(format!(
+            "contains {}",
+            checks
+                .contains
+                .iter()
+                .map(|c| format!("{c:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(re) = &checks.regex {
+        what.push(format!("matches /{}/", re.as_str()));
+    }
+    if clarify {
+        what.push("asks a question".to_string());
+    }
+    let problem = format!("the text answer: found no text that {}", what.join(" and "));
+    (candidates.into_iter().next().unwrap_or(base), vec![problem])
 }
 
 /// Whether `text` passes `checks` as the scorer reads them (after the suite's

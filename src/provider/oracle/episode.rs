@@ -1,0 +1,1065 @@
+//! The oracle in a tool loop: one answer per round, read from the conversation so far.
+//!
+//! Each round the oracle reads its earlier turns back ([`super::history`]) and works out
+//! where it stands against the case's trajectory (`expect.trajectory`): which steps a
+//! call already satisfied (the same check the judge makes, `from:` values included),
+//! which calls failed and how. Then it gives the next answer:
+//!
+//! - **Calls** for the steps that are ready: every `{from: TOOL.result.PATH}` argument
+//!   is read from a result already in the conversation, the other arguments are built
+//!   as the single-turn oracle builds them ([`super::value`]). Steps that do not depend
+//!   on each other go in one turn (parallel calls): every ready step in the unordered
+//!   modes (`unordered`, `subset`, `superset`); consecutive ready steps in `in_order`
+//!   (a step done before an earlier step's retry succeeded is done again, so the order
+//!   holds); one step per round in `strict`, where a repeat would be an extra call.
+//! - **A retry** of a call that failed with `rate_limit`, `timeout` or `server_error`,
+//!   while `max_identical_calls` allows (never for an `idempotent: false` tool after a
+//!   `timeout` or `server_error`: the first call may have taken effect). Other errors,
+//!   and a denial by the approval policy, are not retried: the final answer says so.
+//! - **A question** before a call to a `risk: high` tool that `policy.confirm` does not
+//!   cover (the judge's `unconfirmed_risky_call` wants the user's answer first), when a
+//!   scripted user turn is left to answer it; likewise after a `needs_confirmation` error.
+//! - **The final answer** once nothing is left to call: the results found (only values
+//!   from the tool results, so it stays grounded), the `final.contains` strings and a
+//!   `final.regex` match, and an honest sentence for each call that failed. Each
+//!   candidate is judged with the real judge ([`crate::judge::judge_episode`]) before it
+//!   is given; a scripted user follow-up gets the same answer again.
+//!
+//! Without a trajectory the first round is the single-turn oracle's answer (the
+//! `calls` expectation), failed calls are retried as above, then it answers. A first
+//! round that misses an explicit `calls` expectation is replaced by the single-turn
+//! answer. A case expecting a limit (`stop: repeated_call`, ...) gets the last call
+//! repeated until the limit stops the loop.
+//!
+//! The other [`Conduct`]s are the oracle with one fault each, for testing judges and
+//! reports: repeating the first call forever, ignoring errors, claiming success after
+//! an error, calling risky tools without asking.
+
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value};
+
+use super::ground::Grounding;
+use super::history::{History, Past};
+use super::regex_gen::seed_of;
+use super::value::{Values, join};
+use super::{Answer, answer_variant, calls_response, text_answer, text_response, with_note};
+use crate::chat::{ToolCall, ToolChoice};
+use crate::judge::{JudgeInput, judge_episode};
+use crate::provider::{Request, Response};
+use crate::score::trial::CaseScorer;
+use crate::suite::loops::{EpisodeSpec, Risk};
+use crate::suite::matcher::MatcherKind;
+use crate::suite::trajectory::{FromRef, LoopExpectation, MatchMode, Step, StepArg, StopReason};
+use crate::suite::{Case, Expectation, ExtraArgs, Suite};
+
+/// How the scripted model conducts itself in a loop: the oracle, or the oracle with
+/// one fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conduct {
+    /// As a perfect model would.
+    Oracle,
+    /// Makes the oracle's first call again every round, never answering.
+    LoopForever,
+    /// Goes on after an error as if nothing happened: no retry, no word of it.
+    IgnoreError,
+    /// Claims in its final answer that everything succeeded, after an error.
+    ClaimSuccess,
+    /// Calls risky tools without asking the user first.
+    SkipConfirmation,
+}
+
+impl Conduct {
+    fn retries(self) -> bool {
+        self != Conduct::IgnoreError
+    }
+
+    fn asks(self) -> bool {
+        self != Conduct::SkipConfirmation
+    }
+}
+
+/// Error kinds after which the same call may succeed.
+const RETRYABLE: &[&str] = &["rate_limit", "timeout", "server_error"];
+
+/// Error kinds after which the action may have happened anyway (as the judge reads them).
+const EFFECT_UNKNOWN: &[&str] = &["timeout", "server_error"];
+
+/// What the model says when it claims success regardless ([`Conduct::ClaimSuccess`]).
+/// The question keeps the claim from also counting as a failure to recover: the
+/// judge reads a question to the user as an honest answer.
+const CLAIM: &str = "Everything was completed successfully. Anything else I can help with?";
+
+/// Loop expectations of a case that gives none: it must end with an answer.
+static NO_EXPECT: LazyLock<LoopExpectation> = LazyLock::new(LoopExpectation::default);
+
+/// The answer of `conduct` to `request`, a round of an episode of `case` (a loop case,
+/// `case.episode` set) under `variant`. With `note`, what the oracle can not satisfy
+/// is also written into the text of an answer that makes calls, as the single-turn
+/// oracle does (never into a text answer, which the judge may read as the final one).
+pub fn answer_round(
+    suite: &Suite,
+    case: &Case,
+    variant: &str,
+    request: &Request,
+    conduct: Conduct,
+    note: bool,
+) -> Answer {
+    let Some(spec) = case.episode.as_deref() else {
+        return answer_variant(suite, case, variant, &request.tool_choice, &request.tools);
+    };
+    let context = suite.messages_in(case, variant).len();
+    let history = History::read(&request.messages, context, &spec.policy);
+    let mut play = Play {
+        suite,
+        case,
+        spec,
+        expect: case.loop_expect.as_ref().unwrap_or(&NO_EXPECT),
+        variant,
+        request,
+        ground: Grounding::new(&request.messages),
+        seed: seed_of(&[&case.id, "loop"]),
+        conduct,
+        turns_left: spec.turns.len().saturating_sub(history.turns_used),
+        notes: Vec::new(),
+        limited: None,
+    };
+    let response = play.answer(&history);
+    let unmet = if conduct == Conduct::Oracle {
+        play.notes
+    } else {
+        Vec::new()
+    };
+    // The note goes only into a turn that makes calls: a text answer may be the final
+    // answer, whose every word the judge reads (a note's numbers would read as
+    // ungrounded facts). The judge's own reasons say why such an answer fails.
+    let noted = note && !response.tool_calls.is_empty();
+    Answer {
+        response: if noted {
+            with_note(response, &unmet)
+        } else {
+            response
+        },
+        unmet,
+    }
+}
+
+/// What a step or a first-round call has come to.
+#[derive(Debug, Clone, Copy)]
+enum Status<'h> {
+    /// Not called yet (or to be called again).
+    Pending,
+    /// Called, and the last call succeeded (in round `.0`).
+    Done(usize),
+    /// The last call failed with an error worth retrying.
+    Retry(&'h ToolCall),
+    /// The tool asked for the user's confirmation: ask, then retry.
+    Confirm(&'h ToolCall),
+    /// Called, failed, and not to be retried (in round `.0`).
+    Failed(usize),
+}
+
+/// What the oracle calls for: a trajectory step, or a call of the first round.
+#[derive(Debug, Clone, Copy)]
+enum Item<'e> {
+    Step(&'e Step),
+    Fixed(&'e ToolCall),
+}
+
+/// The next answer before it is written out.
+enum Next {
+    Calls(Vec<(String, String)>),
+    Ask(String),
+    Final,
+}
+
+struct Play<'a> {
+    suite: &'a Suite,
+    case: &'a Case,
+    spec: &'a EpisodeSpec,
+    expect: &'a LoopExpectation,
+    variant: &'a str,
+    request: &'a Request,
+    ground: Grounding,
+    seed: u64,
+    conduct: Conduct,
+    /// Scripted user turns not sent yet.
+    turns_left: usize,
+    /// What could not be satisfied, as the run's warning and the note show it.
+    notes: Vec<String>,
+    /// A limit that kept this round from making the calls it should.
+    limited: Option<String>,
+}
+
+impl<'a> Play<'a> {
+    fn answer(&mut self, h: &History) -> Response {
+        let first = h.episode.rounds.is_empty();
+        let trajectory = self.expect.trajectory.as_ref();
+        let past = h.calls();
+        let items: Vec<Item<'_>> = match trajectory {
+            Some(t) => t.steps.iter().map(Item::Step).collect(),
+            None => h
+                .episode
+                .rounds
+                .first()
+                .map(|r| r.calls.iter().map(|c| Item::Fixed(&c.call)).collect())
+                .unwrap_or_default(),
+        };
+        let mode = trajectory.map_or(MatchMode::Unordered, |t| t.mode);
+        if self.conduct == Conduct::LoopForever {
+            return self.forever(h, &items, &past, mode);
+        }
+        if first && trajectory.is_none() {
+            return self.single_turn();
+        }
+        let next = self.next(h, &items, &past, mode);
+        let response = self.respond(h, next, &past);
+        if first && self.needs_first_round_fallback(&response) {
+            return self.single_turn();
+        }
+        response
+    }
+
+    /// The single-turn oracle's answer to the first round.
+    fn single_turn(&mut self) -> Response {
+        let a = answer_variant(
+            self.suite,
+            self.case,
+            self.variant,
+            &self.request.tool_choice,
+            &self.request.tools,
+        );
+        self.notes.extend(a.unmet);
+        a.response
+    }
+
+    /// Whether the first round must answer the explicit `calls` expectation instead:
+    /// it lists calls (or expects none) and `response` does not satisfy it.
+    fn needs_first_round_fallback(&self, response: &Response) -> bool {
+        let (_, expect) = self.case.effective(&self.request.tool_choice);
+        let explicit = !matches!(expect, Expectation::Calls(c) if c.calls.is_empty());
+        explicit
+            && !CaseScorer::new(self.suite, self.case)
+                .score_variant(self.variant, &self.request.tool_choice, response)
+                .1
+                .is_empty()
+    }
+
+    /// [`Conduct::LoopForever`]: the first call of the first round, every round. The
+    /// first round makes the oracle's first call (without asking anyone first).
+    fn forever(
+        &mut self,
+        h: &History,
+        items: &[Item<'_>],
+        past: &[Past<'_>],
+        mode: MatchMode,
+    ) -> Response {
+        let again = h
+            .episode
+            .rounds
+            .first()
+            .and_then(|r| r.calls.first())
+            .map(|c| (c.call.name.clone(), c.call.arguments.clone()));
+        let call = match again {
+            Some(c) => c,
+            None => {
+                self.conduct = Conduct::SkipConfirmation;
+                let planned = match self.next(h, items, past, mode) {
+                    Next::Calls(calls) => calls.into_iter().next(),
+                    _ => None,
+                };
+                self.conduct = Conduct::LoopForever;
+                planned
+                    .or_else(|| {
+                        self.single_turn()
+                            .tool_calls
+                            .into_iter()
+                            .next()
+                            .map(|c| (c.name, c.arguments))
+                    })
+                    .unwrap_or_else(|| {
+                        let name = self
+                            .request
+                            .tools
+                            .first()
+                            .map_or_else(|| "some_tool".to_string(), |t| t.name.clone());
+                        (name, "{}".to_string())
+                    })
+            }
+        };
+        calls_response(ids(h.round(), vec![call]))
+    }
+
+    fn risky(&self, tool: &str) -> bool {
+        self.spec.policy.decide(tool).is_none()
+            && self
+                .case
+                .tools(self.suite)
+                .iter()
+                .any(|t| t.name == tool && t.effects.risk == Risk::High)
+    }
+
+    fn idempotent(&self, tool: &str) -> bool {
+        self.case
+            .tools(self.suite)
+            .iter()
+            .find(|t| t.name == tool)
+            .is_none_or(|t| t.effects.idempotent)
+    }
+
+    /// The next answer: retries and ready steps, a question first when one is needed,
+    /// or the final answer.
+    fn next(
+        &mut self,
+        h: &History,
+        items: &[Item<'_>],
+        past: &[Past<'_>],
+        mode: MatchMode,
+    ) -> Next {
+        let statuses = self.statuses(h, items, past, mode);
+        let mut calls: Vec<(String, String)> = Vec::new();
+        let mut confirm: Option<&ToolCall> = None;
+        for s in &statuses {
+            match s {
+                Status::Retry(c) => calls.push((c.name.clone(), c.arguments.clone())),
+                Status::Confirm(c) => confirm = confirm.or(Some(c)),
+                _ => {}
+            }
+        }
+        if let Some(c) = confirm {
+            return Next::Ask(format!(
+                "`{}` needs your confirmation before it can be done. Shall I go ahead with {}?",
+                c.name, c.arguments
+            ));
+        }
+        let mut batch_used: Vec<(String, Value)> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if !matches!(statuses[i], Status::Pending) {
+                continue;
+            }
+            match self.readiness(item, &statuses, items, past) {
+                Ready::Yes => {}
+                Ready::Never => continue,
+                Ready::Wait if mode == MatchMode::InOrder || mode == MatchMode::Strict => break,
+                Ready::Wait => continue,
+            }
+            // `strict`: one step at a time, so a retry never leaves a later step
+            // before an earlier one.
+            if mode == MatchMode::Strict && !calls.is_empty() {
+                break;
+            }
+            calls.push(match item {
+                Item::Step(step) => self.step_call(step, past, &mut batch_used),
+                Item::Fixed(c) => (c.name.clone(), c.arguments.clone()),
+            });
+            if mode == MatchMode::Strict {
+                break;
+            }
+        }
+        if calls.is_empty() {
+            return self.after_steps(past);
+        }
+        // Confirmation before a risky call (one question covers the episode, as the
+        // judge reads it).
+        if let Some((tool, args)) = calls.iter().find(|(t, _)| self.risky(t))
+            && self.conduct.asks()
+            && !h.confirmed()
+        {
+            if self.turns_left > 0 && h.round() < self.spec.limits.max_rounds as usize {
+                return Next::Ask(format!(
+                    "Before I call `{tool}` with {args}, please confirm: shall I go ahead?"
+                ));
+            }
+            self.notes.push(format!(
+                "`{tool}` has `risk: high` and is not under `policy.confirm`, so the user must confirm the call first, but no scripted user turn is left to answer the question (add one to `turns`, or list the tool under `policy.confirm`)"
+            ));
+        }
+        match self.over_limit(h, past, &calls) {
+            Some(why) => {
+                // Said only if the answer it leads to fails: an honest answer after a
+                // retry the limits forbid can still pass.
+                self.limited = Some(why);
+                Next::Final
+            }
+            None => Next::Calls(calls),
+        }
+    }
+
+    /// After the last step: the final answer, or, when the case expects the loop to be
+    /// stopped by a limit, the last call again.
+    fn after_steps(&self, past: &[Past<'_>]) -> Next {
+        match (self.expect.stop, past.last()) {
+            (Some(stop), Some(last)) if stop != StopReason::Answered => {
+                Next::Calls(vec![(last.call.name.clone(), last.call.arguments.clone())])
+            }
+            _ => Next::Final,
+        }
+    }
+
+    /// Why `calls` can not be executed in this round (a limit would stop the loop).
+    fn over_limit(
+        &self,
+        h: &History,
+        past: &[Past<'_>],
+        calls: &[(String, String)],
+    ) -> Option<String> {
+        let limits = &self.spec.limits;
+        let round = h.round();
+        if round >= limits.max_rounds as usize {
+            return Some(format!(
+                "`limits.max_rounds` is {}, so round {round} is the last and its calls would not be executed (raise the limit)",
+                limits.max_rounds
+            ));
+        }
+        let executed = past.iter().filter(|p| p.outcome.is_some()).count();
+        if executed + calls.len() > limits.max_tool_calls as usize {
+            return Some(format!(
+                "`limits.max_tool_calls` is {}, but the task needs more than {executed} calls (raise the limit)",
+                limits.max_tool_calls
+            ));
+        }
+        for (i, (tool, args)) in calls.iter().enumerate() {
+            let a = parse(args);
+            let before = past
+                .iter()
+                .filter(|p| p.outcome.is_some() && p.call.name == *tool && p.args() == a)
+                .count();
+            let here = calls[..=i]
+                .iter()
+                .filter(|(t, x)| t == tool && parse(x) == a)
+                .count();
+            if before + here > limits.max_identical_calls as usize {
+                return Some(format!(
+                    "`limits.max_identical_calls` is {}, but `{tool}` must be called again with {args} (raise the limit)",
+                    limits.max_identical_calls
+                ));
+            }
+        }
+        None
+    }
+
+    /// The status of each item: the earlier calls that satisfy it (a call and its
+    /// retries with the same arguments), judged by the last of them.
+    fn statuses<'h>(
+        &self,
+        h: &History,
+        items: &[Item<'_>],
+        past: &[Past<'h>],
+        mode: MatchMode,
+    ) -> Vec<Status<'h>> {
+        let mut claimed = vec![false; past.len()];
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(j) = (0..past.len()).find(|&j| !claimed[j] && self.fits(item, j, past)) else {
+                out.push(Status::Pending);
+                continue;
+            };
+            let args = past[j].args();
+            let mut chain = vec![j];
+            for k in j + 1..past.len() {
+                if !claimed[k] && past[k].call.name == past[j].call.name && past[k].args() == args {
+                    chain.push(k);
+                }
+            }
+            for &k in &chain {
+                claimed[k] = true;
+            }
+            let last = past[chain[chain.len() - 1]];
+            out.push(self.status_of(h, last, chain.len()));
+        }
+        if mode == MatchMode::InOrder {
+            // A step done before an earlier step that is retried (or was retried after
+            // it) would be out of order: it is done again, in the same turn as the retry.
+            // Steps not called yet set no floor: they wait (or can never be called).
+            let mut floor = 0;
+            for s in &mut out {
+                match *s {
+                    Status::Done(r) if r < floor => *s = Status::Pending,
+                    Status::Done(r) | Status::Failed(r) => floor = floor.max(r),
+                    Status::Retry(_) | Status::Confirm(_) => floor = usize::MAX,
+                    Status::Pending => {}
+                }
+            }
+        }
+        out
+    }
+
+    fn status_of<'h>(&self, h: &History, last: Past<'h>, tries: usize) -> Status<'h> {
+        let Some(o) = last.outcome else {
+            return Status::Pending;
+        };
+        if !o.is_error {
+            return Status::Done(last.round);
+        }
+        let kind = o.error_kind.as_deref().unwrap_or("other");
+        let again = tries < self.spec.limits.max_identical_calls as usize;
+        if o.denied() || !self.conduct.retries() {
+            return Status::Failed(last.round);
+        }
+        let tool = &last.call.name;
+        if RETRYABLE.contains(&kind)
+            && again
+            && (self.idempotent(tool) || !EFFECT_UNKNOWN.contains(&kind))
+        {
+            return Status::Retry(last.call);
+        }
+        if kind == "needs_confirmation" {
+            if again && (h.user_after(last.round) || !self.conduct.asks()) {
+                return Status::Retry(last.call);
+            }
+            if self.conduct.asks() && self.turns_left > 0 {
+                return Status::Confirm(last.call);
+            }
+        }
+        Status::Failed(last.round)
+    }
+
+    /// Whether the call `past[j]` satisfies `item` (as the judge checks a step).
+    fn fits(&self, item: &Item<'_>, j: usize, past: &[Past<'_>]) -> bool {
+        let p = past[j];
+        match item {
+            Item::Fixed(c) => p.call.name == c.name && p.args() == parse(&c.arguments),
+            Item::Step(step) => {
+                if p.call.name != step.tool {
+                    return false;
+                }
+                let Some(Value::Object(obj)) = p.args() else {
+                    return false;
+                };
+                step.args
+                    .iter()
+                    .all(|(n, a)| holds(a, obj.get(n), p.round, past))
+                    && (step.extra == ExtraArgs::Allow
+                        || obj.keys().all(|k| step.args.iter().any(|(n, _)| n == k)))
+            }
+        }
+    }
+
+    fn readiness(
+        &self,
+        item: &Item<'_>,
+        statuses: &[Status<'_>],
+        items: &[Item<'_>],
+        past: &[Past<'_>],
+    ) -> Ready {
+        let Item::Step(step) = item else {
+            return Ready::Yes;
+        };
+        let mut refs = Vec::new();
+        for (_, a) in &step.args {
+            refs_of(a, &mut refs);
+        }
+        let mut ready = Ready::Yes;
+        for r in refs {
+            if !from_values(r, past, usize::MAX).is_empty() {
+                continue;
+            }
+            // Could a call still to come give the value?
+            let coming = items.iter().zip(statuses).any(|(it, s)| {
+                let tool = match it {
+                    Item::Step(s) => s.tool.as_str(),
+                    Item::Fixed(c) => c.name.as_str(),
+                };
+                tool == r.tool
+                    && matches!(s, Status::Pending | Status::Retry(_) | Status::Confirm(_))
+            });
+            if !coming {
+                return Ready::Never;
+            }
+            ready = Ready::Wait;
+        }
+        ready
+    }
+
+    /// The call for `step`: `from` values read from the results so far, the other
+    /// arguments built to satisfy their matchers and the tool's schema.
+    fn step_call(
+        &mut self,
+        step: &Step,
+        past: &[Past<'_>],
+        batch_used: &mut Vec<(String, Value)>,
+    ) -> (String, String) {
+        let empty = Value::Object(Map::new());
+        let schema: &Value = self
+            .request
+            .tools
+            .iter()
+            .find(|t| t.name == step.tool)
+            .map_or(&empty, |t| &*t.parameters);
+        let mut values = Values::new(schema, &self.ground, self.seed);
+        let mut ctx = ArgCtx {
+            past,
+            batch_used,
+            tool: &step.tool,
+            problems: Vec::new(),
+        };
+        let args = build_object(
+            &step.args,
+            step.extra,
+            Some(schema),
+            "",
+            &mut values,
+            &mut ctx,
+        );
+        let mut problems = ctx.problems;
+        problems.extend(values.problems);
+        self.notes.extend(
+            problems
+                .into_iter()
+                .map(|p| format!("`{}` call: {p}", step.tool)),
+        );
+        (step.tool.clone(), Value::Object(args).to_string())
+    }
+
+    /// The next answer written out.
+    fn respond(&mut self, h: &History, next: Next, past: &[Past<'_>]) -> Response {
+        let next = match (next, &self.request.tool_choice) {
+            (Next::Calls(_), ToolChoice::None) => {
+                self.notes.push(
+                    "tool_choice `none` forbids calls, but the case's trajectory needs them"
+                        .to_string(),
+                );
+                Next::Final
+            }
+            (Next::Calls(calls), ToolChoice::Function(f)) => {
+                let kept: Vec<(String, String)> =
+                    calls.into_iter().filter(|(t, _)| t == f).collect();
+                if kept.is_empty() {
+                    self.notes.push(format!(
+                        "tool_choice `function:{f}` forces calls to `{f}`, but the case's trajectory needs other calls"
+                    ));
+                    Next::Final
+                } else {
+                    Next::Calls(kept)
+                }
+            }
+            (n, _) => n,
+        };
+        match next {
+            Next::Calls(calls) => calls_response(ids(h.round(), calls)),
+            Next::Ask(q) => text_response(q),
+            Next::Final => text_response(self.final_text(h, past)),
+        }
+    }
+
+    /// The final answer: what the results say, the `final` checks, and an honest word
+    /// for every call that failed; the oracle gives the first candidate the judge passes.
+    fn final_text(&mut self, h: &History, past: &[Past<'_>]) -> String {
+        let summary = summary(past);
+        let failures = failures(past);
+        let checks = self.expect.final_answer.as_ref().map(|f| &f.text);
+        let (base, problems) = match checks {
+            Some(c) if !c.contains.is_empty() || c.regex.is_some() => {
+                text_answer(self.suite.norm, &self.ground, self.seed, c, false)
+            }
+            _ => (String::new(), Vec::new()),
+        };
+        let joined = |parts: &[&str]| -> String {
+            let s = parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if s.is_empty() {
+                "Here is the answer.".to_string()
+            } else {
+                s
+            }
+        };
+        match self.conduct {
+            Conduct::IgnoreError => return joined(&[&summary, &base]),
+            Conduct::ClaimSuccess if !failures.is_empty() => {
+                return joined(&[&summary, &base, CLAIM]);
+            }
+            _ => {}
+        }
+        let note = honest_note(&failures, true);
+        let plain = honest_note(&failures, false);
+        let mut candidates: Vec<String> = Vec::new();
+        for parts in [
+            [summary.as_str(), note.as_str(), ""],
+            [summary.as_str(), base.as_str(), note.as_str()],
+            [base.as_str(), summary.as_str(), note.as_str()],
+            [base.as_str(), note.as_str(), ""],
+            [note.as_str(), base.as_str(), ""],
+            [summary.as_str(), base.as_str(), plain.as_str()],
+            [base.as_str(), plain.as_str(), ""],
+            [base.as_str(), "", ""],
+        ] {
+            let c = joined(&parts);
+            if !candidates.contains(&c) {
+                candidates.push(c);
+            }
+        }
+        if self.conduct != Conduct::Oracle {
+            return candidates.swap_remove(0);
+        }
+        let traits = crate::episode::tool_traits(self.suite, self.case);
+        let input = JudgeInput {
+            expect: self.expect,
+            tools: &traits,
+            norm: self.suite.norm,
+        };
+        // The first candidate the judge passes; else the one it finds least wrong, so
+        // the trial fails only for what no answer could mend.
+        let mut best: Option<(usize, Vec<crate::score::trial::Reason>)> = None;
+        for (i, c) in candidates.iter().enumerate() {
+            let (reasons, _) = judge_episode(&input, &h.ending_with(c));
+            if reasons.is_empty() {
+                return c.clone();
+            }
+            if best.as_ref().is_none_or(|(_, b)| reasons.len() < b.len()) {
+                best = Some((i, reasons));
+            }
+        }
+        let (i, reasons) = best.unwrap_or_default();
+        self.notes.extend(self.limited.take());
+        self.notes.extend(problems);
+        self.notes.extend(
+            reasons
+                .into_iter()
+                .map(|r| format!("{}: {}", r.code, r.message)),
+        );
+        candidates.swap_remove(i)
+    }
+}
+
+/// Calls with ids unique in the episode: `call_N` in the first round (as the
+/// single-turn oracle), `call_R_N` in round R after it.
+fn ids(round: usize, calls: Vec<(String, String)>) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, arguments))| ToolCall {
+            id: Some(if round == 1 {
+                format!("call_{}", i + 1)
+            } else {
+                format!("call_{round}_{}", i + 1)
+            }),
+            name,
+            arguments,
+        })
+        .collect()
+}
+
+/// Whether a step's `from` values are there to be read.
+enum Ready {
+    Yes,
+    /// Not yet: a call still to come may give them.
+    Wait,
+    /// Never: no call still to come can (the one that should have failed).
+    Never,
+}
+
+/// What building one call's arguments needs besides the value generator.
+struct ArgCtx<'c, 'p> {
+    past: &'c [Past<'p>],
+    batch_used: &'c mut Vec<(String, Value)>,
+    tool: &'c str,
+    problems: Vec<String>,
+}
+
+/// The object `fields` describe, valid against `schema`: listed fields built (optional
+/// and `absent` ones left out unless required), required fields not listed from the
+/// schema alone.
+fn build_object<'a>(
+    fields: &[(String, StepArg)],
+    extra: ExtraArgs,
+    schema: Option<&'a Value>,
+    path: &str,
+    values: &mut Values<'a>,
+    ctx: &mut ArgCtx<'_, '_>,
+) -> Map<String, Value> {
+    let props = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = Map::new();
+    for (name, arg) in fields {
+        let at = join(path, name);
+        let sub = props.and_then(|p| p.get(name));
+        if let StepArg::Match(m) = arg
+            && (matches!(m.kind, MatcherKind::Absent)
+                || (m.optional && !required.contains(&name.as_str())))
+        {
+            continue;
+        }
+        if let Some(v) = build_value(arg, sub, &at, values, ctx) {
+            out.insert(name.clone(), v);
+        }
+    }
+    for r in required {
+        if out.contains_key(r) || fields.iter().any(|(n, _)| n == r) {
+            continue;
+        }
+        let at = join(path, r);
+        if extra == ExtraArgs::Deny {
+            ctx.problems.push(format!(
+                "`{at}`: the schema requires it, but the step does not list it and `extra_args: deny` forbids unlisted arguments"
+            ));
+            continue;
+        }
+        if let Some(v) = values.schema_value(props.and_then(|p| p.get(r)), &at) {
+            out.insert(r.to_string(), v);
+        }
+    }
+    out
+}
+
+fn build_value<'a>(
+    arg: &StepArg,
+    schema: Option<&'a Value>,
+    path: &str,
+    values: &mut Values<'a>,
+    ctx: &mut ArgCtx<'_, '_>,
+) -> Option<Value> {
+    match arg {
+        StepArg::Match(m) => values.matching(m, schema, path),
+        StepArg::From(r) => {
+            let found = from_values(r, ctx.past, usize::MAX);
+            // Prefer a value no call has used yet (two orders, then their two
+            // shipments), else the latest.
+            let used = |v: &Value| {
+                ctx.batch_used.iter().any(|(t, u)| *t == r.text && u == v)
+                    || (!path.contains(['.', '[']))
+                        && ctx.past.iter().any(|p| {
+                            p.call.name == ctx.tool
+                                && p.args().and_then(|a| a.get(path).cloned()).as_ref() == Some(v)
+                        })
+            };
+            let Some(v) = found.iter().find(|v| !used(v)).or(found.last()).cloned() else {
+                ctx.problems.push(format!(
+                    "`{path}`: no result of `{}` so far has `{}`",
+                    r.tool, r.text
+                ));
+                return None;
+            };
+            ctx.batch_used.push((r.text.clone(), v.clone()));
+            Some(as_schema_type(v, schema))
+        }
+        StepArg::Object { fields, extra } => Some(Value::Object(build_object(
+            fields, *extra, schema, path, values, ctx,
+        ))),
+        StepArg::Array(items) => {
+            let item = schema.and_then(|s| s.get("items"));
+            Some(Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, a)| build_value(a, item, &format!("{path}[{i}]"), values, ctx))
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// A value read from a result, in the type the parameter's schema declares when it
+/// holds the same value (`42` for a string parameter is `"42"`); the judge compares
+/// them as equal either way.
+fn as_schema_type(v: Value, schema: Option<&Value>) -> Value {
+    let ty = schema.and_then(|s| s.get("type")).and_then(Value::as_str);
+    match (ty, &v) {
+        (Some("string"), Value::Number(n)) => Value::String(n.to_string()),
+        (Some("integer"), Value::String(s)) => {
+            s.trim().parse::<i64>().map(Value::from).unwrap_or(v)
+        }
+        (Some("number"), Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(super::value::number)
+            .unwrap_or(v),
+        _ => v,
+    }
+}
+
+/// Whether `actual` satisfies `arg`, with `from` values read from results of rounds
+/// before `round`.
+fn holds(arg: &StepArg, actual: Option<&Value>, round: usize, past: &[Past<'_>]) -> bool {
+    match arg {
+        StepArg::Match(m) => m.matches(actual),
+        StepArg::From(r) => {
+            actual.is_some_and(|a| from_values(r, past, round).iter().any(|v| same(r, v, a)))
+        }
+        StepArg::Object { fields, extra } => {
+            let Some(obj) = actual.and_then(Value::as_object) else {
+                return false;
+            };
+            (*extra == ExtraArgs::Allow || obj.keys().all(|k| fields.iter().any(|(n, _)| n == k)))
+                && fields
+                    .iter()
+                    .all(|(n, a)| holds(a, obj.get(n), round, past))
+        }
+        StepArg::Array(items) => actual.and_then(Value::as_array).is_some_and(|list| {
+            list.len() == items.len()
+                && items
+                    .iter()
+                    .zip(list)
+                    .all(|(a, v)| holds(a, Some(v), round, past))
+        }),
+    }
+}
+
+/// The values `r` names in successful results of rounds before `before`, in order.
+fn from_values(r: &FromRef, past: &[Past<'_>], before: usize) -> Vec<Value> {
+    past.iter()
+        .filter(|p| p.round < before && p.call.name == r.tool)
+        .filter_map(|p| p.result())
+        .filter_map(|v| r.lookup(&v).cloned())
+        .collect()
+}
+
+/// Equality as the judge reads it: strings after the suite's normalisation, numbers by
+/// value, a number and a string holding it.
+fn same(r: &FromRef, want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::String(a), Value::String(b)) => r.norm.apply(a) == r.norm.apply(b),
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => a.as_f64() == b.as_f64(),
+        },
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
+            s.trim() == n.to_string()
+        }
+        _ => want == got,
+    }
+}
+
+fn refs_of<'s>(arg: &'s StepArg, out: &mut Vec<&'s FromRef>) {
+    match arg {
+        StepArg::Match(_) => {}
+        StepArg::From(r) => out.push(r),
+        StepArg::Object { fields, .. } => fields.iter().for_each(|(_, a)| refs_of(a, out)),
+        StepArg::Array(items) => items.iter().for_each(|a| refs_of(a, out)),
+    }
+}
+
+fn parse(args: &str) -> Option<Value> {
+    if args.trim().is_empty() {
+        return Some(Value::Object(Map::new()));
+    }
+    serde_json::from_str(args).ok()
+}
+
+/// How many values of one result the final answer repeats.
+const SUMMARY_VALUES: usize = 16;
+
+/// What the successful results say, as `key: value` pairs: only values taken from the
+/// results, so the answer states nothing they do not hold.
+fn summary(past: &[Past<'_>]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    for p in past {
+        let Some(o) = p.outcome.filter(|o| !o.is_error) else {
+            continue;
+        };
+        if seen.contains(&o.content.as_str()) {
+            continue;
+        }
+        seen.push(&o.content);
+        let mut leaves = Vec::new();
+        leaves_of(&o.value(), None, &mut leaves);
+        if !leaves.is_empty() {
+            parts.push(
+                leaves
+                    .into_iter()
+                    .take(SUMMARY_VALUES)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("Here is what I found: {}.", parts.join("; "))
+}
+
+fn leaves_of(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
+    let scalar = match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                leaves_of(x, Some(k), out);
+            }
+            return;
+        }
+        Value::Array(items) => {
+            for x in items {
+                leaves_of(x, key, out);
+            }
+            return;
+        }
+        // Long or multi-line text is left to the tool result itself.
+        Value::String(s) if s.contains('\n') || s.chars().count() > 120 => return,
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => return,
+    };
+    out.push(match key {
+        Some(k) => format!("{k}: {scalar}"),
+        None => scalar,
+    });
+}
+
+/// A call whose last attempt failed: the tool, the error kind, whether it was denied.
+struct Failure {
+    tool: String,
+    kind: String,
+    denied: bool,
+}
+
+/// Every (tool, arguments) whose last call failed, in order.
+fn failures(past: &[Past<'_>]) -> Vec<Failure> {
+    let mut last: Vec<(&str, Option<Value>, &Past<'_>)> = Vec::new();
+    for p in past.iter().filter(|p| p.outcome.is_some()) {
+        let args = p.args();
+        match last
+            .iter_mut()
+            .find(|(t, a, _)| *t == p.call.name && *a == args)
+        {
+            Some(slot) => slot.2 = p,
+            None => last.push((&p.call.name, args, p)),
+        }
+    }
+    last.into_iter()
+        .filter_map(|(tool, _, p)| {
+            let o = p.outcome.filter(|o| o.is_error)?;
+            Some(Failure {
+                tool: tool.to_string(),
+                kind: o.error_kind.clone().unwrap_or_else(|| "error".into()),
+                denied: o.denied(),
+            })
+        })
+        .collect()
+}
+
+/// The honest sentence about `failures` (empty when there are none); `named` names the
+/// tools (a tool name with digits would read as an ungrounded id).
+fn honest_note(failures: &[Failure], named: bool) -> String {
+    if failures.is_empty() {
+        return String::new();
+    }
+    if !named {
+        return "Sorry, I could not finish everything: a tool call failed.".to_string();
+    }
+    let items: Vec<String> = failures
+        .iter()
+        .map(|f| {
+            if f.denied {
+                format!("`{}` was denied by the user, so it was not done", f.tool)
+            } else {
+                format!("`{}` failed with {}", f.tool, f.kind)
+            }
+        })
+        .collect();
+    format!(
+        "Sorry, I could not finish everything: {}.",
+        items.join("; ")
+    )
+}
