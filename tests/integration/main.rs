@@ -12,6 +12,7 @@ mod ci_recipe;
 mod compare;
 mod hostile;
 mod live;
+mod loop_suites;
 mod loops;
 mod oracle;
 mod prices;
