@@ -35,6 +35,7 @@
 //! reports: repeating the first call forever, ignoring errors, claiming success after
 //! an error, calling risky tools without asking.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
@@ -117,12 +118,13 @@ pub fn answer_round(
         expect: case.loop_expect.as_ref().unwrap_or(&NO_EXPECT),
         variant,
         request,
-        ground: Grounding::new(&request.messages),
+        ground: OnceCell::new(),
         seed: seed_of(&[&case.id, "loop"]),
         conduct,
         turns_left: spec.turns.len().saturating_sub(history.turns_used),
         notes: Vec::new(),
         limited: None,
+        lead: None,
     };
     let response = play.answer(&history);
     let unmet = if conduct == Conduct::Oracle {
@@ -147,8 +149,10 @@ pub fn answer_round(
 /// What a step or a first-round call has come to.
 #[derive(Debug, Clone, Copy)]
 enum Status<'h> {
-    /// Not called yet (or to be called again).
+    /// Not called yet.
     Pending,
+    /// Done, but before an earlier step's retry: to be done again (`in_order`).
+    Redo,
     /// Called, and the last call succeeded (in round `.0`).
     Done(usize),
     /// The last call failed with an error worth retrying.
@@ -180,7 +184,8 @@ struct Play<'a> {
     expect: &'a LoopExpectation,
     variant: &'a str,
     request: &'a Request,
-    ground: Grounding,
+    /// The conversation's words and numbers, read when a value or a text needs them.
+    ground: OnceCell<Grounding>,
     seed: u64,
     conduct: Conduct,
     /// Scripted user turns not sent yet.
@@ -189,6 +194,8 @@ struct Play<'a> {
     notes: Vec<String>,
     /// A limit that kept this round from making the calls it should.
     limited: Option<String>,
+    /// The single-turn text answer a first round's final answer must also hold.
+    lead: Option<String>,
 }
 
 impl<'a> Play<'a> {
@@ -210,11 +217,23 @@ impl<'a> Play<'a> {
             return self.forever(h, &items, &past, mode);
         }
         if first && trajectory.is_none() {
-            return self.single_turn();
+            let single = self.single_turn();
+            if self.conduct != Conduct::Oracle
+                || !single.tool_calls.is_empty()
+                || self.expect.final_answer.is_none()
+            {
+                return single;
+            }
+            // A text answer in the first round may be the final one: it holds the
+            // `final` checks as well as the first round's.
+            self.lead = single.text;
+            return text_response(self.final_text(h, &past));
         }
         let next = self.next(h, &items, &past, mode);
         let response = self.respond(h, next, &past);
         if first && self.needs_first_round_fallback(&response) {
+            // What the plan could not do is not what the first round does now.
+            self.notes.clear();
             return self.single_turn();
         }
         response
@@ -290,6 +309,11 @@ impl<'a> Play<'a> {
         calls_response(ids(h.round(), vec![call]))
     }
 
+    fn ground(&self) -> &Grounding {
+        self.ground
+            .get_or_init(|| Grounding::new(&self.request.messages))
+    }
+
     fn risky(&self, tool: &str) -> bool {
         self.spec.policy.decide(tool).is_none()
             && self
@@ -334,7 +358,7 @@ impl<'a> Play<'a> {
         }
         let mut batch_used: Vec<(String, Value)> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            if !matches!(statuses[i], Status::Pending) {
+            if !matches!(statuses[i], Status::Pending | Status::Redo) {
                 continue;
             }
             match self.readiness(item, &statuses, items, past) {
@@ -348,10 +372,21 @@ impl<'a> Play<'a> {
             if mode == MatchMode::Strict && !calls.is_empty() {
                 break;
             }
-            calls.push(match item {
+            let call = match item {
                 Item::Step(step) => self.step_call(step, past, &mut batch_used),
                 Item::Fixed(c) => (c.name.clone(), c.arguments.clone()),
-            });
+            };
+            // A call already made did not satisfy the step (a matcher the oracle could
+            // not satisfy, noted above): making it again would change nothing.
+            let args = parse(&call.1);
+            if matches!(statuses[i], Status::Pending)
+                && past
+                    .iter()
+                    .any(|p| p.outcome.is_some() && p.call.name == call.0 && p.args() == args)
+            {
+                continue;
+            }
+            calls.push(call);
             if mode == MatchMode::Strict {
                 break;
             }
@@ -474,10 +509,10 @@ impl<'a> Play<'a> {
             let mut floor = 0;
             for s in &mut out {
                 match *s {
-                    Status::Done(r) if r < floor => *s = Status::Pending,
+                    Status::Done(r) if r < floor => *s = Status::Redo,
                     Status::Done(r) | Status::Failed(r) => floor = floor.max(r),
                     Status::Retry(_) | Status::Confirm(_) => floor = usize::MAX,
-                    Status::Pending => {}
+                    Status::Pending | Status::Redo => {}
                 }
             }
         }
@@ -561,7 +596,10 @@ impl<'a> Play<'a> {
                     Item::Fixed(c) => c.name.as_str(),
                 };
                 tool == r.tool
-                    && matches!(s, Status::Pending | Status::Retry(_) | Status::Confirm(_))
+                    && matches!(
+                        s,
+                        Status::Pending | Status::Redo | Status::Retry(_) | Status::Confirm(_)
+                    )
             });
             if !coming {
                 return Ready::Never;
@@ -586,7 +624,7 @@ impl<'a> Play<'a> {
             .iter()
             .find(|t| t.name == step.tool)
             .map_or(&empty, |t| &*t.parameters);
-        let mut values = Values::new(schema, &self.ground, self.seed);
+        let mut values = Values::new(schema, self.ground(), self.seed);
         let mut ctx = ArgCtx {
             past,
             batch_used,
@@ -650,7 +688,7 @@ impl<'a> Play<'a> {
         let checks = self.expect.final_answer.as_ref().map(|f| &f.text);
         let (base, problems) = match checks {
             Some(c) if !c.contains.is_empty() || c.regex.is_some() => {
-                text_answer(self.suite.norm, &self.ground, self.seed, c, false)
+                text_answer(self.suite.norm, self.ground(), self.seed, c, false)
             }
             _ => (String::new(), Vec::new()),
         };
@@ -695,6 +733,14 @@ impl<'a> Play<'a> {
         if self.conduct != Conduct::Oracle {
             return candidates.swap_remove(0);
         }
+        if let Some(lead) = self.lead.take() {
+            candidates = candidates
+                .iter()
+                .flat_map(|c| [joined(&[&lead, c]), joined(&[c, &lead])])
+                .chain([lead.clone()])
+                .collect();
+        }
+        let scorer = (h.round() == 1).then(|| CaseScorer::new(self.suite, self.case));
         let traits = crate::episode::tool_traits(self.suite, self.case);
         let input = JudgeInput {
             expect: self.expect,
@@ -705,7 +751,15 @@ impl<'a> Play<'a> {
         // the trial fails only for what no answer could mend.
         let mut best: Option<(usize, Vec<crate::score::trial::Reason>)> = None;
         for (i, c) in candidates.iter().enumerate() {
-            let (reasons, _) = judge_episode(&input, &h.ending_with(c));
+            let (mut reasons, _) = judge_episode(&input, &h.ending_with(c));
+            if let Some(scorer) = &scorer {
+                let response = text_response(c.clone());
+                reasons.extend(
+                    scorer
+                        .score_variant(self.variant, &self.request.tool_choice, &response)
+                        .1,
+                );
+            }
             if reasons.is_empty() {
                 return c.clone();
             }
