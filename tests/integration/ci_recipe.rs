@@ -30,7 +30,15 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 use crate::support::{Toolgauge, repo_root};
 
 /// The shipped suites, by file stem.
-const SUITES: &[&str] = &["enum", "parallel", "tool_choice", "variants", "weather"];
+const SUITES: &[&str] = &[
+    "enum",
+    "parallel",
+    "tool_choice",
+    "variants",
+    "weather",
+    "loops",
+    "safety",
+];
 
 /// Steps that cannot run here, and what stands in for each.
 const STAND_INS: &[(&str, &str)] = &[
@@ -437,6 +445,12 @@ impl FakeServer {
             {
                 return ResponseTemplate::new(401).set_body_string("fake: wrong key");
             }
+            // A model that never calls answers any conversation, recorded or not (after
+            // its text answer a loop case's scripted user turn makes a new one).
+            if let Model::NeverCalls = model {
+                let text = json!({"text": "I can't look that up.", "finish_reason": "stop"});
+                return ResponseTemplate::new(200).set_body_json(openai_body(&text));
+            }
             let id = wire_id(&body);
             let Some(responses) = answers.get(&id) else {
                 return ResponseTemplate::new(400)
@@ -448,12 +462,7 @@ impl FakeServer {
                 *count += 1;
                 *count - 1
             };
-            let response = match model {
-                Model::AsRecorded => responses[n % responses.len()].clone(),
-                Model::NeverCalls => {
-                    json!({"text": "I can't look that up.", "finish_reason": "stop"})
-                }
-            };
+            let response = responses[n % responses.len()].clone();
             ResponseTemplate::new(200).set_body_json(openai_body(&response))
         };
         rt.block_on(
@@ -527,17 +536,24 @@ fn assert_night_ran(ran: &[Ran], work: &Path) {
         dir.assert_complete();
         let meta = dir.json("run.json");
         assert_eq!(meta["status"], "complete", "{s}");
-        // The record step wrote a new live cassette with one entry per trial.
+        // The record step wrote a new live cassette with one entry per request: one per
+        // trial, and one per round of a loop trial.
         let cassette = std::fs::read_to_string(work.join(format!("live/{s}.cassette.jsonl")))
             .unwrap_or_else(|e| panic!("live/{s}.cassette.jsonl: {e}"));
         let mut lines = cassette.lines();
         let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
         assert_eq!(header["source"], "live", "{s}");
+        let trials = dir.trials();
         assert_eq!(
-            lines.count() as u64,
+            trials.len() as u64,
             meta["trials_planned"].as_u64().unwrap(),
-            "{s}: one entry per trial"
+            "{s}"
         );
+        let requests: usize = trials
+            .iter()
+            .map(|t| t["episode"]["rounds"].as_array().map_or(1, Vec::len))
+            .sum();
+        assert_eq!(lines.count(), requests, "{s}: one entry per request");
         assert!(!cassette.contains(KEY), "the key never reaches a cassette");
     }
 }

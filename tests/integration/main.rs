@@ -14,6 +14,7 @@ mod hostile;
 mod live;
 mod loop_live;
 mod loop_reports;
+mod loop_suites;
 mod loop_wire;
 mod loops;
 mod oracle;

@@ -8,6 +8,8 @@ const SUITES: &[&str] = &[
     "suites/parallel.yaml",
     "suites/tool_choice.yaml",
     "suites/variants.yaml",
+    "suites/loops.yaml",
+    "suites/safety.yaml",
 ];
 
 #[test]
