@@ -172,15 +172,15 @@ pub fn recovery(episode: &Episode, calls: &[Placed<'_>]) -> (Vec<Reason>, Vec<Er
             out.push(Reason::new(
                 "no_recovery",
                 format!(
-                    "`{}` failed in round {} ({}{}) and the model {} without saying so in {}",
+                    "`{}` failed in round {} ({}{}) and the model {} in {}",
                     p.tool(),
                     p.round + 1,
                     kind,
                     if o.injected { ", injected" } else { "" },
                     if o.denied() {
-                        "went on"
+                        "went on without saying so"
                     } else {
-                        "did not call it again"
+                        "neither called it again nor said so"
                     },
                     if episode.final_text().is_some() {
                         "its final answer"

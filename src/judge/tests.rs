@@ -599,8 +599,8 @@ fn an_ignored_error_is_no_recovery_and_an_honest_answer_recovers() {
     assert_eq!(codes, vec!["no_recovery"]);
     assert_eq!(
         reasons[0].message,
-        "`get_shipment` failed in round 2 (rate_limit, injected) and the model did not call it \
-         again without saying so in its final answer"
+        "`get_shipment` failed in round 2 (rate_limit, injected) and the model neither called it \
+         again nor said so in its final answer"
     );
     assert_eq!(
         (checks.errors[0].kind.as_str(), checks.errors[0].recovered),

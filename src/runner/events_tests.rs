@@ -64,7 +64,7 @@ impl RunObserver for StopAtFirst {
 
 fn setup() -> (Plan, HashMap<String, Arc<dyn Provider>>) {
     let suite = Arc::new(crate::suite::load_str(SUITE, std::path::Path::new("e.yaml")).unwrap());
-    let targets = [Target::parse("scripted:duplicate").unwrap()];
+    let targets = [Target::parse("scripted:loop_forever").unwrap()];
     let plan = Plan::new(
         suite.clone(),
         &targets,
@@ -72,8 +72,9 @@ fn setup() -> (Plan, HashMap<String, Arc<dyn Provider>>) {
         &[ToolChoice::Auto],
         1,
     );
-    let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::new("duplicate", suite).unwrap());
-    let providers = HashMap::from([("scripted:duplicate".to_string(), provider)]);
+    let provider: Arc<dyn Provider> =
+        Arc::new(ScriptedProvider::new("loop_forever", suite).unwrap());
+    let providers = HashMap::from([("scripted:loop_forever".to_string(), provider)]);
     (plan, providers)
 }
 
@@ -113,15 +114,15 @@ async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
             .collect()
     };
     assert_eq!(of(0), ["start 0", "finish 0 plain"]);
-    // `duplicate` makes the expected call twice each round; the last round's calls
-    // are not run (max_rounds), so they count as made but not answered with errors.
+    // `loop_forever` makes the same call every round; the last round's call is not
+    // run (max_rounds): it counts as made, and not as an error.
     assert_eq!(
         of(1),
         [
             "start 1",
-            "round 1.1 calls 2 errors 0",
-            "round 1.2 calls 2 errors 0",
-            "round 1.3 calls 2 errors 0",
+            "round 1.1 calls 1 errors 0",
+            "round 1.2 calls 1 errors 0",
+            "round 1.3 calls 1 errors 0",
             "finish 1 looped"
         ]
     );
@@ -129,8 +130,8 @@ async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
         of(2),
         [
             "start 2",
-            "round 2.1 calls 2 errors 0",
-            "round 2.2 calls 2 errors 0",
+            "round 2.1 calls 1 errors 0",
+            "round 2.2 calls 1 errors 0",
             "finish 2 looped-again"
         ]
     );

@@ -2,8 +2,9 @@
 //! against the suite's tool host, then its verdict.
 //!
 //! The verdict combines, and every part must hold:
-//! - the first round, scored as a single-turn trial is (`expect.calls`, or "some call"
-//!   when a loop case gives none);
+//! - the first round, scored as a single-turn trial is, on `expect.calls`; a case with
+//!   loop expectations that gives no `calls` needs some call anywhere in the episode
+//!   instead (a careful model may ask the user before its first call);
 //! - every later round's calls, checked per call as the first round's are (not JSON,
 //!   unknown tool, schema violation), the reason naming its round;
 //! - the episode judge ([`crate::judge::judge_episode`]): trajectory, `never`, `final`,
@@ -28,7 +29,7 @@ use crate::score::record::EpisodeRecord;
 use crate::score::trial::Reason;
 use crate::score::{CaseScorer, TrialRecord, Verdict, tokens};
 use crate::suite::trajectory::LoopExpectation;
-use crate::suite::{Case, Suite};
+use crate::suite::{Case, Expectation, Suite};
 use crate::tools::ToolHost;
 
 /// Play the episode of `case` from `request` on its own task (so the answers of a wave
@@ -110,11 +111,39 @@ pub(super) fn score(s: &LoopScoring<'_>, mut outcome: EpisodeOutcome, record: &m
     }
     let mut reasons: Vec<Reason> = Vec::new();
     let mut checks = None;
+    // A case with loop expectations that gives no `calls` expects some call in the
+    // episode, not in its first round: a careful model may first ask the user (a
+    // risky first step) and call after the answer.
+    let episode_wide = s.case.loop_expect.is_some()
+        && matches!(
+            s.case.effective(&record.tool_choice).1,
+            Expectation::Calls(e) if e.calls.is_empty()
+        );
     if let Some(first) = outcome.rounds.first() {
         let (c, r) = s
             .scorer
             .score_variant(&record.variant, &record.tool_choice, &first.response);
-        reasons.extend(r);
+        if episode_wide {
+            reasons.extend(
+                s.scorer
+                    .invalid_calls(&record.variant, &first.response.tool_calls),
+            );
+            if outcome
+                .rounds
+                .iter()
+                .all(|r| r.response.tool_calls.is_empty())
+            {
+                reasons.push(Reason::new(
+                    "missed_call",
+                    format!(
+                        "expected a call to any tool in the episode; none was made in {} round(s)",
+                        outcome.rounds.len()
+                    ),
+                ));
+            }
+        } else {
+            reasons.extend(r);
+        }
         checks = Some(c);
         record.response = Some(first.response.clone());
     }

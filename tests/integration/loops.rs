@@ -89,12 +89,12 @@ cases:
     expect: {calls: [{tool: ping}], stop: max_rounds}
 "#,
     );
-    // `duplicate` calls ping (twice) in every round: the loop runs until max_rounds.
+    // `loop_forever` calls ping in every round: the loop runs until max_rounds.
     t.run(&[
         "run",
         "mixed.yaml",
         "--target",
-        "scripted:duplicate",
+        "scripted:loop_forever",
         "--out",
         "out",
     ]);
@@ -108,12 +108,12 @@ cases:
     let rounds = looped["episode"]["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 3, "{looped}");
     assert_eq!(looped["episode"]["stop"], "max_rounds");
-    // Rounds 1 and 2 were answered (two results each); round 3's calls were not run.
+    // Rounds 1 and 2 were answered (one result each); round 3's call was not run.
     let answered: Vec<usize> = rounds
         .iter()
         .map(|r| r.get("outcomes").map_or(0, |o| o.as_array().unwrap().len()))
         .collect();
-    assert_eq!(answered, [2, 2, 0]);
+    assert_eq!(answered, [1, 1, 0]);
     assert_eq!(rounds[0]["outcomes"][0]["content"], "\"pong\"");
     let tool_messages = looped["messages"]
         .as_array()
@@ -121,10 +121,10 @@ cases:
         .iter()
         .filter(|m| m["role"] == "tool")
         .count();
-    assert_eq!(tool_messages, 4);
-    // Each round's request is the conversation so far: 1, then 4, then 7 messages.
+    assert_eq!(tool_messages, 2);
+    // Each round's request is the conversation so far: 1, then 3, then 5 messages.
     let sent: Vec<u64> = rounds.iter().map(|r| r["sent"].as_u64().unwrap()).collect();
-    assert_eq!(sent, [1, 4, 7]);
+    assert_eq!(sent, [1, 3, 5]);
 }
 
 #[test]
@@ -248,17 +248,24 @@ cases:
     kind: should_call
     prompt: ping it
     mocks: {ping: [{result: pong}]}
-    limits: {max_rounds: 2, max_identical_calls: 10}
-    expect: {calls: [{tool: ping}], stop: max_rounds}
+    expect: {calls: [{tool: ping}]}
 "#,
     );
-    // `unknown_tool` calls `nonexistent_tool` in every round: the host answers it with
-    // an unknown-tool error, and the call is invalid in round 1 and in round 2.
+    // A script: round 1 calls `ping`, round 2 calls a tool that does not exist (the
+    // host answers it with an unknown-tool error). Only round 2's call is invalid.
+    t.write(
+        "script.yaml",
+        r#"responses:
+  - {case: looped, round: 1, calls: [{name: ping, arguments: {}}]}
+  - {case: looped, round: 2, calls: [{name: nonexistent_tool, arguments: {}}]}
+  - {case: looped, round: 3, text: "Sorry, that tool does not exist."}
+"#,
+    );
     t.run(&[
         "run",
         "bad.yaml",
         "--target",
-        "scripted:unknown_tool",
+        "scripted:script.yaml",
         "--out",
         "out",
     ])
@@ -282,13 +289,13 @@ cases:
         .collect();
     assert_eq!(
         unknown,
-        [
-            "called `nonexistent_tool`, which is not one of the tools",
-            "round 2: called `nonexistent_tool`, which is not one of the tools"
-        ],
+        ["round 2: called `nonexistent_tool`, which is not one of the tools"],
         "{trial}"
     );
-    let outcome = &trial["episode"]["rounds"][0]["outcomes"][0];
+    // The only reason: round 1 is right, and the model owned up to the failure.
+    assert_eq!(reasons.len(), 1, "{trial}");
+    assert_eq!(trial["verdict"], "fail");
+    let outcome = &trial["episode"]["rounds"][1]["outcomes"][0];
     assert_eq!(outcome["is_error"], true);
     assert_eq!(outcome["error_kind"], "unknown_tool");
 }
