@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::checker::{self, Category, ExpectedCall, Function, Options};
 use super::decode;
-use super::import::{options_of, to_bfcl_schema};
+use super::import::{inferred, options_of, to_bfcl_schema};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
 use crate::judge::profile::{CaseJudge, SpecProblem, ValueProblem};
@@ -235,9 +235,11 @@ fn checked_part(parameters: &Value) -> Value {
             return Value::Null;
         };
         let mut out = serde_json::Map::new();
+        // As `to_bfcl_schema` writes `type`: the BFCL type a JSON type stands for, else
+        // the value as it is (without building the converted node).
         let ty = o.get("x-bfcl-type").cloned().or_else(|| {
-            let inferred = to_bfcl_schema(&json!({"type": o.get("type")?.clone()}));
-            inferred.get("type").cloned()
+            let t = o.get("type")?;
+            Some(inferred(t.as_str()).map_or_else(|| t.clone(), |b| Value::String(b.into())))
         });
         if let Some(t) = ty {
             out.insert("type".into(), t);
