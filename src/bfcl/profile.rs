@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::checker::{self, Category, ExpectedCall, Function, Options};
 use super::decode;
-use super::import::{inferred, options_of, to_bfcl_schema};
+use super::import::{inferred, options_of};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
 use crate::judge::profile::{CaseJudge, SpecProblem, ValueProblem};
@@ -226,10 +226,11 @@ fn declare(tool: &Tool) -> Result<Function, String> {
 
 /// The part of a tool's parameter schema that BFCL's checker reads, in BFCL's form: each
 /// top-level property's type and its items' type, and `required`. Reading it gives the
-/// same declaration as reading the whole schema converted by [`to_bfcl_schema`], without
+/// same declaration as reading the whole schema converted by
+/// [`to_bfcl_schema`](super::import::to_bfcl_schema), without
 /// copying descriptions, enums and nested properties (a test holds the two equal).
 fn checked_part(parameters: &Value) -> Value {
-    // A node's BFCL type as `to_bfcl_schema` writes it.
+    // A node's BFCL type as `import::to_bfcl_schema` writes it.
     fn typed(node: &Value) -> Value {
         let Value::Object(o) = node else {
             return Value::Null;
@@ -399,7 +400,7 @@ pub fn decode_response(response: &Response, strict: bool) -> Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bfcl::import::to_json_schema;
+    use crate::bfcl::import::{to_bfcl_schema, to_json_schema};
 
     /// The declaration read from the checked part equals the one read from the whole
     /// converted schema.
