@@ -141,7 +141,7 @@ pub fn summary_schema() -> String {
 
 /// `toolgauge import bfcl`: write one suite per category and check each loads.
 fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
-    use crate::suite::BFCL_CATEGORIES;
+    use crate::bfcl::profile::CATEGORIES as BFCL_CATEGORIES;
     let categories: Vec<String> = if args.categories.is_empty() {
         BFCL_CATEGORIES.iter().map(ToString::to_string).collect()
     } else {

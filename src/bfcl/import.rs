@@ -420,7 +420,7 @@ fn json_type(bfcl: &str) -> Option<&'static str> {
 }
 
 /// The BFCL type a JSON Schema type stands for when no `x-bfcl-type` says otherwise.
-fn inferred(json: Option<&str>) -> Option<&'static str> {
+pub(crate) fn inferred(json: Option<&str>) -> Option<&'static str> {
     Some(match json? {
         "object" => "dict",
         "number" => "float",

@@ -1,23 +1,208 @@
 //! The `bfcl` scoring profile: a case's verdict is BFCL's AST checker's verdict on the
-//! response. The suite declares it (`profile: {bfcl: {category: ...}}`); the case's tools
-//! and expectation are read back into BFCL's function declarations and possible answer
-//! (see [`super::import`]), and the response is decoded as BFCL decodes a result.
+//! response. The suite declares it (`profile: {bfcl: {category: ...}}`, [`BfclProfileSpec`]);
+//! the case's tools and expectation are read back into BFCL's function declarations and
+//! possible answer (see [`super::import`]), and the response is decoded as BFCL decodes a
+//! result. It is one of the judges [`crate::judge::profile`] lists: [`BfclProfile`] is
+//! the compiled profile, [`BfclCase`] the judge of one case.
 //!
 //! toolgauge's own checks (valid JSON, known tool, schema, grounding) are still made and
 //! feed the metrics; only the verdict and its reason come from the checker. The reason's
 //! code is BFCL's error type (e.g. `value_error:string`), so failures can be put side by
 //! side with BFCL's score files.
 
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::checker::{self, Category, ExpectedCall, Function, Options};
 use super::decode;
-use super::import::{options_of, to_bfcl_schema};
+use super::import::{inferred, options_of};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
+use crate::judge::profile::{CaseJudge, SpecProblem, ValueProblem};
 use crate::provider::Response;
 use crate::score::Reason;
-use crate::suite::{BfclProfile, Case, Expectation, Suite, Tool};
+use crate::suite::span::Spanned;
+use crate::suite::{Case, Expectation, Suite, Tool};
+
+/// The BFCL categories `profile: {bfcl: {category}}` accepts (the single-turn ones).
+pub const CATEGORIES: [&str; 11] = [
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+];
+
+/// BFCL answers name parameters their schemas lack (a data defect BFCL scores as it is),
+/// so the profile keeps expectations of arguments the tool does not list.
+pub const READS_UNLISTED_ARGS: bool = true;
+
+/// Settings of the `bfcl` profile.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BfclProfileSpec {
+    /// The BFCL category the cases come from (e.g. `simple_python`, `live_parallel`); it
+    /// selects BFCL's checker (simple, multiple, parallel, irrelevance or relevance).
+    pub category: Spanned<String>,
+    /// Reproduce BFCL exactly, its known defects included (`--bfcl-strict`).
+    #[serde(default)]
+    pub strict: bool,
+    /// Expect `_` where BFCL's function names have `.`, as BFCL does for function-calling
+    /// APIs (`--bfcl-underscore-names`).
+    #[serde(default)]
+    pub underscore_names: bool,
+}
+
+impl BfclProfileSpec {
+    /// The profile these settings declare; an unknown category is a problem (the
+    /// profile is still built, so the rest of the suite is checked too).
+    pub fn compile(&self, problems: &mut Vec<SpecProblem>) -> BfclProfile {
+        if !CATEGORIES.contains(&self.category.value.as_str()) {
+            problems.push(SpecProblem {
+                at: self.category.at(),
+                field: "profile.bfcl.category".into(),
+                message: format!("unknown BFCL category `{}`", self.category.value),
+                hint: Some(format!("the categories are: {}", CATEGORIES.join(", "))),
+            });
+        }
+        BfclProfile {
+            category: self.category.value.clone(),
+            strict: self.strict,
+            underscore_names: self.underscore_names,
+            functions: FunctionCache::default(),
+        }
+    }
+}
+
+/// The `bfcl` profile's settings, and its per-tool work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BfclProfile {
+    /// The BFCL category (selects the checker).
+    pub category: String,
+    /// Reproduce BFCL's known defects.
+    pub strict: bool,
+    /// Expect `_` for `.` in function names.
+    pub underscore_names: bool,
+    /// Each tool's BFCL declaration, read once per tool of the suite.
+    functions: FunctionCache,
+}
+
+impl BfclProfile {
+    /// The profile of `category` with these settings.
+    pub fn new(category: &str, strict: bool, underscore_names: bool) -> BfclProfile {
+        BfclProfile {
+            category: category.to_string(),
+            strict,
+            underscore_names,
+            functions: FunctionCache::default(),
+        }
+    }
+
+    /// Read every tool of `suite` as BFCL's checker declares it, now rather than while
+    /// scoring.
+    pub fn prepare(&self, suite: &Suite) {
+        for entry in self.functions.of(suite).values() {
+            let _ = entry.function();
+        }
+    }
+
+    /// The judge of `case` of `suite`.
+    pub fn case_judge(&self, suite: &Suite, case: &Case) -> BfclCase {
+        BfclCase::new(suite, case, self)
+    }
+
+    /// `tool` (one of `suite`'s) as BFCL's checker declares it, or why it can not be.
+    pub fn function(&self, suite: &Suite, tool: &Arc<Tool>) -> Result<Function, String> {
+        match self.functions.of(suite).get(&key(tool)) {
+            Some(entry) => entry.function().clone(),
+            // Not one of the suite's tools: read it without keeping it.
+            None => declare(tool),
+        }
+    }
+}
+
+/// Whether the profile can read `value`, an expected argument's matcher: the profile
+/// reads each matcher as BFCL's list of acceptable values.
+pub fn check_expected_value(value: &Value) -> Result<(), ValueProblem> {
+    options_of(value).map(|_| ()).map_err(|e| ValueProblem {
+        message: format!("the bfcl profile can not read this matcher: {e}"),
+        hint: "under `profile: {bfcl: ...}` write a value, `{eq: V}`, `{one_of: [...]}` (with `optional: true` for BFCL's \"\") or `{absent: true}`".into(),
+    })
+}
+
+/// The BFCL declaration of every tool of one suite, keyed by the tool's address (cases
+/// that declare the same tool share one [`Tool`], see `suite::model::CaseTools`). Built
+/// on first use from the suite; each declaration is read on first use, once.
+#[derive(Default)]
+struct FunctionCache(OnceLock<HashMap<usize, CachedFunction>>);
+
+/// One tool and its declaration once read. Holding the tool keeps its address from
+/// being reused while the cache lives.
+struct CachedFunction {
+    tool: Arc<Tool>,
+    function: OnceLock<Result<Function, String>>,
+}
+
+impl CachedFunction {
+    fn function(&self) -> &Result<Function, String> {
+        self.function.get_or_init(|| declare(&self.tool))
+    }
+}
+
+/// The cache's key of `tool`.
+fn key(tool: &Arc<Tool>) -> usize {
+    Arc::as_ptr(tool) as usize
+}
+
+impl FunctionCache {
+    /// The declarations of `suite`'s tools (the suite's and every case's own).
+    fn of(&self, suite: &Suite) -> &HashMap<usize, CachedFunction> {
+        self.0.get_or_init(|| {
+            let mut map = HashMap::new();
+            let own = suite.cases.iter().filter_map(|c| c.tools.as_deref());
+            for tool in std::iter::once(suite.tools.as_slice()).chain(own).flatten() {
+                map.entry(key(tool)).or_insert_with(|| CachedFunction {
+                    tool: tool.clone(),
+                    function: OnceLock::new(),
+                });
+            }
+            map
+        })
+    }
+}
+
+impl Clone for FunctionCache {
+    /// A copy of the profile may go with another suite: it starts empty.
+    fn clone(&self) -> Self {
+        FunctionCache::default()
+    }
+}
+
+impl PartialEq for FunctionCache {
+    /// A cache is not part of what a profile is.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FunctionCache {}
+
+impl std::fmt::Debug for FunctionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let read = self.0.get().map_or(0, HashMap::len);
+        write!(f, "FunctionCache({read} tools)")
+    }
+}
 
 /// What scoring one case under the profile needs, prepared once per case.
 pub struct BfclCase {
@@ -28,33 +213,34 @@ pub struct BfclCase {
     /// Set when the case could not be read back (its verdict is then a failure that
     /// says why, rather than a guess).
     problem: Option<String>,
+    /// Under `underscore_names`: the case's dotted tool names by the underscored names
+    /// models call them (see [`CaseJudge::tool_meant`]).
+    dotted: Vec<(String, String)>,
 }
 
-/// `tool` as BFCL's checker declares it, or why it can not be; read once per tool (cases
-/// that declare the same tool share it, see `suite::model::CaseTools`).
-pub fn function_of(tool: &Tool) -> Result<Function, String> {
-    tool.bfcl
-        .get_or_init(|| {
-            let decl = json!({"name": tool.name, "parameters": checked_part(&tool.parameters)});
-            Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
-        })
-        .clone()
+/// `tool` as BFCL's checker declares it, or why it can not be.
+fn declare(tool: &Tool) -> Result<Function, String> {
+    let decl = json!({"name": tool.name, "parameters": checked_part(&tool.parameters)});
+    Function::from_bfcl(&decl).map_err(|e| format!("tool `{}`: {e}", tool.name))
 }
 
 /// The part of a tool's parameter schema that BFCL's checker reads, in BFCL's form: each
 /// top-level property's type and its items' type, and `required`. Reading it gives the
-/// same declaration as reading the whole schema converted by [`to_bfcl_schema`], without
+/// same declaration as reading the whole schema converted by
+/// [`to_bfcl_schema`](super::import::to_bfcl_schema), without
 /// copying descriptions, enums and nested properties (a test holds the two equal).
 fn checked_part(parameters: &Value) -> Value {
-    // A node's BFCL type as `to_bfcl_schema` writes it.
+    // A node's BFCL type as `import::to_bfcl_schema` writes it.
     fn typed(node: &Value) -> Value {
         let Value::Object(o) = node else {
             return Value::Null;
         };
         let mut out = serde_json::Map::new();
+        // As `to_bfcl_schema` writes `type`: the BFCL type a JSON type stands for, else
+        // the value as it is (without building the converted node).
         let ty = o.get("x-bfcl-type").cloned().or_else(|| {
-            let inferred = to_bfcl_schema(&json!({"type": o.get("type")?.clone()}));
-            inferred.get("type").cloned()
+            let t = o.get("type")?;
+            Some(inferred(t.as_str()).map_or_else(|| t.clone(), |b| Value::String(b.into())))
         });
         if let Some(t) = ty {
             out.insert("type".into(), t);
@@ -93,7 +279,7 @@ impl BfclCase {
         let functions = case
             .tools(suite)
             .iter()
-            .filter_map(|t| function_of(t).map_err(|e| problem = Some(e)).ok())
+            .filter_map(|t| p.function(suite, t).map_err(|e| problem = Some(e)).ok())
             .collect();
         let mut ground_truth = Vec::new();
         if let Expectation::Calls(e) = &case.expect {
@@ -121,6 +307,15 @@ impl BfclCase {
                 underscore_names: p.underscore_names,
             },
             problem,
+            dotted: if p.underscore_names {
+                case.tools(suite)
+                    .iter()
+                    .filter(|t| t.name.contains('.'))
+                    .map(|t| (t.name.replace('.', "_"), t.name.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -150,6 +345,21 @@ impl BfclCase {
             v.messages.join("; ")
         };
         vec![Reason::new(&code, message)]
+    }
+}
+
+impl CaseJudge for BfclCase {
+    fn reasons(&self, response: &Response) -> Vec<Reason> {
+        BfclCase::reasons(self, response)
+    }
+
+    /// Under `underscore_names`, `a_b` means the case's tool `a.b`, so toolgauge's own
+    /// checks (known tool, schema, tool selection) see the tool that was meant.
+    fn tool_meant(&self, called: &str) -> Option<&str> {
+        self.dotted
+            .iter()
+            .find(|(u, _)| u == called)
+            .map(|(_, d)| d.as_str())
     }
 }
 
@@ -190,7 +400,7 @@ pub fn decode_response(response: &Response, strict: bool) -> Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bfcl::import::to_json_schema;
+    use crate::bfcl::import::{to_bfcl_schema, to_json_schema};
 
     /// The declaration read from the checked part equals the one read from the whole
     /// converted schema.

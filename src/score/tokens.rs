@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn counts_equal_tiktokens_on_the_repositorys_text() {
         // Suites, docs, fixtures (cassettes and scripts of the shipped suites, wire
-        // examples, BFCL items, recorded runs): whole files and every line on its own.
+        // examples, benchmark items, recorded runs): whole files and every line on its own.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = Vec::new();
         for top in [

@@ -8,11 +8,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::judge::profile::CaseJudge;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
 use crate::suite::matcher::field_mismatches;
 use crate::suite::model::NormalizeRule;
 use crate::suite::{
-    CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Profile, Suite,
+    CallsExpectation, Case, CaseKind, Expectation, ExtraArgs, Normalizer, Outcome, Suite,
     TextChecks,
 };
 use crate::util::assign;
@@ -104,19 +105,15 @@ pub struct TrialChecks {
     pub args_expected: u32,
 }
 
-/// Do now the per-tool work that scoring `suite` will need: each tool's BFCL declaration
-/// (suites with the bfcl profile) and the argument validators of the tools the cases
-/// expect to be called (compiled on first use otherwise). A run of several suites calls
-/// this on the thread that loads the next suite, so the one running does not wait for it.
+/// Do now the per-tool work that scoring `suite` will need: the declared profile's (see
+/// [`crate::judge::profile::Profile::prepare`]) and the argument validators of the tools
+/// the cases expect to be called (compiled on first use otherwise). A run of several
+/// suites calls this on the thread that loads the next suite, so the one running does not
+/// wait for it.
 pub fn prepare_ahead(suite: &Suite) {
-    let bfcl = matches!(suite.profile, Profile::Bfcl(_));
+    suite.profile.prepare(suite);
     for case in &suite.cases {
         let tools = case.tools(suite);
-        if bfcl {
-            for t in tools {
-                let _ = crate::bfcl::profile::function_of(t);
-            }
-        }
         let expected: Vec<&str> = match &case.expect {
             Expectation::Calls(c) => c.calls.iter().map(|c| c.tool.as_str()).collect(),
             _ => Vec::new(),
@@ -160,12 +157,8 @@ pub struct CaseScorer<'a> {
     /// (a system prompt of its own).
     variant_grounding: Vec<(String, String)>,
     grounding_norm: Normalizer,
-    /// The `bfcl` profile's view of the case, when the suite declares it.
-    bfcl: Option<crate::bfcl::profile::BfclCase>,
-    /// Under the bfcl profile with `underscore_names`: the case's dotted tool names by
-    /// the underscored names models call them, so toolgauge's own checks (known tool,
-    /// schema, tool selection) see the tool that was meant.
-    dotted: Vec<(String, String)>,
+    /// The judge of the profile the suite declares (`None`: these checks decide).
+    judge: Option<Box<dyn CaseJudge>>,
 }
 
 impl<'a> CaseScorer<'a> {
@@ -200,29 +193,14 @@ impl<'a> CaseScorer<'a> {
                 std::borrow::Cow::Borrowed(_) => None,
             })
             .collect();
-        let (bfcl, dotted) = match &suite.profile {
-            Profile::Bfcl(p) => (
-                Some(crate::bfcl::profile::BfclCase::new(suite, case, p)),
-                if p.underscore_names {
-                    case.tools(suite)
-                        .iter()
-                        .filter(|t| t.name.contains('.'))
-                        .map(|t| (t.name.replace('.', "_"), t.name.clone()))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            ),
-            Profile::Default => (None, Vec::new()),
-        };
+        let judge = suite.profile.case_judge(suite, case);
         CaseScorer {
             suite,
             case,
             grounding: text,
             variant_grounding,
             grounding_norm,
-            bfcl,
-            dotted,
+            judge,
         }
     }
 
@@ -233,18 +211,11 @@ impl<'a> CaseScorer<'a> {
             .map_or(&self.grounding, |(_, g)| g)
     }
 
-    /// `response` with underscored names of dotted tools renamed back (see `dotted`);
-    /// `None` when nothing needs renaming.
-    fn undotted(&self, response: &Response) -> Option<Response> {
-        if self.dotted.is_empty() {
-            return None;
-        }
-        let rename = |name: &str| {
-            self.dotted
-                .iter()
-                .find(|(u, _)| u == name)
-                .map(|(_, d)| d.clone())
-        };
+    /// `response` with each call naming the tool the judge says it means (see
+    /// [`CaseJudge::tool_meant`]); `None` when nothing needs renaming.
+    fn renamed(&self, response: &Response) -> Option<Response> {
+        let judge = self.judge.as_ref()?;
+        let rename = |name: &str| judge.tool_meant(name).map(str::to_string);
         if !response
             .tool_calls
             .iter()
@@ -307,7 +278,7 @@ impl<'a> CaseScorer<'a> {
         response: &Response,
     ) -> (TrialChecks, Vec<Reason>) {
         let original = response;
-        let renamed = self.undotted(response);
+        let renamed = self.renamed(response);
         let response = renamed.as_ref().unwrap_or(response);
         let (kind, expect) = self.case.effective(mode);
         let parsed: Vec<Option<Value>> = response
@@ -447,8 +418,8 @@ impl<'a> CaseScorer<'a> {
                         .collect::<Vec<_>>()
             });
         // A declared profile decides the verdict; the checks above still feed the metrics.
-        if let Some(b) = &self.bfcl {
-            reasons = b.reasons(original);
+        if let Some(judge) = &self.judge {
+            reasons = judge.reasons(original);
         }
         let checks = TrialChecks {
             kind,

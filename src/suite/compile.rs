@@ -10,15 +10,15 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::Profile;
 use super::error::{Diagnostic, SuiteError};
 use super::matcher::{CompileContext, Matcher};
 use super::model::{
-    CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec,
-    ProfileSpec, Role, SuiteFile, ToolChoiceSpec, ToolSpec, ToolVariantSpec,
+    CaseSpec, CountMode, ExpectSpec, ExpectedCallSpec, ExtraArgs, MessageSpec, OutcomeSpec, Role,
+    SuiteFile, ToolChoiceSpec, ToolSpec, ToolVariantSpec,
 };
 use super::normalize::Normalizer;
 use super::span::Spanned;
-use super::{BFCL_CATEGORIES, BfclProfile, Profile};
 use super::{
     CallsExpectation, Case, CaseKind, Expectation, ExpectedCall, MatrixDefaults, ModeOverride,
     Outcome, Suite, TextChecks, Threshold, Tool, ToolVariant,
@@ -172,7 +172,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
     let profile = compile_profile(&mut c, &model);
     let ctx = CaseContext {
         tools: &tool_index,
-        bfcl: matches!(profile, Profile::Bfcl(_)),
+        profile: &profile,
         own_tools: false,
         broken: &broken,
         norm,
@@ -239,7 +239,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
                     own_tools.iter().map(|t| (t.name.as_str(), &**t)).collect();
                 let own_ctx = CaseContext {
                     tools: &index,
-                    bfcl: ctx.bfcl,
+                    profile: ctx.profile,
                     own_tools: true,
                     broken: own_broken,
                     norm: ctx.norm,
@@ -333,29 +333,14 @@ fn compile_sampling(c: &mut Checker<'_>, model: &SuiteFile) {
     }
 }
 
-/// The scoring profile the suite declares.
+/// The scoring profile the suite declares, its problems reported.
 fn compile_profile(c: &mut Checker<'_>, model: &SuiteFile) -> Profile {
-    match &model.profile {
-        None => Profile::Default,
-        Some(ProfileSpec::Bfcl(b)) => {
-            if !BFCL_CATEGORIES.contains(&b.category.value.as_str()) {
-                c.report(
-                    b.category.at(),
-                    "profile.bfcl.category",
-                    format!("unknown BFCL category `{}`", b.category.value),
-                    Some(format!(
-                        "the categories are: {}",
-                        BFCL_CATEGORIES.join(", ")
-                    )),
-                );
-            }
-            Profile::Bfcl(BfclProfile {
-                category: b.category.value.clone(),
-                strict: b.strict,
-                underscore_names: b.underscore_names,
-            })
-        }
+    let mut problems = Vec::new();
+    let profile = Profile::compile(model.profile.as_ref(), &mut problems);
+    for p in problems {
+        c.report(p.at, p.field, p.message, p.hint);
     }
+    profile
 }
 
 /// `base/rel` with `.` and `..` resolved lexically where possible (`suites/../fixtures/x`
@@ -499,7 +484,6 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
         parameters: params.value.clone(),
         validator,
         required: required_of(&params.value),
-        bfcl: std::sync::OnceLock::new(),
         effects: super::loop_compile::effects(t),
     })
 }
@@ -937,8 +921,8 @@ fn compile_suite_variants(c: &mut Checker<'_>, model: &SuiteFile) -> IndexMap<St
 
 struct CaseContext<'a> {
     tools: &'a HashMap<&'a str, &'a Tool>,
-    /// The suite uses the bfcl profile.
-    bfcl: bool,
+    /// The suite's profile (how it reads expectations).
+    profile: &'a Profile,
     /// The tools are the case's own (for messages).
     own_tools: bool,
     broken: &'a [String],
@@ -1455,11 +1439,10 @@ fn compile_calls(
         let mut args = Vec::with_capacity(call.args.len());
         for (name, value) in &call.args {
             let af = format!("{cf}.args.{}", name.value);
-            // BFCL answers name parameters their schemas lack (a data defect BFCL
-            // scores as it is), so the bfcl profile keeps them.
+            // A profile may read arguments the schema does not list.
             if let Some(p) = props
                 && !p.contains_key(&name.value)
-                && !ctx.bfcl
+                && !ctx.profile.reads_unlisted_args()
             {
                 let known: Vec<&str> = p.keys().map(String::as_str).collect();
                 let hint = match crate::suite::matcher::closest_keyword(&name.value) {
@@ -1481,16 +1464,9 @@ fn compile_calls(
                 ok = false;
                 continue;
             }
-            // The bfcl profile reads each matcher as BFCL's list of acceptable values.
-            if ctx.bfcl
-                && let Err(e) = crate::bfcl::import::options_of(&value.value)
-            {
-                c.report(
-                    value.at(),
-                    &af,
-                    format!("the bfcl profile can not read this matcher: {e}"),
-                    Some("under `profile: {bfcl: ...}` write a value, `{eq: V}`, `{one_of: [...]}` (with `optional: true` for BFCL's \"\") or `{absent: true}`".into()),
-                );
+            // A profile may read matchers its own way (and refuse some).
+            if let Err(e) = ctx.profile.check_expected_value(&value.value) {
+                c.report(value.at(), &af, e.message, Some(e.hint));
                 ok = false;
                 continue;
             }

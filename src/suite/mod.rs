@@ -33,21 +33,11 @@ pub use error::{Diagnostic, SuiteError};
 pub use matcher::Matcher;
 pub use model::{CaseKind, CountMode, ExtraArgs, NormalizeRule};
 
-/// The BFCL categories `profile: {bfcl: {category}}` accepts (the single-turn ones).
-pub const BFCL_CATEGORIES: [&str; 11] = [
-    "simple_python",
-    "multiple",
-    "parallel",
-    "parallel_multiple",
-    "irrelevance",
-    "live_simple",
-    "live_multiple",
-    "live_parallel",
-    "live_parallel_multiple",
-    "live_irrelevance",
-    "live_relevance",
-];
 pub use normalize::Normalizer;
+
+/// How a suite's verdicts are reached (a suite holds the profile it declares; each
+/// profile's logic lives with its judge).
+pub use crate::judge::profile::Profile;
 
 use crate::provider::types::{Message, ToolChoice, ToolDefinition};
 
@@ -88,27 +78,6 @@ pub struct Suite {
     pub profile: Profile,
 }
 
-/// How a suite's verdicts are reached.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Profile {
-    /// toolgauge's matchers.
-    #[default]
-    Default,
-    /// BFCL's AST checker (see `crate::bfcl`).
-    Bfcl(BfclProfile),
-}
-
-/// The `bfcl` profile's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BfclProfile {
-    /// The BFCL category (selects the checker).
-    pub category: String,
-    /// Reproduce BFCL's known defects.
-    pub strict: bool,
-    /// Expect `_` for `.` in function names.
-    pub underscore_names: bool,
-}
-
 /// A tool with its compiled argument schema.
 #[derive(Debug)]
 pub struct Tool {
@@ -126,9 +95,6 @@ pub struct Tool {
     pub validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
     /// Names listed in `required`.
     pub required: Vec<String>,
-    /// The tool as BFCL's checker declares it, read on first use by suites with the
-    /// `bfcl` profile (see [`crate::bfcl::profile`]).
-    pub bfcl: std::sync::OnceLock<Result<crate::bfcl::checker::Function, String>>,
     /// Tool loops: the tool's declared `risk` and `idempotent`.
     pub effects: loops::ToolEffects,
 }

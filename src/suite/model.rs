@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::span::Spanned;
+pub use crate::judge::profile::ProfileSpec;
 
 /// A whole suite file.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -51,7 +52,7 @@ pub struct SuiteFile {
     #[serde(default)]
     pub sampling: SamplingSpec,
     /// How verdicts are reached: toolgauge's matchers (default), or a declared profile
-    /// such as `{bfcl: {category: simple_python}}` (see docs/bfcl.md).
+    /// (see docs/suite-format.md).
     #[serde(default)]
     pub profile: Option<ProfileSpec>,
     /// Tool loops: mock rules per tool for every case (a case's `mocks` replace a
@@ -79,30 +80,6 @@ pub struct SuiteVariantSpec {
     /// case without a system message of its own; `""` sends none.
     #[serde(default)]
     pub system: Option<String>,
-}
-
-/// A scoring profile.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub enum ProfileSpec {
-    /// Score as the Berkeley Function Calling Leaderboard's AST checker does.
-    Bfcl(BfclProfileSpec),
-}
-
-/// Settings of the `bfcl` profile.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BfclProfileSpec {
-    /// The BFCL category the cases come from (e.g. `simple_python`, `live_parallel`); it
-    /// selects BFCL's checker (simple, multiple, parallel, irrelevance or relevance).
-    pub category: Spanned<String>,
-    /// Reproduce BFCL exactly, its known defects included (`--bfcl-strict`).
-    #[serde(default)]
-    pub strict: bool,
-    /// Expect `_` where BFCL's function names have `.`, as BFCL does for function-calling
-    /// APIs (`--bfcl-underscore-names`).
-    #[serde(default)]
-    pub underscore_names: bool,
 }
 
 /// Sampling parameters for live targets; part of the cassette key when set.
@@ -240,8 +217,8 @@ pub struct ToolVariantParts {
 
 /// A case's own tools (`cases[].tools`).
 ///
-/// Imported benchmarks repeat the same tool definitions across hundreds of cases (BFCL's
-/// live_multiple declares 4,178 tools, 1,073 of them distinct). In a JSON suite read by
+/// Imported benchmarks repeat the same tool definitions across hundreds of cases (an
+/// imported category declares 4,178 tools, 1,073 of them distinct). In a JSON suite read by
 /// [`crate::suite::load::parse_json`], a tool whose JSON text equals one already read is
 /// not parsed again: the cases share one [`ToolSpec`], and later stages (compiling,
 /// scoring) do their work once per distinct tool. YAML suites read every tool.

@@ -49,7 +49,6 @@ mod tests {
         for ok in [
             "openai:gpt-4o-mini",
             "scripted:oracle",
-            "bfcl-result:results/x.json",
             "ollama:qwen2.5",
             "openai-compatible:m@http://127.0.0.1:8000/v1",
             "anthropic:claude-x",
@@ -57,16 +56,22 @@ mod tests {
         ] {
             assert_eq!(check_target(ok).map(|t| t.spec), Ok(ok.to_string()));
         }
+        // Every provider the registry lists passes, those replaying files included.
+        for name in provider_names() {
+            let spec = format!("{name}:results/x.json");
+            assert_eq!(check_target(&spec).map(|t| t.spec), Ok(spec.clone()));
+        }
         let e = check_target("opnai:gpt-4o-mini").unwrap_err();
         assert_eq!(
             e.message,
             "unknown provider `opnai` in target `opnai:gpt-4o-mini`"
         );
-        assert!(
-            e.hint
-                .starts_with("did you mean openai? (`openai:gpt-4o-mini`); providers are: scripted, bfcl-result, openai,"),
-            "{}",
-            e.hint
+        assert_eq!(
+            e.hint,
+            format!(
+                "did you mean openai? (`openai:gpt-4o-mini`); providers are: {}",
+                provider_names().join(", ")
+            )
         );
         let e = check_target("mistral:large").unwrap_err();
         assert!(e.hint.starts_with("providers are: scripted,"), "{}", e.hint);
