@@ -258,7 +258,7 @@ impl<'a> CaseScorer<'a> {
             tool_calls: calls.to_vec(),
             ..Response::default()
         };
-        let renamed = self.undotted(&response);
+        let renamed = self.renamed(&response);
         let response = renamed.as_ref().unwrap_or(&response);
         let checks: Vec<CallCheck> = response
             .tool_calls
