@@ -29,6 +29,10 @@ pub async fn run_episode(
     key: &TrialKey,
 ) -> EpisodeOutcome {
     let context = first.messages.len();
+    // Assistant turns the case's own messages hold: a round's answer belongs to round
+    // `earlier + rounds so far` (what `Request::round` counts), found without rescanning
+    // the growing conversation every round.
+    let earlier = first.round();
     let mut request = first;
     let mut session = Session::new(spec.clone());
     let mut turns = spec.turns.iter();
@@ -46,7 +50,7 @@ pub async fn run_episode(
             }
         };
         let sent = request.messages.len();
-        response.assign_missing_ids(request.round());
+        response.assign_missing_ids(earlier + rounds.len());
         request.messages.push(response.to_message());
         let mut record = RoundRecord {
             sent,
