@@ -5,7 +5,7 @@
 //!
 //! Counting a call costs the same however long the episode has run: identical calls
 //! are found through a hash of (tool, arguments) that ignores key order
-//! ([`IdenticalIndex`]), not by comparing with every earlier call, which made a round
+//! (`IdenticalIndex`), not by comparing with every earlier call, which made a round
 //! cost grow with the rounds before it (`cargo bench --bench episode_memory`).
 
 use std::collections::HashMap;
