@@ -52,11 +52,7 @@ fn repeats_too_often(max: u32, counters: &Counters, calls: &[ToolCall]) -> bool 
         let Some(args) = object(&call.arguments) else {
             continue;
         };
-        let before = counters
-            .identical
-            .iter()
-            .find(|(t, a, _)| *t == call.name && *a == args)
-            .map_or(0, |(_, _, n)| *n);
+        let before = counters.identical_count(&call.name, &args);
         let n = match seen
             .iter_mut()
             .find(|(t, a, _)| *t == call.name && *a == args)

@@ -45,6 +45,10 @@ pub async fn run_episode_observed(
     mut on_round: impl FnMut(&RoundRecord),
 ) -> EpisodeOutcome {
     let context = first.messages.len();
+    // Assistant turns the case's own messages hold: a round's answer belongs to round
+    // `earlier + rounds so far` (what `Request::round` counts), found without rescanning
+    // the growing conversation every round.
+    let earlier = first.round();
     let mut request = first;
     let mut session = Session::new(spec.clone());
     let mut turns = spec.turns.iter();
@@ -70,7 +74,7 @@ pub async fn run_episode_observed(
         ) {
             request.tool_choice = ToolChoice::Auto;
         }
-        response.assign_missing_ids(request.round());
+        response.assign_missing_ids(earlier + rounds.len());
         request.messages.push(response.to_message());
         let mut record = RoundRecord {
             sent,

@@ -18,7 +18,7 @@
 //! in scripts without capitals (Chinese, Japanese) are not recognised, so only their
 //! numbers and ids are checked.
 
-use std::collections::HashSet;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -65,7 +65,9 @@ const NOT_NAMES: &[&str] = &[
 /// The sources an answer may draw on, normalised once.
 pub struct Sources {
     text: String,
-    runs: HashSet<String>,
+    /// The runs of digits in `text`, leading zeros stripped, as ranges of `text` sorted
+    /// by their digits and without repeats (one vector, no string per run).
+    runs: Vec<Range<usize>>,
     norm: Normalizer,
 }
 
@@ -80,7 +82,13 @@ impl Sources {
         ]);
         let mut text = String::new();
         let mut push = |s: &str| {
-            text.push_str(&THOUSANDS.replace_all(&norm.apply(s), "$1$2"));
+            let s = norm.apply(s);
+            // The separator rule needs a comma: most sources have none.
+            if s.contains(',') {
+                text.push_str(&THOUSANDS.replace_all(&s, "$1$2"));
+            } else {
+                text.push_str(&s);
+            }
             text.push('\n');
         };
         for c in &episode.context {
@@ -99,10 +107,13 @@ impl Sources {
                 }
             }
         }
-        let runs = DIGITS
+        // `strip_zeros` keeps a suffix of the run (a run of zeros keeps its last one).
+        let mut runs: Vec<Range<usize>> = DIGITS
             .find_iter(&text)
-            .map(|m| strip_zeros(m.as_str()).to_string())
+            .map(|m| m.end() - strip_zeros(m.as_str()).len()..m.end())
             .collect();
+        runs.sort_unstable_by(|a, b| text[a.clone()].cmp(&text[b.clone()]));
+        runs.dedup_by(|a, b| text[a.clone()] == text[b.clone()]);
         Sources { text, runs, norm }
     }
 
@@ -129,7 +140,7 @@ impl Sources {
             } else {
                 DIGITS
                     .find_iter(token)
-                    .all(|d| self.runs.contains(strip_zeros(d.as_str())))
+                    .all(|d| self.has_run(strip_zeros(d.as_str())))
             };
             if !grounded {
                 push(token);
@@ -139,6 +150,13 @@ impl Sources {
             push(&name);
         }
         out
+    }
+
+    /// Whether `digits` (leading zeros stripped) is a run of digits in the sources.
+    fn has_run(&self, digits: &str) -> bool {
+        self.runs
+            .binary_search_by(|r| self.text[r.clone()].cmp(digits))
+            .is_ok()
     }
 
     /// Names (capitalised words not starting a sentence) in `answer` that no source holds.
@@ -208,4 +226,34 @@ fn starts_sentence(before: &str) -> bool {
     trimmed.is_empty()
         || trimmed.ends_with(['.', '!', '?', ':', '。', '！', '？', '：', '\n'])
         || before[trimmed.len()..].contains('\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::StopReason;
+
+    fn sources(context: &str) -> Sources {
+        Sources::of(&Episode {
+            context: vec![context.to_string()],
+            rounds: vec![],
+            stop: StopReason::Answered,
+        })
+    }
+
+    #[test]
+    fn runs_of_digits_compare_without_leading_zeros() {
+        let s = sources("Ticket 007 of 0; 000 left; 100 boxes, 1,250 kg, 19:05 and 100 again");
+        let stated = |a: &str| s.ungrounded(a);
+        // 7 from 007, 0 from 0 and 000, 100 once though written twice, 1250 without the
+        // separator, 19 and 5 from 19:05.
+        assert_eq!(
+            stated("7, 0, 00, 100, 1250 and 19.05"),
+            Vec::<String>::new()
+        );
+        assert_eq!(stated("1,250 and 0100 and 005"), Vec::<String>::new());
+        assert_eq!(stated("10 or 1000 or 25"), vec!["10", "1000", "25"]);
+        // A source with no digits grounds no number.
+        assert_eq!(sources("no numbers here").ungrounded("1"), vec!["1"]);
+    }
 }

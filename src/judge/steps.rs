@@ -61,13 +61,20 @@ struct Calls<'e> {
 
 /// Match `calls` (every call of the episode, in order) against `t`.
 pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFacts) {
+    // Only `from` reads results: parse those of the tools it names, no others.
+    let mut read = Vec::new();
+    for step in &t.steps {
+        for (_, arg) in &step.args {
+            from_tools(arg, &mut read);
+        }
+    }
     let results: Vec<Option<Value>> = all
         .iter()
         .map(|p| {
             p.record
                 .outcome
                 .as_ref()
-                .filter(|o| !o.is_error)
+                .filter(|o| !o.is_error && read.contains(&p.tool()))
                 .map(super::episode::CallOutcome::value)
         })
         .collect();
@@ -101,19 +108,25 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
     let full = mid * (k + 1);
     // Only calls of a step's tool can pair: the assignment runs on those columns (its
     // cost grows with the cube of the larger side).
+    let weight = |f: Fit| match f {
+        Fit::Full => full,
+        Fit::FlowOnly => mid,
+        Fit::Partial(a) => 1 + i64::from(a),
+        Fit::None => 0,
+    };
     let cols: Vec<usize> = (0..m)
         .filter(|&j| fits.iter().any(|row| row[j] != Fit::None))
         .collect();
+    let cols = if cols.len() > PRUNE_ABOVE {
+        candidate_columns(&fits, &cols, weight)
+    } else {
+        cols
+    };
     let assignment: Vec<Option<usize>> =
-        assign::best_assignment(n, cols.len(), |i, c| match fits[i][cols[c]] {
-            Fit::Full => full,
-            Fit::FlowOnly => mid,
-            Fit::Partial(a) => 1 + i64::from(a),
-            Fit::None => 0,
-        })
-        .into_iter()
-        .map(|c| c.map(|c| cols[c]))
-        .collect();
+        assign::best_assignment(n, cols.len(), |i, c| weight(fits[i][cols[c]]))
+            .into_iter()
+            .map(|c| c.map(|c| cols[c]))
+            .collect();
 
     let mut reasons = Vec::new();
     let mut facts = StepFacts {
@@ -224,6 +237,49 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
         }
     }
     (reasons, facts)
+}
+
+/// Above this many candidate calls, the assignment runs on [`candidate_columns`] only.
+const PRUNE_ABOVE: usize = 64;
+
+/// The calls that an optimal pairing of steps with calls needs at most: for each step,
+/// its `n` best calls (`n` steps; the earlier call on equal weight), in call order.
+///
+/// Some optimal assignment uses only these: a step paired with a call outside its `n`
+/// best can move to one of them that no other step holds (the other `n - 1` steps hold
+/// at most `n - 1`) at no loss. The assignment's cost grows with the cube of the larger
+/// side, so a long episode (hundreds of calls of a step's tool) costs what its steps do,
+/// not its calls.
+fn candidate_columns(fits: &[Vec<Fit>], cols: &[usize], weight: impl Fn(Fit) -> i64) -> Vec<usize> {
+    let n = fits.len();
+    let mut keep = vec![false; cols.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(cols.len());
+    for row in fits {
+        order.clear();
+        order.extend((0..cols.len()).filter(|&c| weight(row[cols[c]]) > 0));
+        order.sort_by_key(|&c| (std::cmp::Reverse(weight(row[cols[c]])), c));
+        for &c in order.iter().take(n) {
+            keep[c] = true;
+        }
+    }
+    cols.iter()
+        .zip(keep)
+        .filter_map(|(&j, k)| k.then_some(j))
+        .collect()
+}
+
+/// The tools whose results `arg`'s `from` references read, added to `out`.
+fn from_tools<'t>(arg: &'t StepArg, out: &mut Vec<&'t str>) {
+    match arg {
+        StepArg::Match(_) => {}
+        StepArg::From(r) => {
+            if !out.contains(&r.tool.as_str()) {
+                out.push(&r.tool);
+            }
+        }
+        StepArg::Object { fields, .. } => fields.iter().for_each(|(_, a)| from_tools(a, out)),
+        StepArg::Array(items) => items.iter().for_each(|a| from_tools(a, out)),
+    }
 }
 
 /// The last round in which each tool was called.
@@ -586,7 +642,52 @@ mod tests {
         assert_eq!(longest_in_order(&[vec![], vec![]], &[]), 0);
     }
 
+    /// The total weight of the best assignment of `fits`' rows to the columns `cols`.
+    fn best_total(fits: &[Vec<Fit>], cols: &[usize]) -> i64 {
+        let w = |f: Fit| match f {
+            Fit::Full => 100,
+            Fit::FlowOnly => 10,
+            Fit::Partial(a) => 1 + i64::from(a),
+            Fit::None => 0,
+        };
+        assign::best_assignment(fits.len(), cols.len(), |i, c| w(fits[i][cols[c]]))
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.map(|c| w(fits[i][cols[c]])))
+            .sum()
+    }
+
+    fn any_fit() -> impl Strategy<Value = Fit> {
+        prop_oneof![
+            Just(Fit::None),
+            (0u32..3).prop_map(Fit::Partial),
+            Just(Fit::FlowOnly),
+            Just(Fit::Full),
+        ]
+    }
+
     proptest! {
+        #[test]
+        fn the_candidate_calls_keep_the_best_assignment(
+            n in 1usize..5,
+            m in 0usize..14,
+            cells in proptest::collection::vec(any_fit(), 70),
+        ) {
+            let fits: Vec<Vec<Fit>> =
+                (0..n).map(|i| (0..m).map(|j| cells[i * 14 + j]).collect()).collect();
+            let all: Vec<usize> = (0..m).collect();
+            let w = |f: Fit| match f {
+                Fit::Full => 100,
+                Fit::FlowOnly => 10,
+                Fit::Partial(a) => 1 + i64::from(a),
+                Fit::None => 0,
+            };
+            let kept = candidate_columns(&fits, &all, w);
+            prop_assert!(kept.len() <= n * n);
+            prop_assert!(kept.windows(2).all(|p| p[0] < p[1]));
+            prop_assert_eq!(best_total(&fits, &kept), best_total(&fits, &all));
+        }
+
         #[test]
         fn the_in_order_programme_equals_brute_force(
             n in 0usize..5,

@@ -904,3 +904,71 @@ mod hostile {
         }
     }
 }
+
+#[test]
+fn a_long_episode_is_judged_like_a_short_one() {
+    // 300 rounds: 150 orders looked up and their shipments tracked, each shipment id
+    // taken from its order's result; then the steps' calls, the second before the first.
+    let mut rounds = Vec::new();
+    for i in 0..150 {
+        rounds.push(calls(vec![ok(
+            "get_order",
+            &format!(r#"{{"order_id": "B{i}"}}"#),
+            &format!(r#"{{"shipment_id": "T{i}"}}"#),
+        )]));
+        rounds.push(calls(vec![ok(
+            "get_shipment",
+            &format!(r#"{{"shipment_id": "T{i}"}}"#),
+            r#"{"status": "delivered"}"#,
+        )]));
+    }
+    rounds.push(calls(vec![ok(
+        "get_shipment",
+        r#"{"shipment_id": "S9"}"#,
+        r#"{"eta": "2026-12-03"}"#,
+    )]));
+    rounds.push(calls(vec![ok(
+        "get_order",
+        r#"{"order_id": "A123"}"#,
+        r#"{"shipment_id": "S9"}"#,
+    )]));
+    rounds.push(answer("A123 arrives on 2026-12-03."));
+    let ep = episode(rounds);
+    let (codes, checks, reasons) = judge(ORDER_FLOW, &ep);
+    // Both steps are matched: A123 by the order call in round 302, the shipment step by
+    // a call whose id an earlier order result held (T0 to T149); none of those comes
+    // after the A123 lookup, so only one step keeps the order.
+    assert_eq!(codes, vec!["wrong_order"]);
+    assert_eq!(
+        checks.steps,
+        Some(StepFacts {
+            steps: 2,
+            matched: 2,
+            data_flow_checked: 1,
+            data_flow_ok: 1,
+        })
+    );
+    assert_eq!((checks.rounds, checks.tool_calls), (303, 302));
+    assert!(
+        reasons[0]
+            .message
+            .starts_with("1 of 2 matched step(s) keep the order given"),
+        "{}",
+        reasons[0].message
+    );
+    // Without the late order call, the shipment step still pairs (with some tracked
+    // shipment) and the order step is missing, its closest call named.
+    let mut short = ep.clone();
+    short.rounds.remove(301);
+    let (codes, _, reasons) = judge(ORDER_FLOW, &short);
+    assert_eq!(codes, vec!["missing_step"]);
+    // Every order call is as close as the others (the order id is wrong in each).
+    assert!(
+        reasons[0].message.starts_with(
+            "step 1 (`get_order` with {order_id: \"A123\"}) was not called; the closest call is \
+             `get_order` {\"order_id\": \"B"
+        ),
+        "{}",
+        reasons[0].message
+    );
+}
