@@ -33,9 +33,9 @@ use crate::suite::{Case, Expectation, Suite};
 use crate::tools::ToolHost;
 
 /// Play the episode of `case` from `request` on its own task (so the answers of a wave
-/// are handled in parallel), returning the outcome and the provider error that ended it
-/// (for the target's breaker), if one did.
-/// Each finished round is told to the run's observers through `notes` (as trial `index`).
+/// are handled in parallel) and return its outcome ([`provider_error`] tells the
+/// target's breaker what ended it). Each finished round is told to the run's observers
+/// through `notes`, as trial `index`. An error only when the task itself failed.
 pub(super) async fn play(
     provider: Arc<dyn Provider>,
     host: Arc<dyn ToolHost>,
