@@ -43,6 +43,13 @@ pub struct CellView<'a> {
 fn value_of(name: &str, metrics: &Metrics, tool_definition_tokens: Option<u64>) -> Option<f64> {
     match name {
         "tool_definition_tokens" => tool_definition_tokens.map(|t| t as f64),
+        // Rates of the loop trials: undefined without any, so such a gate never passes
+        // on a run that had nothing to measure.
+        "task_success" => metrics.loops.as_ref()?.task_success.value,
+        "recovery" => metrics.loops.as_ref()?.recovery.value,
+        "duplicate_side_effect_rate" => metrics.loops.as_ref()?.duplicate_side_effect_rate.value,
+        "data_flow_accuracy" => metrics.loops.as_ref()?.data_flow_accuracy.value,
+        "grounded_answer_rate" => metrics.loops.as_ref()?.grounded_answer_rate.value,
         _ => metrics.value(name),
     }
 }
@@ -398,5 +405,55 @@ mod tests {
             summary(&r),
             vec![("scripted:oracle × default × function:f", Some(1.0), true)]
         );
+    }
+
+    #[test]
+    fn loop_rates_gate_the_loop_trials_and_fail_without_any() {
+        use crate::judge::EpisodeChecks;
+        use crate::score::record::EpisodeRecord;
+        use crate::suite::trajectory::StopReason;
+        let looped = |pass: bool| TrialRecord {
+            episode: Some(EpisodeRecord {
+                rounds: vec![],
+                stop: Some(StopReason::Answered),
+                checks: Some(EpisodeChecks::default()),
+            }),
+            ..trial("default", ToolChoice::Auto, pass)
+        };
+        // Three loop trials, two passed; a single-turn trial that passed does not count.
+        let m = Metrics::of(&[
+            looped(true),
+            looped(true),
+            looped(false),
+            trial("default", ToolChoice::Auto, true),
+        ]);
+        let r = check(
+            &[
+                gate("task_success", Some(0.6), None),
+                gate("task_success", Some(0.7), None),
+            ],
+            &m,
+            &[],
+        );
+        let two_thirds = Some(2.0 / 3.0);
+        assert_eq!(
+            summary(&r),
+            vec![
+                ("overall", two_thirds, true),
+                ("overall", two_thirds, false)
+            ]
+        );
+        // No loop trial: nothing measured, so every loop gate fails.
+        let single = Metrics::of(&[trial("default", ToolChoice::Auto, true)]);
+        for name in [
+            "task_success",
+            "recovery",
+            "duplicate_side_effect_rate",
+            "data_flow_accuracy",
+            "grounded_answer_rate",
+        ] {
+            let r = check(&[gate(name, Some(0.0), None)], &single, &[]);
+            assert_eq!(summary(&r), vec![("overall", None, false)], "{name}");
+        }
     }
 }

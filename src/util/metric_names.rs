@@ -31,8 +31,17 @@ pub const METRIC_NAMES: &[&str] = &[
 
 /// Metrics a threshold may name besides the per-trial aggregates of [`METRIC_NAMES`]:
 /// `tool_definition_tokens` is a property of a variant's tool definitions (per cell: its
-/// variant's; overall: the largest of the run's variants).
-pub const EXTRA_THRESHOLD_METRICS: &[&str] = &["tool_definition_tokens"];
+/// variant's; overall: the largest of the run's variants); the others are rates of the
+/// loop trials (`score::loops`), undefined (so a gate on them fails) in a
+/// set without loop trials.
+pub const EXTRA_THRESHOLD_METRICS: &[&str] = &[
+    "tool_definition_tokens",
+    "task_success",
+    "recovery",
+    "duplicate_side_effect_rate",
+    "data_flow_accuracy",
+    "grounded_answer_rate",
+];
 
 /// The threshold metrics that are amounts (tokens, milliseconds, dollars), never
 /// negative; every other one is a rate, a fraction in [0, 1], so a bound outside it is a
