@@ -206,7 +206,21 @@ mod tests {
             .into_iter()
             .filter(|m| is_rate(m))
             .collect();
-        assert_eq!(rates, METRIC_NAMES[..14].to_vec());
+        let mut expected = METRIC_NAMES[..14].to_vec();
+        // The loop rates come after them (tool_definition_tokens, first of the extras,
+        // is an amount).
+        expected.extend(&EXTRA_THRESHOLD_METRICS[1..]);
+        assert_eq!(rates, expected);
+        assert_eq!(
+            &EXTRA_THRESHOLD_METRICS[1..],
+            [
+                "task_success",
+                "recovery",
+                "duplicate_side_effect_rate",
+                "data_flow_accuracy",
+                "grounded_answer_rate"
+            ]
+        );
         assert!(rates.contains(&"pass_hat_k") && !is_rate("cost_usd") && !is_rate("speed"));
     }
 }
