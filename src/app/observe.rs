@@ -1,7 +1,7 @@
 //! The observers of `toolgauge run` ([`crate::runner::RunObserver`]): the journal, the
 //! progress display and the budget, each told every run event on its own.
 
-use crate::report::progress::Progress;
+use crate::report::progress::{Progress, Spend};
 use crate::runner::journal::Journal;
 use crate::runner::{RunControl, RunEvent, RunObserver, StopReason};
 use crate::score::TrialRecord;
@@ -42,35 +42,21 @@ impl RunObserver for ProgressView<'_> {
 pub(super) struct Budget {
     max_cost: Option<f64>,
     max_tokens: Option<u64>,
-    cost: f64,
-    tokens: u64,
+    spent: Spend,
 }
 
 impl Budget {
     /// A budget of `max_cost` USD and `max_tokens` tokens, `already` spent by earlier
     /// trials of the run.
     pub fn new(max_cost: Option<f64>, max_tokens: Option<u64>, already: &[TrialRecord]) -> Self {
-        let mut b = Budget {
+        let mut spent = Spend::default();
+        for t in already {
+            spent.add(t);
+        }
+        Budget {
             max_cost,
             max_tokens,
-            cost: 0.0,
-            tokens: 0,
-        };
-        for t in already {
-            b.count(t);
-        }
-        b
-    }
-
-    fn count(&mut self, t: &TrialRecord) {
-        if let Some(u) = t.usage() {
-            // Saturating: budget accounting must never wrap around.
-            self.tokens = self
-                .tokens
-                .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
-        }
-        if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
-            self.cost = (self.cost + c).min(f64::MAX);
+            spent,
         }
     }
 }
@@ -80,21 +66,20 @@ impl RunObserver for Budget {
         let RunEvent::TrialFinished { record, .. } = event else {
             return;
         };
-        self.count(record);
+        self.spent.add(record);
+        let Spend { tokens, cost } = self.spent;
         if let Some(max) = self.max_cost
-            && self.cost > max
+            && cost > max
         {
             control.stop(StopReason::Budget(format!(
-                "--max-cost ${max} reached (${:.4})",
-                self.cost
+                "--max-cost ${max} reached (${cost:.4})"
             )));
         }
         if let Some(max) = self.max_tokens
-            && self.tokens > max
+            && tokens > max
         {
             control.stop(StopReason::Budget(format!(
-                "--max-tokens {max} reached ({})",
-                self.tokens
+                "--max-tokens {max} reached ({tokens})"
             )));
         }
     }

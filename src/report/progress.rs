@@ -29,11 +29,36 @@ pub struct Progress {
     scored: u64,
     passed: u64,
     errors: u64,
-    tokens: u64,
-    cost: f64,
+    spent: Spend,
     rounds: u64,
     started: Instant,
     last_line: Option<Instant>,
+}
+
+/// What finished trials spent: tokens (input + output, every round of a loop trial) and
+/// cost in USD. The progress display and the run's budget both count with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spend {
+    /// Tokens, input and output.
+    pub tokens: u64,
+    /// Cost in USD (trials without a price add nothing).
+    pub cost: f64,
+}
+
+impl Spend {
+    /// Add what `t` spent.
+    pub fn add(&mut self, t: &TrialRecord) {
+        if let Some(u) = t.usage() {
+            // Saturating: budget accounting must never wrap around.
+            self.tokens = self
+                .tokens
+                .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
+        }
+        // A cost that is no price (only an edited journal has one) adds nothing.
+        if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            self.cost = (self.cost + c).min(f64::MAX);
+        }
+    }
 }
 
 /// Plain lines: the first after this long, then at most one per interval.
@@ -60,8 +85,7 @@ impl Progress {
             scored: 0,
             passed: 0,
             errors: 0,
-            tokens: 0,
-            cost: 0.0,
+            spent: Spend::default(),
             rounds: 0,
             started: Instant::now(),
             last_line: None,
@@ -85,25 +109,12 @@ impl Progress {
             Verdict::Fail => self.scored += 1,
             Verdict::Error => self.errors += 1,
         }
-        if let Some(u) = t.usage() {
-            // Saturating: budget accounting must never wrap around.
-            self.tokens = self
-                .tokens
-                .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
-        }
-        if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
-            self.cost = (self.cost + c).min(f64::MAX);
-        }
+        self.spent.add(t);
     }
 
-    /// Tokens used so far (input + output).
-    pub fn tokens(&self) -> u64 {
-        self.tokens
-    }
-
-    /// Cost so far in USD.
-    pub fn cost(&self) -> f64 {
-        self.cost
+    /// What the finished trials spent so far.
+    pub fn spent(&self) -> Spend {
+        self.spent
     }
 
     fn message(&self) -> String {
@@ -128,7 +139,7 @@ impl Progress {
         };
         format!(
             "{acc} · {} tok · ${:.4}{rounds}{errors}",
-            self.tokens, self.cost
+            self.spent.tokens, self.spent.cost
         )
     }
 
@@ -218,8 +229,8 @@ mod tests {
         let mut p = Progress::new(ProgressMode::Off, "s", 4, &before);
         p.trial(&record(Verdict::Fail, (200, 20), Some(0.002)));
         p.trial(&record(Verdict::Error, (0, 0), None));
-        assert_eq!(p.tokens(), 330);
-        assert!((p.cost() - 0.003).abs() < 1e-12);
+        assert_eq!(p.spent().tokens, 330);
+        assert!((p.spent().cost - 0.003).abs() < 1e-12);
         // 1 pass of 2 scored; the error is counted apart.
         assert_eq!(p.message(), "acc 50% · 330 tok · $0.0030 · 1 errors");
     }

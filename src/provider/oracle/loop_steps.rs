@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::history::Past;
 use super::value::{Values, join};
+use crate::judge::steps::same;
 use crate::suite::ExtraArgs;
 use crate::suite::matcher::MatcherKind;
 use crate::suite::trajectory::{FromRef, StepArg};
@@ -180,22 +181,7 @@ pub(super) fn from_values(r: &FromRef, past: &[Past<'_>], before: usize) -> Vec<
         .collect()
 }
 
-/// Equality as the judge reads it: strings after the suite's normalisation, numbers by
-/// value, a number and a string holding it.
-pub(super) fn same(r: &FromRef, want: &Value, got: &Value) -> bool {
-    match (want, got) {
-        (Value::String(a), Value::String(b)) => r.norm.apply(a) == r.norm.apply(b),
-        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => a.as_f64() == b.as_f64(),
-        },
-        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
-            s.trim() == n.to_string()
-        }
-        _ => want == got,
-    }
-}
-
+/// The `from:` references of a step argument, nested ones included.
 pub(super) fn refs_of<'s>(arg: &'s StepArg, out: &mut Vec<&'s FromRef>) {
     match arg {
         StepArg::Match(_) => {}
