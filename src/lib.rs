@@ -17,6 +17,7 @@ pub mod compare;
 pub mod episode;
 pub mod exit;
 pub mod judge;
+pub mod mcp;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -1,0 +1,26 @@
+//! MCP: a thin client for Model Context Protocol servers (stdio and Streamable HTTP, the
+//! 2026-07-28 era and the legacy `initialize` era), their tools as suite tools, pinned
+//! snapshots of a server's tools, and a tool host that executes loop calls on a server.
+//!
+//! The client is our own rather than an SDK's because the suite and the reports need a
+//! tool's raw JSON (fields a typed SDK drops survive), every exchange logged verbatim,
+//! and bounded, harness-level errors (a server fault is never the model's failure).
+//!
+//! Layers: [`server`] says what to talk to; [`transport`] moves JSON-RPC messages (one
+//! per stdio process, one per HTTP endpoint) and logs them; [`client`] speaks the
+//! protocol (era discovery, `tools/list`, `tools/call`); [`tool`] reads a tool's raw
+//! JSON; [`snapshot`] pins a server's tools to a file.
+
+pub mod client;
+pub mod error;
+pub mod server;
+pub mod snapshot;
+pub mod tool;
+pub mod transport;
+
+pub use client::{CallResult, ClientOptions, Era, InputAnswer, InputPolicy, McpClient};
+pub use error::McpError;
+pub use server::ServerSpec;
+pub use snapshot::Snapshot;
+pub use tool::{Annotations, McpTool};
+pub use transport::{Direction, Exchange, ExchangeLog};
