@@ -13,8 +13,10 @@
 
 pub mod client;
 pub mod error;
+pub mod http;
 pub mod server;
 pub mod snapshot;
+pub mod stdio;
 pub mod tool;
 pub mod transport;
 

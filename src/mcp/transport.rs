@@ -138,3 +138,21 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// The log of this transport's exchanges.
     fn log(&self) -> &ExchangeLog;
 }
+
+/// Open a transport to `spec` (spawn the process, or prepare the HTTP endpoint), logging
+/// into `log`.
+pub async fn open(
+    spec: &super::ServerSpec,
+    log: &ExchangeLog,
+) -> Result<Box<dyn Transport>, McpError> {
+    match spec {
+        super::ServerSpec::Stdio { program, args } => Ok(Box::new(
+            super::stdio::StdioTransport::spawn(spec, program, args, log.clone()).await?,
+        )),
+        super::ServerSpec::Http { url } => Ok(Box::new(super::http::HttpTransport::new(
+            spec,
+            url,
+            log.clone(),
+        )?)),
+    }
+}

@@ -302,6 +302,8 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         variant_systems,
         sampling: model.sampling,
         profile,
+        mcp: None,
+        distractors: None,
     })
 }
 

@@ -6,6 +6,7 @@
 //! [`Suite`] in which every schema and matcher is ready to use.
 
 pub mod compile;
+pub mod distractors;
 pub mod error;
 pub mod load;
 mod loop_compile;
@@ -18,6 +19,7 @@ pub mod shape;
 pub mod share;
 pub mod span;
 pub mod targets;
+pub mod tools_from;
 pub mod trajectory;
 pub mod variants;
 
@@ -76,6 +78,10 @@ pub struct Suite {
     pub sampling: model::SamplingSpec,
     /// How verdicts are reached.
     pub profile: Profile,
+    /// `tools_from:` an MCP server or snapshot.
+    pub mcp: Option<Arc<tools_from::McpSource>>,
+    /// `distractors:`, the tool-count axis.
+    pub distractors: Option<Arc<distractors::Distractors>>,
 }
 
 /// A tool with its compiled argument schema.

@@ -65,6 +65,12 @@ pub struct SuiteFile {
     /// Tool loops: which tools need the user's approval, and the simulated answer.
     #[serde(default)]
     pub policy: Option<super::loops::PolicySpec>,
+    /// Take the tools from an MCP server, or a pinned snapshot of its tools.
+    #[serde(default)]
+    pub tools_from: Option<super::tools_from::ToolsFromSpec>,
+    /// Add N other tools to every case's tool list, as a matrix axis.
+    #[serde(default)]
+    pub distractors: Option<super::distractors::DistractorsSpec>,
     /// Suite-wide parts of named variants (today the system prompt), by variant name.
     /// The names join the variants the tools define.
     #[serde(default)]
