@@ -505,21 +505,22 @@ async fn write_loop(
             }
         }
         if let (Some(e), Some(key)) = (&broken, key) {
-            // The process stopped reading: most likely it is exiting, and the supervisor
-            // will soon say why (exit status, stderr). Give it a moment to, then fail
-            // this request with what is known.
-            let _ = tokio::time::timeout(LINGER * 2, exit.wait_for(Option::is_some)).await;
-            let found = shared.lock().pending.remove(&key);
+            // The process stopped reading: most likely it is exiting, and then the
+            // supervisor fails this request saying why (exit status, stderr). Only a
+            // process that closed stdin and lives on gets the write error instead.
+            let exited = tokio::time::timeout(LINGER * 2, exit.wait_for(Option::is_some))
+                .await
+                .is_ok();
+            let found = if exited {
+                None
+            } else {
+                shared.lock().pending.remove(&key)
+            };
             if let Some(p) = found {
-                let why = shared
-                    .lock()
-                    .dead
-                    .clone()
-                    .unwrap_or_else(|| format!("could not write to its stdin: {e}"));
                 let _ = p.tx.send(Err(McpError::Closed {
                     server: shared.server.clone(),
                     method: p.method,
-                    why,
+                    why: format!("it closed its stdin and stopped reading ({e})"),
                 }));
             }
         }
