@@ -799,3 +799,15 @@ async fn a_server_that_exits_at_once_says_why_after_one_respawn() {
         )
     );
 }
+
+#[tokio::test]
+async fn answers_whose_numeric_ids_came_back_as_strings_still_match() {
+    let client = connect(&fake("string-ids")).await;
+    assert_eq!(client.era(), Era::Legacy);
+    let r = client
+        .call_tool("echo", &args(json!({"text": "matched"})))
+        .await
+        .unwrap();
+    assert_eq!(r.text_for_model(), "matched");
+    client.close().await;
+}

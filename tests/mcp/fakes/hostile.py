@@ -26,6 +26,7 @@ answers `server/discover` with "method not found" unless the mode says otherwise
   modern-state      a 2026-07-28 server whose tool needs two state-only rounds
   hang-call         reads tools/call and never answers it
   reverse           holds each odd tools/call and answers the next one first
+  string-ids        answers numeric ids as strings ("2" for 2)
   plain (any other) a well-behaved legacy server with tools `echo` and `shape`
 """
 
@@ -45,6 +46,8 @@ def send(msg):
 
 
 def result(id_, res):
+    if MODE == "string-ids":
+        id_ = str(id_)
     if MODERN:
         res = {"resultType": "complete", **res}
     send({"jsonrpc": "2.0", "id": id_, "result": res})
