@@ -14,6 +14,8 @@
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod http_headers;
+pub mod http_reply;
 pub mod server;
 pub mod snapshot;
 pub mod stdio;
