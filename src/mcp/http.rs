@@ -445,6 +445,11 @@ impl HttpTransport {
                 continue;
             };
             self.log.push(Direction::Received, data.clone());
+            // MCP's messages are default or `message` events; other event types
+            // (keep-alives, vendor extras) are logged and not read as JSON-RPC.
+            if event.event.as_deref().is_some_and(|e| e != "message") {
+                continue;
+            }
             let message: Value = serde_json::from_str(&data).map_err(|e| {
                 self.malformed(
                     method,

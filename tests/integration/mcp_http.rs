@@ -351,6 +351,7 @@ async fn sse_notifications_and_server_requests_come_before_the_answer() {
         sse(&[
             ": a comment line",
             &format!("event: message\ndata: {note}"),
+            "event: keepalive\ndata: tick",
             &format!("id: 1\ndata: {ping}"),
             &format!("data: {sampling}"),
             &format!("data: {stray}"),
@@ -374,9 +375,10 @@ async fn sse_notifications_and_server_requests_come_before_the_answer() {
     assert_eq!(got, serde_json::from_str::<Value>(answer).unwrap());
 
     // Each event's data is logged verbatim, in order.
+    // A non-message event (a keep-alive) is logged but not read as JSON-RPC.
     assert_eq!(
         logged(&t, Direction::Received),
-        [note, ping, sampling, stray, answer]
+        [note, "tick", ping, sampling, stray, answer]
     );
     let answers: Vec<Value> = posts(&server)
         .await
@@ -774,4 +776,45 @@ async fn a_refused_connection_names_the_url() {
     }
     // The attempt is still in the log.
     assert_eq!(logged(&t, Direction::Sent).len(), 1);
+}
+
+#[tokio::test]
+async fn resuming_is_bounded_and_a_refused_resume_is_an_error() {
+    let server = MockServer::start().await;
+    // A stream that ends at the same event every time: no progress, so give up.
+    mock(&server, "tools/list", sse(&["id: same\nretry: 1\ndata: "])).await;
+    Mock::given(method("GET"))
+        .and(header("last-event-id", "same"))
+        .respond_with(sse(&["id: same\ndata: "]))
+        .mount(&server)
+        .await;
+    // A server that cannot resume at all.
+    mock(&server, "tools/call", sse(&["id: x1\nretry: 1\ndata: "])).await;
+    Mock::given(method("GET"))
+        .and(header("last-event-id", "x1"))
+        .respond_with(ResponseTemplate::new(405))
+        .mount(&server)
+        .await;
+    let t = transport(&format!("{}/mcp", server.uri()));
+    match t.request(&list(1), T).await.unwrap_err() {
+        McpError::Closed { why, .. } => assert!(why.contains("3 times in a row"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let gets = server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method.as_str() == "GET")
+        .count();
+    assert_eq!(gets, 3);
+    let call = out(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+                          "params":{"name":"t","arguments":{}}}));
+    match t.request(&call, T).await.unwrap_err() {
+        McpError::Closed { why, .. } => {
+            assert!(why.contains("resuming it was refused"), "{why}");
+            assert!(why.contains("HTTP 405"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
