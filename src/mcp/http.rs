@@ -154,13 +154,14 @@ impl HttpTransport {
         headers
     }
 
-    /// POST one message (already serialized as `text`, which is what gets logged).
+    /// POST one message (already serialized as `text`, which is what gets logged); also
+    /// says whether it carried a session id (a 404 then means the session expired).
     async fn post(
         &self,
         method: &str,
         text: &str,
         body: &Value,
-    ) -> Result<reqwest::Response, McpError> {
+    ) -> Result<(reqwest::Response, bool), McpError> {
         self.log.push(Direction::Sent, text);
         let sent_session = self.lock().session.is_some();
         let response = self
@@ -173,25 +174,19 @@ impl HttpTransport {
             .send()
             .await
             .map_err(|e| self.send_error(method, &e))?;
-        if response.status() == StatusCode::NOT_FOUND && sent_session {
-            // Read the body for the log, but a 404 to a request that carried a session
-            // means the server forgot it, whatever the body says.
-            let status = response.status();
-            let text = response.text().await.unwrap_or_default();
-            if !text.is_empty() {
-                self.log.push(Direction::Received, text.clone());
-            }
-            return Err(McpError::Closed {
-                server: self.server.clone(),
-                method: method.to_string(),
-                why: format!(
-                    "the session expired (HTTP {status} to a request with Mcp-Session-Id: {}); \
-                     connect again to start a new session",
-                    http_reply::excerpt(&text, EXCERPT)
-                ),
-            });
-        }
-        Ok(response)
+        Ok((response, sent_session))
+    }
+
+    /// A 404 to a request that carried a session: the server forgot the session.
+    fn expired(&self, method: &str, text: &str) -> McpError {
+        self.closed(
+            method,
+            format!(
+                "the session expired (HTTP 404 to a request with Mcp-Session-Id: {}); connect \
+                 again to start a new session",
+                http_reply::excerpt(text, EXCERPT)
+            ),
+        )
     }
 
     fn send_error(&self, method: &str, e: &reqwest::Error) -> McpError {
@@ -256,7 +251,7 @@ impl HttpTransport {
         let method = out.method.as_str();
         let text =
             serde_json::to_string(&out.body).map_err(|e| self.malformed(method, e.to_string()))?;
-        let response = self.post(method, &text, &out.body).await?;
+        let (response, sent_session) = self.post(method, &text, &out.body).await?;
         if method == "initialize"
             && let Some(session) = response.headers().get(SESSION_ID)
         {
@@ -266,7 +261,7 @@ impl HttpTransport {
             );
             self.lock().session = Some(session.clone());
         }
-        let mut reply = self.read_reply(method, id, response).await?;
+        let mut reply = self.read_reply(method, id, response, sent_session).await?;
         let mut idle = 0;
         loop {
             match reply {
@@ -350,6 +345,7 @@ impl HttpTransport {
         method: &str,
         id: &Value,
         response: reqwest::Response,
+        sent_session: bool,
     ) -> Result<Reply, McpError> {
         let status = response.status();
         let content_type = response
@@ -374,13 +370,16 @@ impl HttpTransport {
             // A JSON-RPC error at a 4xx/5xx is the server's answer (modern servers map
             // error codes to statuses, e.g. -32601 to 404): hand it to the client as a
             // response, like stdio would, so era detection reads the same codes.
-            if let Some(body) = &parsed {
-                if let (Some(answer), _) = http_reply::scan(body, id) {
-                    return Ok(Reply::Answer(answer));
-                }
-                if let Some(error) = http_reply::error_for(body, id) {
-                    return Ok(Reply::Answer(error));
-                }
+            if let Some(answer) = parsed.as_ref().and_then(|b| http_reply::scan(b, id).0) {
+                return Ok(Reply::Answer(answer));
+            }
+            // Not this request's answer: a 404 to a request that carried a session means
+            // the server forgot it, whatever the body says ("Session not found", id null).
+            if status == StatusCode::NOT_FOUND && sent_session {
+                return Err(self.expired(method, &text));
+            }
+            if let Some(error) = parsed.as_ref().and_then(|b| http_reply::error_for(b, id)) {
+                return Ok(Reply::Answer(error));
             }
             return Err(self.status_error(method, status, &text));
         }
@@ -615,7 +614,7 @@ impl Transport for HttpTransport {
         let text =
             serde_json::to_string(&out.body).map_err(|e| self.malformed(method, e.to_string()))?;
         let sent = tokio::time::timeout(SIDE_TIMEOUT, async {
-            let response = self.post(method, &text, &out.body).await?;
+            let (response, sent_session) = self.post(method, &text, &out.body).await?;
             let status = response.status();
             // 202 Accepted is the spec's answer; a server that sends a body anyway is
             // logged and tolerated.
@@ -625,6 +624,9 @@ impl Transport for HttpTransport {
             }
             if status.is_success() {
                 return Ok(());
+            }
+            if status == StatusCode::NOT_FOUND && sent_session {
+                return Err(self.expired(method, &body));
             }
             match serde_json::from_str::<Value>(&body)
                 .ok()

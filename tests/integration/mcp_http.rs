@@ -687,6 +687,13 @@ async fn the_session_is_echoed_and_a_404_means_it_expired() {
         ))
         .mount(&server)
         .await;
+    Mock::given(method("POST"))
+        .and(body_partial_json(json!({"method":"no/such"})))
+        .respond_with(ResponseTemplate::new(404).set_body_json(
+            json!({"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"Method not found"}}),
+        ))
+        .mount(&server)
+        .await;
     Mock::given(method("DELETE"))
         .respond_with(ResponseTemplate::new(405))
         .mount(&server)
@@ -695,6 +702,12 @@ async fn the_session_is_echoed_and_a_404_means_it_expired() {
     legacy_handshake(&t).await;
     assert_eq!(t.session_id().as_deref(), Some("sess-42"));
     t.request(&list(2), T).await.expect("first list");
+    // A 404 that answers this very request (its id) is the server's answer, not expiry.
+    let unknown = t
+        .request(&out(json!({"jsonrpc":"2.0","id":9,"method":"no/such"})), T)
+        .await
+        .expect("an error answer");
+    assert_eq!(unknown["error"]["code"], -32601);
     let expired = t.request(&list(3), T).await.unwrap_err();
     match &expired {
         McpError::Closed { method, why, .. } => {
