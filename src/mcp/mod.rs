@@ -13,6 +13,7 @@
 
 pub mod client;
 pub mod error;
+pub mod fetch;
 pub mod http;
 pub mod server;
 pub mod snapshot;
