@@ -40,7 +40,9 @@ pub(super) fn report(c: &mut Checker<'_>, text: &str) {
             .take(160)
             .collect();
         let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let column = u32::try_from(line[..at].chars().count() + 1).unwrap_or(u32::MAX);
+        // The value starts at its opening quote, where a YAML parser would point.
+        let start = if before.ends_with(['"', '\'']) { at - 1 } else { at };
+        let column = u32::try_from(line[..start].chars().count() + 1).unwrap_or(u32::MAX);
         c.report(
             (line_no, column),
             key,
