@@ -41,7 +41,11 @@ pub(super) fn report(c: &mut Checker<'_>, text: &str) {
             .collect();
         let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
         // The value starts at its opening quote, where a YAML parser would point.
-        let start = if before.ends_with(['"', '\'']) { at - 1 } else { at };
+        let start = if before.ends_with(['"', '\'']) {
+            at - 1
+        } else {
+            at
+        };
         let column = u32::try_from(line[..start].chars().count() + 1).unwrap_or(u32::MAX);
         c.report(
             (line_no, column),
@@ -55,4 +59,36 @@ pub(super) fn report(c: &mut Checker<'_>, text: &str) {
 /// Whether `d` is a placeholder report.
 pub fn is_placeholder(d: &Diagnostic) -> bool {
     d.message.starts_with(MESSAGE)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn placeholders_in_values_are_reported_and_comments_are_not() {
+        let text = "# TODO(fill in): a comment\ntools:\n  - name: t\n    description: d # TODO(fill in) here too\n    parameters: {type: object}\ncases:\n  - id: c\n    kind: should_call\n    prompt: \"TODO(fill in): a request\"\n    expect:\n      calls:\n        - tool: t\n          args:\n            x: TODO(fill in) plain\n";
+        let Err(crate::suite::SuiteError::Invalid(diags)) =
+            crate::suite::load_str(text, Path::new("s.yaml"))
+        else {
+            panic!("placeholders must refuse the suite");
+        };
+        let found: Vec<(u32, u32, &str, &str)> = diags
+            .iter()
+            .map(|d| (d.line, d.column, d.field.as_str(), d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    9,
+                    13,
+                    "prompt",
+                    "placeholder to fill in: TODO(fill in): a request"
+                ),
+                (14, 16, "x", "placeholder to fill in: TODO(fill in) plain"),
+            ]
+        );
+        assert!(diags.iter().all(super::is_placeholder));
+    }
 }

@@ -294,3 +294,85 @@ pub(super) fn report_clashes(c: &mut Checker<'_>, own: &[&ToolSpec], from_server
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(v: serde_json::Value) -> McpTool {
+        McpTool::from_raw(v.as_object().unwrap().clone()).unwrap()
+    }
+
+    fn source(origin: ToolsOrigin) -> McpSource {
+        McpSource {
+            server: Some("stdio:srv --x".parse().unwrap()),
+            snapshot: Some(PathBuf::from("suites/srv.snapshot.json")),
+            origin,
+            tools: vec![tool(json!({"name": "a", "description": "x"}))],
+            live_at_run: true,
+        }
+    }
+
+    #[test]
+    fn drift_is_against_the_pinned_tools_and_names_the_refresh() {
+        let pinned = source(ToolsOrigin::Snapshot);
+        assert_eq!(pinned.drift_warning(&pinned.tools.clone()), None);
+        let live = vec![
+            tool(json!({"name": "a", "description": "y"})),
+            tool(json!({"name": "b"})),
+        ];
+        assert_eq!(
+            pinned.drift_warning(&live).unwrap(),
+            "MCP server `stdio:srv --x` no longer matches snapshot `suites/srv.snapshot.json` \
+             (tool `a` changed: description; tool `b` is new on the server); the suite's tools \
+             are the snapshot's. Refresh the pin with \
+             `toolgauge mcp snapshot 'stdio:srv --x' suites/srv.snapshot.json`"
+        );
+        // Tools listed live have nothing pinned to drift from.
+        assert!(source(ToolsOrigin::Live).drift(&live).is_empty());
+    }
+
+    #[test]
+    fn server_tools_compile_with_their_wordings_and_raw_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = Snapshot {
+            format: 1,
+            server: "stdio:srv".into(),
+            era: crate::mcp::Era::Modern,
+            protocol_version: "2026-07-28".into(),
+            server_info: None,
+            tools: vec![
+                tool(
+                    json!({"name": "a", "description": "Server A.", "_meta": {"v": 1},
+                            "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}),
+                ),
+                tool(json!({"name": "b"})),
+            ],
+        };
+        snap.write(&dir.path().join("s.json")).unwrap();
+        let path = dir.path().join("suite.yaml");
+        let text = "tools_from:\n  snapshot: s.json\n  variants:\n    a:\n      mine: \"Mine A.\"\ncases:\n  - id: c\n    kind: should_not_call\n    prompt: hi\n";
+        let suite = crate::suite::load_str(text, &path).unwrap();
+        let names: Vec<&str> = suite.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let a = &suite.tools[0];
+        assert_eq!(a.description("mine"), Some("Mine A."));
+        assert_eq!(a.description("other"), Some("Server A."));
+        assert_eq!(a.required, ["q"]);
+        assert_eq!(a.mcp.as_ref().unwrap().raw["_meta"], json!({"v": 1}));
+        // No description and no schema: empty text and an empty object schema.
+        let b = &suite.tools[1];
+        assert_eq!(b.description("mine"), Some(""));
+        assert_eq!(*b.parameters, json!({"type": "object", "properties": {}}));
+        let src = suite.mcp.as_ref().unwrap();
+        assert_eq!(src.origin, ToolsOrigin::Snapshot);
+        assert_eq!(src.server, None);
+        assert_eq!(
+            src.snapshot.as_deref(),
+            Some(dir.path().join("s.json").as_path())
+        );
+        assert_eq!(src.tools, snap.tools);
+        assert_eq!(suite.variants, ["mine"]);
+    }
+}
