@@ -472,7 +472,7 @@ fn tools_of_live_servers_over_stdio() {
     o.stdout_has(&[
         &format!("server: {sdk} (live)\n"),
         "server info: toolgauge-sdk-peer 1.0.0\n",
-        "4 tools, ",
+        "6 tools, ",
         "add: ",
         "  Add two integers and return the sum.\n",
         "  annotations (the server's hints, not verified): readOnlyHint=true\n",
@@ -490,7 +490,17 @@ fn tools_of_live_servers_over_stdio() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["add", "echo", "fail", "delete_record"]);
+    assert_eq!(
+        names,
+        [
+            "add",
+            "echo",
+            "fail",
+            "delete_record",
+            "confirm_delete",
+            "ask_forever"
+        ]
+    );
     assert_eq!(j["source"], "live");
     assert_eq!(
         j["tools"][0]["raw"]["inputSchema"]["required"],
@@ -521,7 +531,7 @@ fn snapshot_of_a_live_server_replays_offline_and_check_finds_drift() {
     let sdk = p.sdk_stdio();
     t.run(&["mcp", "snapshot", &sdk, "sdk.json"])
         .expect_code(OK)
-        .stdout_has(&["wrote 4 tools of ", " to sdk.json\n"]);
+        .stdout_has(&["wrote 6 tools of ", " to sdk.json\n"]);
     let snap = json_of(&t.read("sdk.json"));
     assert_eq!(snap["format"], 1);
     assert_eq!(snap["server"], sdk.as_str());
@@ -544,7 +554,7 @@ fn snapshot_of_a_live_server_replays_offline_and_check_finds_drift() {
 
     t.run(&["mcp", "snapshot", "--check", &sdk, "sdk.json"])
         .expect_code(OK)
-        .stdout_has(&["sdk.json: up to date with ", "(4 tools)"]);
+        .stdout_has(&["sdk.json: up to date with ", "(6 tools)"]);
 
     // A stale pin: one description edited, one tool removed, one invented.
     let mut stale = snap.clone();
@@ -575,8 +585,8 @@ fn import_and_tools_from_against_a_live_server() {
     t.run(&["import", "mcp", &sdk, "--out", "sdk.yaml"])
         .expect_code(OK)
         .stdout_has(&[
-            "sdk.yaml: 4 tools of ",
-            "5 placeholder cases; tools pinned in sdk.snapshot.json\n",
+            "sdk.yaml: 6 tools of ",
+            "7 placeholder cases; tools pinned in sdk.snapshot.json\n",
         ]);
     let suite = t.read("sdk.yaml");
     assert!(
@@ -597,7 +607,7 @@ fn import_and_tools_from_against_a_live_server() {
     );
     t.run(&["validate", "live.yaml"])
         .expect_code(OK)
-        .stdout_has(&["live.yaml: ok (4 tools, 1 cases, variants: default)"]);
+        .stdout_has(&["live.yaml: ok (6 tools, 1 cases, variants: default)"]);
     t.run(&[
         "run",
         "live.yaml",
