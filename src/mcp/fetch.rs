@@ -5,10 +5,6 @@
 //! loads its suites after starting one), where blocking on another runtime panics; so the
 //! listing runs on its own thread with its own current-thread runtime.
 
-// `McpError` is the MCP layer's one error type, returned as is by the client; boxing it
-// here alone would only make callers unbox it.
-#![allow(clippy::result_large_err)]
-
 use std::time::Duration;
 
 use serde_json::Value;
