@@ -209,6 +209,12 @@ pub(super) fn resolve(
         }
     };
 
+    // A problem of a server tool (a name or schema toolgauge cannot offer) points at
+    // where the tools were read from: the snapshot, else the server.
+    let at = match origin {
+        ToolsOrigin::Snapshot => snapshot.as_ref().map_or(at, Spanned::at),
+        ToolsOrigin::Live => mcp.as_ref().map_or(at, Spanned::at),
+    };
     // By plain name (a located key does not borrow as `str`).
     let mut variants: IndexMap<String, (Spanned<String>, Wordings)> = variants
         .into_iter()

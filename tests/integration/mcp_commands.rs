@@ -643,3 +643,78 @@ fn an_unreachable_server_is_bad_input() {
         "{e}"
     );
 }
+
+#[test]
+fn server_tools_toolgauge_cannot_offer_are_errors_at_the_snapshot() {
+    let t = Toolgauge::new();
+    t.write(
+        "odd.json",
+        r#"{"format":1,"server":"stdio:x","era":"legacy","protocol_version":"2025-06-18","tools":[
+ {"name":"ok","description":"fine","inputSchema":{"type":"object"}},
+ {"name":"bad/name","description":"slash","inputSchema":{"type":"object"}},
+ {"name":"badschema","description":"s","inputSchema":{"type":"object","properties":{"x":{"type":5}}}},
+ {"name":"ok","description":"dup","inputSchema":{"type":"object"}}
+]}"#,
+    );
+    let e = refused(&t, &format!("tools_from:\n  snapshot: odd.json\n{CASES}"));
+    for (field, message) in [
+        ("tools_from.tools[1].name", "invalid tool name `bad/name`"),
+        (
+            "tools_from.tools[2].parameters.properties.x.type",
+            "the parameter schema of `badschema` does not compile",
+        ),
+        ("tools_from.tools[3].name", "duplicate tool name `ok`"),
+    ] {
+        assert!(e.contains(&format!("s.yaml:2:13: {message}")), "{e}");
+        assert!(e.contains(&format!("  field: {field}\n")), "{e}");
+    }
+    assert!(e.contains("3 problems found"), "{e}");
+}
+
+#[test]
+fn the_shipped_mcp_suite_replays_offline_with_the_server_wording_failing_twice() {
+    let t = Toolgauge::new();
+    let out = t.path().join("run");
+    let out = out.to_str().unwrap();
+    t.run_in(
+        &crate::support::repo_root(),
+        &[
+            "run",
+            "suites/mcp_tools.yaml",
+            "--out",
+            out,
+            "--format",
+            "json",
+        ],
+    )
+    .expect_code(OK);
+    let run = t.run_dir("run");
+    // The journal is in finishing order: sort.
+    let mut failed: Vec<(String, String)> = run
+        .trials()
+        .iter()
+        .filter(|t| t["verdict"] != "pass")
+        .map(|t| {
+            (
+                t["case_id"].as_str().unwrap().to_string(),
+                t["variant"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    failed.sort();
+    assert_eq!(
+        failed,
+        [
+            ("clean-up-vague".to_string(), "server".to_string()),
+            ("upload-failed".to_string(), "server".to_string())
+        ]
+    );
+    assert_eq!(run.trials().len(), 12);
+    assert_eq!(
+        run.json("mcp_tools.json")["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+}
