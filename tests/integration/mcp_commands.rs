@@ -629,6 +629,17 @@ fn an_unreachable_server_is_bad_input() {
     t.run(&["mcp", "tools", "stdio:./no-such-server-xyz --stdio"])
         .expect_code(BAD_INPUT)
         .stderr_has(&["error: could not reach MCP server `stdio:./no-such-server-xyz --stdio`: "]);
+    // A URL nothing listens on (a port the OS just handed out and took back).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    t.run(&["mcp", "snapshot", &url, "x.json"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&[&format!("error: could not reach MCP server `{url}`: ")]);
+    assert!(!t.path().join("x.json").exists());
     t.write(
         "s.yaml",
         format!("tools_from:\n  mcp: \"stdio:./no-such-server-xyz\"\n{CASES}"),
@@ -717,4 +728,88 @@ fn the_shipped_mcp_suite_replays_offline_with_the_server_wording_failing_twice()
             .len(),
         6
     );
+}
+
+/// The Python SDK server over Streamable HTTP on a free port, killed when dropped (even
+/// when the test panics).
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `sdk_server.py http PORT` and wait until it accepts connections (bounded, so a
+/// server that never listens fails the test instead of hanging it).
+fn sdk_over_http(p: &crate::mcp_peers::Peers) -> HttpServer {
+    use std::time::{Duration, Instant};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(&p.python)
+        .arg(p.server_script("sdk_server.py"))
+        .args(["http", &port.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the Python SDK server");
+    let mut s = HttpServer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = s.child.try_wait() {
+            panic!("the SDK server exited before listening: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the SDK server did not listen within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s
+}
+
+#[test]
+fn commands_and_tools_from_over_streamable_http() {
+    let Some(p) = peers() else { return };
+    let server = sdk_over_http(&p);
+    let t = Toolgauge::new();
+    let j = json_of(
+        &t.run(&["mcp", "tools", &server.url, "--json"])
+            .expect_code(OK)
+            .stdout,
+    );
+    assert_eq!(j["server"], server.url.as_str());
+    assert_eq!(j["source"], "live");
+    assert_eq!(j["era"], "modern");
+    assert_eq!(j["tools"][0]["name"], "add");
+    // The same tools as over stdio: the same definitions, so the same tokens.
+    let stdio = json_of(
+        &t.run(&["mcp", "tools", &p.sdk_stdio(), "--json"])
+            .expect_code(OK)
+            .stdout,
+    );
+    assert_eq!(j["total_tokens"], stdio["total_tokens"]);
+
+    t.run(&["mcp", "snapshot", &server.url, "http.json"])
+        .expect_code(OK);
+    t.run(&["mcp", "snapshot", "--check", &server.url, "http.json"])
+        .expect_code(OK);
+    t.write(
+        "live.yaml",
+        format!("tools_from:\n  mcp: {}\n{CASES}", server.url),
+    );
+    t.run(&["validate", "live.yaml"])
+        .expect_code(OK)
+        .stdout_has(&["live.yaml: ok (6 tools, 1 cases, variants: default)"]);
 }
