@@ -36,6 +36,62 @@ pub enum Command {
     /// Merge the run directories of `run --shard K/N` into one run directory whose
     /// reports equal an unsharded run's.
     Merge(MergeArgs),
+    /// Look at an MCP server's tools, and pin them to a snapshot file.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `toolgauge mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List a server's tools: era, descriptions, schemas, annotations and the token size
+    /// of each definition.
+    Tools(McpToolsArgs),
+    /// Write a snapshot of a server's tools (or, with --check, check one is current).
+    Snapshot(McpSnapshotArgs),
+}
+
+/// `toolgauge mcp tools`.
+#[derive(Debug, Args)]
+pub struct McpToolsArgs {
+    /// The server: `stdio:CMD ARGS…` (quoted as one argument), an `http(s)://` URL, or a
+    /// snapshot file written by `toolgauge mcp snapshot` (offline).
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// Print JSON (each tool's raw definition as the server sent it) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `toolgauge mcp snapshot`.
+#[derive(Debug, Args)]
+pub struct McpSnapshotArgs {
+    /// The server: `stdio:CMD ARGS…` (quoted as one argument) or an `http(s)://` URL.
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// The snapshot file (JSON).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Do not write: compare the server's tools with FILE and exit 1, listing the
+    /// differences, when they differ (for CI).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `toolgauge import mcp`.
+#[derive(Debug, Args)]
+pub struct ImportMcpArgs {
+    /// The server: `stdio:CMD ARGS…` (quoted as one argument), an `http(s)://` URL, or a
+    /// snapshot file (offline).
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// The suite to write (YAML); its tools' snapshot is written next to it as
+    /// `NAME.snapshot.json`.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace the suite and snapshot files if they exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `toolgauge merge`.
@@ -75,6 +131,8 @@ pub struct MergeArgs {
 pub enum ImportCommand {
     /// The Berkeley Function Calling Leaderboard's single-turn categories, one suite each.
     Bfcl(ImportBfclArgs),
+    /// An MCP server's tools, as a suite with placeholder cases to fill in.
+    Mcp(ImportMcpArgs),
 }
 
 /// `toolgauge import bfcl`.

@@ -33,6 +33,7 @@ macro_rules! sayln {
 
 mod cassette;
 mod compare;
+mod mcp;
 mod merge;
 mod observe;
 mod paths;
@@ -45,7 +46,8 @@ mod settings;
 use std::path::Path;
 
 use crate::cli::{
-    CassetteCommand, Cli, Command, ImportBfclArgs, ImportCommand, SchemaKind, ValidateArgs,
+    CassetteCommand, Cli, Command, ImportBfclArgs, ImportCommand, McpCommand, SchemaKind,
+    ValidateArgs,
 };
 use crate::exit;
 use crate::suite::{self, Suite};
@@ -112,6 +114,9 @@ pub fn main(cli: Cli) -> u8 {
             cassette::cassette_write(&args).map(|()| exit::OK)
         }
         Command::Import(ImportCommand::Bfcl(args)) => import_bfcl(&args),
+        Command::Import(ImportCommand::Mcp(args)) => mcp::import_mcp(&args),
+        Command::Mcp(McpCommand::Tools(args)) => mcp::tools(&args),
+        Command::Mcp(McpCommand::Snapshot(args)) => mcp::snapshot(&args),
     };
     result.unwrap_or_else(|e| {
         e.print();

@@ -685,6 +685,7 @@ fn execute(
     meta.trials_planned = trials.len() as u64;
     meta.settings.prices = Some(super::prices::kept(&meta, &options.prices));
     report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
+    super::mcp::record_run_tools(&dir, &suite)?;
 
     // Slots in plan order; trials already done fill theirs.
     let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];

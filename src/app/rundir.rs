@@ -26,6 +26,8 @@ pub(crate) const RUN_FILES: &[&str] = &[
     "junit.xml",
     "summary.md",
     "report.html",
+    // The raw MCP tools of a `tools_from` suite (see `app::mcp::RUN_TOOLS_FILE`).
+    super::mcp::RUN_TOOLS_FILE,
 ];
 
 /// Most suffixes tried for a default run directory before giving up.

@@ -15,6 +15,7 @@
 
 pub mod client;
 pub mod error;
+pub mod fetch;
 pub mod http;
 pub mod http_headers;
 pub mod http_reply;

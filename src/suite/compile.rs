@@ -61,7 +61,7 @@ impl Checker<'_> {
 }
 
 /// Check `model` (parsed from `text`) and build the suite.
-pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, SuiteError> {
+pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, SuiteError> {
     let mut c = Checker {
         path,
         text,
@@ -88,7 +88,14 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
             Some("add at least one case".into()),
         );
     }
+    // `tools_from`: the server's tools (from its snapshot or the live server) join the
+    // suite's own below; resolved first so the checks of an empty `tools` know of them.
+    let mut tools_from = model
+        .tools_from
+        .take()
+        .map(|spec| (spec.at(), super::tools_from::resolve(&mut c, spec, path)));
     if model.tools.is_empty()
+        && tools_from.is_none()
         && !model.cases.is_empty()
         && model.cases.iter().any(|c| c.tools.is_none())
     {
@@ -100,7 +107,13 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         );
     }
 
+    let mcp_specs: Vec<ToolSpec> = tools_from
+        .as_mut()
+        .and_then(|(_, r)| r.as_mut())
+        .map(|r| std::mem::take(&mut r.specs))
+        .unwrap_or_default();
     let declared = model.tools.len()
+        + mcp_specs.len()
         + model
             .cases
             .iter()
@@ -109,7 +122,15 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
     let eager = declared <= EAGER_SCHEMAS;
     let mut shared = Shared::new();
     let suite_specs: Vec<&ToolSpec> = model.tools.iter().collect();
-    let (tools, broken) = compile_tools(&mut c, &suite_specs, "tools", eager, &mut shared);
+    let (mut tools, mut broken) = compile_tools(&mut c, &suite_specs, "tools", eager, &mut shared);
+    if !mcp_specs.is_empty() {
+        let specs: Vec<&ToolSpec> = mcp_specs.iter().collect();
+        let (from_server, server_broken) =
+            compile_tools(&mut c, &specs, "tools_from.tools", eager, &mut shared);
+        super::tools_from::report_clashes(&mut c, &suite_specs, &mcp_specs);
+        tools.extend(from_server);
+        broken.extend(server_broken);
+    }
     let tool_index: HashMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_str(), &**t)).collect();
     // Each case's own tools, compiled up front (variants are collected over all tools).
     let case_tools: Vec<Option<ToolList>> = model
@@ -279,6 +300,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
     };
     let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
 
+    super::placeholder::report(&mut c, text);
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
     }
@@ -302,7 +324,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         variant_systems,
         sampling: model.sampling,
         profile,
-        mcp: None,
+        mcp: tools_from.and_then(|(_, r)| r).map(|r| Arc::new(r.source)),
         distractors: None,
     })
 }
@@ -347,7 +369,7 @@ fn compile_profile(c: &mut Checker<'_>, model: &SuiteFile) -> Profile {
 
 /// `base/rel` with `.` and `..` resolved lexically where possible (`suites/../fixtures/x`
 /// becomes `fixtures/x`), so messages show the path a user would type.
-fn lexical_join(base: &Path, rel: &str) -> std::path::PathBuf {
+pub(super) fn lexical_join(base: &Path, rel: &str) -> std::path::PathBuf {
     use std::path::Component;
     let mut out = std::path::PathBuf::new();
     for c in base.join(rel).components() {
@@ -487,6 +509,7 @@ fn compile_tool(c: &mut Checker<'_>, t: &ToolSpec, field: &str, eager: bool) -> 
         validator,
         required: required_of(&params.value),
         effects: super::loop_compile::effects(t),
+        mcp: t.mcp.clone(),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod loops;
 pub mod matcher;
 pub mod model;
 pub mod normalize;
+pub mod placeholder;
 pub mod sampling;
 pub mod shape;
 pub mod share;
@@ -103,6 +104,9 @@ pub struct Tool {
     pub required: Vec<String>,
     /// Tool loops: the tool's declared `risk` and `idempotent`.
     pub effects: loops::ToolEffects,
+    /// The tool as its MCP server listed it (`tools_from`), raw, for reports; `None`
+    /// for a tool the suite declares itself.
+    pub mcp: Option<Arc<crate::mcp::McpTool>>,
 }
 
 /// A tool under one named variant.

@@ -67,7 +67,7 @@ pub struct SuiteFile {
     pub policy: Option<super::loops::PolicySpec>,
     /// Take the tools from an MCP server, or a pinned snapshot of its tools.
     #[serde(default)]
-    pub tools_from: Option<super::tools_from::ToolsFromSpec>,
+    pub tools_from: Option<Spanned<super::tools_from::ToolsFromSpec>>,
     /// Add N other tools to every case's tool list, as a matrix axis.
     #[serde(default)]
     pub distractors: Option<super::distractors::DistractorsSpec>,
@@ -149,6 +149,10 @@ pub struct ToolSpec {
     /// Tool loops: `false` when calling twice with the same arguments acts twice.
     #[serde(default)]
     pub idempotent: Option<bool>,
+    /// The MCP tool this spec was made from (`tools_from`), raw; never read from a file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub mcp: Option<Arc<crate::mcp::McpTool>>,
 }
 
 /// A tool under one variant: its description, or the parts that change.

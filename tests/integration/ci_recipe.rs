@@ -38,6 +38,7 @@ const SUITES: &[&str] = &[
     "weather",
     "loops",
     "safety",
+    "mcp_tools",
 ];
 
 /// Steps that cannot run here, and what stands in for each.

@@ -10,6 +10,7 @@ const SUITES: &[&str] = &[
     "suites/variants.yaml",
     "suites/loops.yaml",
     "suites/safety.yaml",
+    "suites/mcp_tools.yaml",
 ];
 
 #[test]
