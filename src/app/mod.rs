@@ -33,6 +33,7 @@ macro_rules! sayln {
 
 mod cassette;
 mod compare;
+mod mcp_conformance;
 mod merge;
 mod observe;
 mod paths;
@@ -112,6 +113,7 @@ pub fn main(cli: Cli) -> u8 {
             cassette::cassette_write(&args).map(|()| exit::OK)
         }
         Command::Import(ImportCommand::Bfcl(args)) => import_bfcl(&args),
+        Command::McpConformance(args) => mcp_conformance::mcp_conformance(&args),
     };
     result.unwrap_or_else(|e| {
         e.print();
