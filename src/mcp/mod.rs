@@ -16,6 +16,8 @@
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod http_headers;
+pub mod http_reply;
 pub mod input;
 pub mod jsonrpc;
 pub mod lifecycle;

@@ -129,7 +129,7 @@ def main() -> None:
         server.run("stdio")
     elif mode == "http":
         port = int(sys.argv[2])
-        server.run("streamable-http", host="127.0.0.1", port=port, log_level="WARNING")
+        server.run("streamable-http", host="127.0.0.1", port=port)
     else:
         sys.exit(f"usage: {sys.argv[0]} stdio [--legacy] | http PORT")
 
