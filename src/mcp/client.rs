@@ -617,6 +617,17 @@ mod tests {
         assert_eq!(result(vec![], None).text_for_model(), "");
     }
 
+    /// The client is shared across tasks (a loop runs one turn's calls concurrently).
+    #[allow(dead_code)]
+    fn client_and_its_futures_are_send(c: &McpClient, m: &Map<String, Value>) {
+        fn send_sync<T: Send + Sync>(_: &T) {}
+        fn send<T: Send>(_: T) {}
+        send_sync(c);
+        send(c.call_tool("x", m));
+        send(c.list_tools());
+        send(McpClient::connect(c.spec(), ClientOptions::default()));
+    }
+
     #[test]
     fn output_schema_mismatches_are_described() {
         let s = OutputSchema {

@@ -86,6 +86,13 @@ pub fn id_key(id: &Value) -> String {
     id.to_string()
 }
 
+/// The key of the numeric id a string id spells (`"7"` for `7`), for servers that
+/// change an id's type; `None` for anything else.
+pub fn loose_id_key(id: &Value) -> Option<String> {
+    let n: u64 = id.as_str()?.parse().ok()?;
+    Some(n.to_string())
+}
+
 /// A JSON-RPC error object, read leniently (a missing message reads as empty).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -183,6 +190,9 @@ mod tests {
     fn ids_of_different_types_differ() {
         assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
         assert_eq!(id_key(&json!(7)), "7");
+        assert_eq!(loose_id_key(&json!("7")), Some(id_key(&json!(7))));
+        assert_eq!(loose_id_key(&json!("x")), None);
+        assert_eq!(loose_id_key(&json!(7)), None);
     }
 
     #[test]

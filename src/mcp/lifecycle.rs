@@ -3,6 +3,12 @@
 //! else (or silence within the bound) means legacy: `initialize` +
 //! `notifications/initialized`, on a respawned process if the probe killed it.
 //! Also the one request helper both eras use.
+//!
+//! The transport learns the outcome through [`Transport::set_protocol`], called once
+//! the era is settled (legacy: before `notifications/initialized`). The probe itself
+//! and `initialize` go out before that: a transport that needs the version for them
+//! (HTTP's `MCP-Protocol-Version`) reads it from the probe's `_meta` envelope
+//! (`io.modelcontextprotocol/protocolVersion`); `initialize` carries none.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

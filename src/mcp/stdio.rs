@@ -433,7 +433,15 @@ impl Shared {
                 }
             }
             Incoming::Response { id } => {
-                let found = self.lock().pending.remove(&jsonrpc::id_key(id));
+                let found = {
+                    let mut state = self.lock();
+                    match state.pending.remove(&jsonrpc::id_key(id)) {
+                        Some(p) => Some(p),
+                        // A sloppy server that turns the numeric id into a string (or
+                        // back) still answers that request; toolgauge's ids are numbers.
+                        None => jsonrpc::loose_id_key(id).and_then(|k| state.pending.remove(&k)),
+                    }
+                };
                 match found {
                     Some(p) => {
                         let _ = p.tx.send(Ok(v.clone()));
@@ -505,21 +513,22 @@ async fn write_loop(
             }
         }
         if let (Some(e), Some(key)) = (&broken, key) {
-            // The process stopped reading: most likely it is exiting, and the supervisor
-            // will soon say why (exit status, stderr). Give it a moment to, then fail
-            // this request with what is known.
-            let _ = tokio::time::timeout(LINGER * 2, exit.wait_for(Option::is_some)).await;
-            let found = shared.lock().pending.remove(&key);
+            // The process stopped reading: most likely it is exiting, and then the
+            // supervisor fails this request saying why (exit status, stderr). Only a
+            // process that closed stdin and lives on gets the write error instead.
+            let exited = tokio::time::timeout(LINGER * 2, exit.wait_for(Option::is_some))
+                .await
+                .is_ok();
+            let found = if exited {
+                None
+            } else {
+                shared.lock().pending.remove(&key)
+            };
             if let Some(p) = found {
-                let why = shared
-                    .lock()
-                    .dead
-                    .clone()
-                    .unwrap_or_else(|| format!("could not write to its stdin: {e}"));
                 let _ = p.tx.send(Err(McpError::Closed {
                     server: shared.server.clone(),
                     method: p.method,
-                    why,
+                    why: format!("it closed its stdin and stopped reading ({e})"),
                 }));
             }
         }
@@ -638,6 +647,12 @@ async fn sleep_until_opt(at: Option<Instant>) {
 
 fn send_signal(child: &mut Child, sig: Signal) {
     match sig {
+        // Elsewhere than unix there is no SIGTERM: the last step (kill) comes early.
+        #[cfg(not(unix))]
+        Signal::Term => {
+            let _ = child.start_kill();
+        }
+        #[cfg(unix)]
         Signal::Term => {
             if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
                 // SAFETY: kill(2) with a pid we spawned and have not reaped (the
@@ -656,8 +671,11 @@ fn send_signal(child: &mut Child, sig: Signal) {
 }
 
 fn describe_exit(st: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (st.code(), st.signal()) {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(&st);
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    match (st.code(), signal) {
         (Some(code), _) => format!("exited with status {code}"),
         (None, Some(sig)) => format!("was killed by signal {sig}"),
         _ => format!("ended ({st})"),

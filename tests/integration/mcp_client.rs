@@ -708,3 +708,106 @@ async fn a_command_that_does_not_exist_is_a_connect_error() {
         "could not reach MCP server `stdio:/nonexistent/mcp-server --flag`: cannot start `/nonexistent/mcp-server`: no such program; is it installed and on PATH (or give its full path)?"
     );
 }
+
+#[tokio::test]
+async fn a_request_without_answer_times_out_and_is_cancelled() {
+    let spec = fake("hang-call");
+    let options = ClientOptions {
+        request_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let client = McpClient::connect(&spec, options).await.unwrap();
+    let e = client.call_tool("echo", &Map::new()).await.unwrap_err();
+    assert_eq!(
+        e,
+        McpError::Timeout {
+            server: spec.to_string(),
+            method: "tools/call".into(),
+            timeout_ms: 300,
+        }
+    );
+    let call = &sent(&client, "tools/call")[0];
+    let cancel = &sent(&client, "notifications/cancelled")[0];
+    assert_eq!(cancel["params"]["requestId"], call["id"]);
+    assert!(client.alive(), "a slow answer is not a dead server");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn concurrent_calls_get_their_own_answers_in_any_order() {
+    let client = connect(&fake("reverse")).await;
+    let (first, second) = (
+        args(json!({"text": "first"})),
+        args(json!({"text": "second"})),
+    );
+    let (a, b) = tokio::join!(
+        client.call_tool("echo", &first),
+        client.call_tool("echo", &second),
+    );
+    assert_eq!(a.unwrap().text_for_model(), "first");
+    assert_eq!(b.unwrap().text_for_model(), "second");
+    // The server answered the later request first.
+    let answered: Vec<Value> = logged(&client, Direction::Received)
+        .iter()
+        .map(|t| serde_json::from_str::<Value>(t).unwrap())
+        .filter(|m| m["result"]["content"].is_array())
+        .map(|m| m["result"]["content"][0]["text"].clone())
+        .collect();
+    assert_eq!(answered, [json!("second"), json!("first")]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_modern_server_slower_than_the_probe_bound_is_still_found_modern() {
+    let Some(p) = peers() else { return };
+    let spec: ServerSpec = p.sdk_stdio().parse().unwrap();
+    // No Python process answers within 1 ms: the probe always times out, the server
+    // reads it later and locks itself modern, refuses `initialize` with -32022 naming
+    // 2026-07-28, and the client probes again.
+    let options = ClientOptions {
+        discover_timeout: Duration::from_millis(1),
+        ..patient()
+    };
+    let client = McpClient::connect(&spec, options).await.unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(sent(&client, "server/discover").len(), 2);
+    assert_eq!(sent(&client, "initialize").len(), 1);
+    let r = client
+        .call_tool("echo", &args(json!({"text": "late"})))
+        .await
+        .unwrap();
+    assert_eq!(r.text_for_model(), "late");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_says_why_after_one_respawn() {
+    let spec = ServerSpec::Stdio {
+        program: "python3".into(),
+        args: vec![
+            "-c".into(),
+            "import sys; sys.stderr.write('usage: server --root DIR\\n'); sys.exit(2)".into(),
+        ],
+    };
+    let e = McpClient::connect(&spec, ClientOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "MCP server `{spec}` went away during `initialize`: the server process exited with status 2; its last stderr lines: `usage: server --root DIR`"
+        )
+    );
+}
+
+#[tokio::test]
+async fn answers_whose_numeric_ids_came_back_as_strings_still_match() {
+    let client = connect(&fake("string-ids")).await;
+    assert_eq!(client.era(), Era::Legacy);
+    let r = client
+        .call_tool("echo", &args(json!({"text": "matched"})))
+        .await
+        .unwrap();
+    assert_eq!(r.text_for_model(), "matched");
+    client.close().await;
+}

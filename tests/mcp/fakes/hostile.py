@@ -24,6 +24,9 @@ answers `server/discover` with "method not found" unless the mode says otherwise
   stubborn          ignores stdin EOF and SIGTERM (only SIGKILL ends it)
   modern-sampling   a 2026-07-28 server whose tool asks for sampling (input_required)
   modern-state      a 2026-07-28 server whose tool needs two state-only rounds
+  hang-call         reads tools/call and never answers it
+  reverse           holds each odd tools/call and answers the next one first
+  string-ids        answers numeric ids as strings ("2" for 2)
   plain (any other) a well-behaved legacy server with tools `echo` and `shape`
 """
 
@@ -43,6 +46,8 @@ def send(msg):
 
 
 def result(id_, res):
+    if MODE == "string-ids":
+        id_ = str(id_)
     if MODERN:
         res = {"resultType": "complete", **res}
     send({"jsonrpc": "2.0", "id": id_, "result": res})
@@ -101,9 +106,22 @@ def list_tools(id_, params):
     return result(id_, {"tools": TOOLS})
 
 
+HELD = []
+
+
 def call_tool(id_, params):
     name = params.get("name")
     args = params.get("arguments") or {}
+    if MODE == "hang-call":
+        return
+    if MODE == "reverse":
+        HELD.append((id_, args))
+        if len(HELD) < 2:
+            return
+        for held_id, held_args in reversed(HELD):
+            result(held_id, {"content": [{"type": "text", "text": held_args.get("text", "")}]})
+        HELD.clear()
+        return
     if MODE == "die-mid-call":
         sys.stderr.write("fatal: the tool crashed the server\n")
         sys.stderr.flush()
