@@ -219,25 +219,27 @@ impl HttpTransport {
         }
     }
 
-    /// The error for a non-2xx status whose body is not a JSON-RPC error.
+    /// The error for a non-2xx status whose body is not a JSON-RPC error. 5xx: the
+    /// server failed (`Closed`). 401/403: it wants credentials toolgauge does not send,
+    /// so nothing will get through (`Connect`). Other 4xx: an answer that is not
+    /// JSON-RPC (`Malformed`), which during the `server/discover` probe means a legacy
+    /// endpoint that does not know the method, so the client falls back to `initialize`.
     fn status_error(&self, method: &str, status: StatusCode, text: &str) -> McpError {
         let why = format!("HTTP {status}: {}", http_reply::excerpt(text, EXCERPT));
-        if status.is_server_error() {
-            McpError::Closed {
+        match status.as_u16() {
+            500.. => self.closed(method, why),
+            401 | 403 => McpError::Connect {
                 server: self.server.clone(),
-                method: method.to_string(),
-                why,
-            }
-        } else {
-            let hint = match status.as_u16() {
-                401 | 403 => "; the server wants authorization, which toolgauge does not send",
-                404 | 405 => "; check that the URL is the server's MCP endpoint (often `/mcp`)",
-                _ => "",
-            };
-            McpError::Connect {
-                server: self.server.clone(),
-                why: format!("`{method}` was refused with {why}{hint}"),
-            }
+                why: format!(
+                    "`{method}` was refused with {why}; the server wants authorization, which \
+                     toolgauge does not send"
+                ),
+            },
+            404 | 405 => self.malformed(
+                method,
+                format!("{why}; check that the URL is the server's MCP endpoint (often `/mcp`)"),
+            ),
+            _ => self.malformed(method, why),
         }
     }
 

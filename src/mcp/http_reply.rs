@@ -38,7 +38,7 @@ pub fn classify(message: &Value, want_id: &Value) -> Incoming {
         },
         (Some(_), _) => Incoming::Other,
         (None, Some(id)) if obj.contains_key("result") || obj.contains_key("error") => {
-            if id == want_id {
+            if same_id(id, want_id) {
                 Incoming::Answer(message.clone())
             } else {
                 Incoming::Other
@@ -46,6 +46,15 @@ pub fn classify(message: &Value, want_id: &Value) -> Incoming {
         }
         _ => Incoming::NotJsonRpc,
     }
+}
+
+/// Whether `id` answers `want_id`. A sloppy server that turns toolgauge's numeric id
+/// into a string (`"7"` for `7`) still answers that request, as over stdio.
+fn same_id(id: &Value, want_id: &Value) -> bool {
+    id == want_id
+        || want_id
+            .as_u64()
+            .is_some_and(|n| id.as_str().and_then(|s| s.parse::<u64>().ok()) == Some(n))
 }
 
 /// The first message in `body` (one object, or a batch array) that answers `want_id`,
@@ -115,9 +124,15 @@ mod tests {
         assert_eq!(classify(&answer, &id), Incoming::Answer(answer.clone()));
         let err = json!({"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"x"}});
         assert_eq!(classify(&err, &id), Incoming::Answer(err.clone()));
-        // The same number as a string is another id.
+        // A numeric id that came back as a string still matches; another does not.
+        let as_text = json!({"jsonrpc":"2.0","id":"7","result":{}});
+        assert_eq!(classify(&as_text, &id), Incoming::Answer(as_text.clone()));
         assert_eq!(
-            classify(&json!({"jsonrpc":"2.0","id":"7","result":{}}), &id),
+            classify(&json!({"jsonrpc":"2.0","id":"8","result":{}}), &id),
+            Incoming::Other
+        );
+        assert_eq!(
+            classify(&json!({"jsonrpc":"2.0","id":"x7","result":{}}), &json!("x")),
             Incoming::Other
         );
         assert_eq!(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolgauge::mcp::http::HttpTransport;
 use toolgauge::mcp::transport::{Outgoing, Transport};
-use toolgauge::mcp::{Direction, ExchangeLog, McpError, ServerSpec};
+use toolgauge::mcp::{ClientOptions, Direction, Era, ExchangeLog, McpClient, McpError, ServerSpec};
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -76,9 +76,16 @@ fn everything_http(node: &Path, script: &Path) -> (Spawned, String) {
 }
 
 fn sdk_http(python: &Path, script: &Path) -> (Spawned, String) {
+    sdk_http_with(python, script, &[])
+}
+
+fn sdk_http_with(python: &Path, script: &Path, extra: &[&str]) -> (Spawned, String) {
     let port = free_port();
     let mut cmd = Command::new(python);
-    cmd.arg(script).arg("http").arg(port.to_string());
+    cmd.arg(script)
+        .arg("http")
+        .arg(port.to_string())
+        .args(extra);
     let s = spawn_listening(cmd, port, "the Python SDK server");
     (s, format!("http://127.0.0.1:{port}/mcp"))
 }
@@ -232,7 +239,17 @@ async fn python_sdk_server_legacy_era_over_http() {
         )
         .await
         .expect("tools/list");
-    assert_eq!(tool_names(&list), ["add", "delete_record", "echo", "fail"]);
+    assert_eq!(
+        tool_names(&list),
+        [
+            "add",
+            "ask_forever",
+            "confirm_delete",
+            "delete_record",
+            "echo",
+            "fail"
+        ]
+    );
     let call = t
         .request(
             &out(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
@@ -263,7 +280,17 @@ async fn python_sdk_server_modern_era_over_http() {
         .request(&modern(2, "tools/list", json!({})), T)
         .await
         .expect("tools/list");
-    assert_eq!(tool_names(&list), ["add", "delete_record", "echo", "fail"]);
+    assert_eq!(
+        tool_names(&list),
+        [
+            "add",
+            "ask_forever",
+            "confirm_delete",
+            "delete_record",
+            "echo",
+            "fail"
+        ]
+    );
     // The server checks Mcp-Method/Mcp-Name against the body (-32020 otherwise), so a
     // result here proves the headers agreed; a non-ASCII argument travels in the body.
     let call = t
@@ -297,6 +324,103 @@ async fn python_sdk_server_modern_era_over_http() {
         .expect("an error answer");
     assert_eq!(unknown["id"], 5);
     assert_eq!(unknown["error"]["code"], -32601);
+}
+
+// ---- end to end through the client ----------------------------------------------
+
+/// Generous bounds: a slow machine must not turn a modern server into a legacy one in a
+/// test that asserts the era.
+fn patient() -> ClientOptions {
+    ClientOptions {
+        discover_timeout: Duration::from_secs(60),
+        request_timeout: Duration::from_secs(60),
+        ..ClientOptions::default()
+    }
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+fn client_sent(client: &McpClient, method: &str) -> Vec<Value> {
+    client
+        .log()
+        .since(0)
+        .into_iter()
+        .filter(|e| e.direction == Direction::Sent)
+        .filter_map(|e| serde_json::from_str::<Value>(&e.text).ok())
+        .filter(|v| v["method"] == method)
+        .collect()
+}
+
+#[tokio::test]
+async fn client_over_http_modern_era_with_the_sdk_server() {
+    let Some(p) = peers() else { return };
+    let (_server, url) = sdk_http(&p.python, &p.server_script("sdk_server.py"));
+    let spec: ServerSpec = url.parse().unwrap();
+    let client = McpClient::connect(&spec, patient()).await.expect("connect");
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.protocol_version(), MODERN);
+    assert!(client_sent(&client, "initialize").is_empty());
+    let tools = client.list_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    for want in ["add", "echo", "fail", "delete_record"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    let add = client
+        .call_tool("add", &args(json!({"a": 20, "b": 22})))
+        .await
+        .expect("add");
+    assert_eq!(add.structured, Some(json!({"result": 42})));
+    assert!(!add.is_error);
+    let fail = client
+        .call_tool("fail", &args(json!({"reason": "on purpose"})))
+        .await
+        .expect("a tool error is a result");
+    assert!(fail.is_error);
+    assert!(
+        fail.text_for_model().contains("on purpose"),
+        "{}",
+        fail.text_for_model()
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn client_over_http_legacy_era_with_the_sdk_server() {
+    let Some(p) = peers() else { return };
+    let (_server, url) = sdk_http_with(&p.python, &p.server_script("sdk_server.py"), &["--legacy"]);
+    let spec: ServerSpec = url.parse().unwrap();
+    let client = McpClient::connect(&spec, patient()).await.expect("connect");
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    // The probe was refused with HTTP 400, then the handshake went through.
+    assert_eq!(client_sent(&client, "server/discover").len(), 1);
+    assert_eq!(client_sent(&client, "initialize").len(), 1);
+    let echo = client
+        .call_tool("echo", &args(json!({"text": "ünïcode"})))
+        .await
+        .expect("echo");
+    assert_eq!(echo.text_for_model(), "ünïcode");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn client_over_http_legacy_era_with_server_everything() {
+    let Some(p) = peers() else { return };
+    let (_server, url) = everything_http(&p.node, &p.everything());
+    let spec: ServerSpec = url.parse().unwrap();
+    let client = McpClient::connect(&spec, patient()).await.expect("connect");
+    assert_eq!(client.era(), Era::Legacy);
+    let tools = client.list_tools().await.expect("tools");
+    assert!(tools.iter().any(|t| t.name() == "echo"));
+    let echo = client
+        .call_tool("echo", &args(json!({"message": "over http"})))
+        .await
+        .expect("echo");
+    assert_eq!(echo.text_for_model(), "Echo: over http");
+    assert!(!echo.is_error);
+    client.close().await;
 }
 
 // ---- hostile servers -------------------------------------------------------------
@@ -707,8 +831,21 @@ async fn http_failures_become_clear_harness_errors() {
         json_reply(json!({"jsonrpc":"2.0","id":6,"result":{}})).set_delay(Duration::from_secs(60)),
     )
     .await;
+    mock(
+        &server,
+        "fail/auth",
+        ResponseTemplate::new(401).set_body_string("unauthorized"),
+    )
+    .await;
     let t = transport(&format!("{}/mcp", server.uri()));
     let call = |id: u64, m: &str| out(json!({"jsonrpc":"2.0","id":id,"method":m}));
+    match t.request(&call(8, "fail/auth"), T).await.unwrap_err() {
+        McpError::Connect { why, .. } => {
+            assert!(why.contains("HTTP 401"), "{why}");
+            assert!(why.contains("wants authorization"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
 
     match t.request(&call(1, "fail/text"), T).await.unwrap_err() {
         McpError::Closed { method, why, .. } => {
@@ -751,9 +888,10 @@ async fn http_failures_become_clear_harness_errors() {
             timeout_ms: 300
         }
     );
-    // Unmatched methods get wiremock's 404 with an empty body: a wrong endpoint.
+    // Unmatched methods get wiremock's 404 with an empty body: a wrong endpoint, or a
+    // legacy server that does not know the method (not JSON-RPC either way).
     match t.request(&call(7, "nothing/here"), T).await.unwrap_err() {
-        McpError::Connect { why, .. } => {
+        McpError::Malformed { why, .. } => {
             assert!(why.contains("HTTP 404"), "{why}");
             assert!(why.contains("MCP endpoint"), "{why}");
         }

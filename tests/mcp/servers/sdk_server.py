@@ -3,6 +3,8 @@
 Usage: sdk_server.py stdio
        sdk_server.py stdio --legacy     (the initialize handshake only, as pre-2026 servers)
        sdk_server.py http PORT          (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+       sdk_server.py http PORT --legacy (pre-2026 over HTTP: a request naming a protocol
+                                         version it does not know gets HTTP 400)
 
 The SDK speaks both protocol eras: a client that probes `server/discover` gets the
 2026-07-28 era, one that sends `initialize` gets the legacy one. With `--legacy` the
@@ -121,17 +123,43 @@ async def run_legacy_stdio() -> None:
             )
 
 
+def run_legacy_http(port: int) -> None:
+    """Streamable HTTP as a pre-2026 server answers: the SDK routes requests by their
+    MCP-Protocol-Version header, so one naming an unknown version (the 2026-07-28
+    `server/discover` probe) is refused with HTTP 400 before it reaches the modern
+    entry, as the TypeScript SDK's legacy transport refuses it."""
+    import uvicorn
+    from starlette.responses import JSONResponse
+
+    app = server.streamable_http_app()
+    known = {b"2025-11-25", b"2025-06-18", b"2025-03-26", b"2024-11-05"}
+
+    async def legacy_only(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http":
+            version = dict(scope["headers"]).get(b"mcp-protocol-version")
+            if version is not None and version not in known:
+                error = {"code": -32000, "message": "Bad Request: Unsupported protocol version"}
+                reply = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+                await reply(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(legacy_only, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio" and "--legacy" in sys.argv[2:]:
         anyio.run(run_legacy_stdio)
     elif mode == "stdio":
         server.run("stdio")
+    elif mode == "http" and "--legacy" in sys.argv[3:]:
+        run_legacy_http(int(sys.argv[2]))
     elif mode == "http":
         port = int(sys.argv[2])
         server.run("streamable-http", host="127.0.0.1", port=port)
     else:
-        sys.exit(f"usage: {sys.argv[0]} stdio [--legacy] | http PORT")
+        sys.exit(f"usage: {sys.argv[0]} stdio [--legacy] | http PORT [--legacy]")
 
 
 if __name__ == "__main__":
