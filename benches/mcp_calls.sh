@@ -18,6 +18,8 @@
 #   WARMUP=50     untimed calls per round first
 #   ROUNDS=3      rounds per client
 #   SDK_MODE=auto the SDK client's mode: auto (discover, as toolgauge does) or legacy
+#   PROFILE=bench the cargo profile of toolgauge's side (`dev` for a quick unoptimised
+#                 check; quote only `bench` figures)
 # Exit status: 0 when both clients completed every round, 1 when one failed, 2 when the
 # venv is missing.
 set -euo pipefail
@@ -26,6 +28,7 @@ CALLS=${CALLS:-2000}
 WARMUP=${WARMUP:-50}
 ROUNDS=${ROUNDS:-3}
 SDK_MODE=${SDK_MODE:-auto}
+PROFILE=${PROFILE:-bench}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -37,15 +40,15 @@ if [[ ! -x "$python" ]]; then
     exit 2
 fi
 
-echo "building the bench binary (release)..." >&2
-(cd "$root" && cargo bench --quiet --bench mcp_calls --no-run)
+echo "building the bench binary (profile $PROFILE)..." >&2
+(cd "$root" && cargo bench --quiet --profile "$PROFILE" --bench mcp_calls --no-run)
 
 results=$(mktemp "${TMPDIR:-/tmp}/toolgauge-mcp-calls.XXXXXX")
 trap 'rm -f "$results"' EXIT
 
 for round in $(seq 1 "$ROUNDS"); do
     echo "round $round/$ROUNDS: toolgauge" >&2
-    (cd "$root" && cargo bench --quiet --bench mcp_calls -- --calls "$CALLS" --warmup "$WARMUP") | tee -a "$results"
+    (cd "$root" && cargo bench --quiet --profile "$PROFILE" --bench mcp_calls -- --calls "$CALLS" --warmup "$WARMUP") | tee -a "$results"
     echo "round $round/$ROUNDS: python-sdk" >&2
     "$python" "$here/mcp_calls_sdk.py" --calls "$CALLS" --warmup "$WARMUP" --mode "$SDK_MODE" | tee -a "$results"
 done
