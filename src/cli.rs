@@ -39,6 +39,29 @@ pub enum Command {
     /// Look at an MCP server's tools, and pin them to a snapshot file.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// The client the official MCP conformance suite runs for each client scenario
+    /// (hidden: it is a test entry, not a user command).
+    #[command(hide = true)]
+    McpConformance(McpConformanceArgs),
+}
+
+/// `toolgauge mcp-conformance URL`: the conformance suite appends the scenario server's
+/// URL to the command and passes the scenario in its environment.
+#[derive(Debug, Args)]
+pub struct McpConformanceArgs {
+    /// The scenario server's Streamable HTTP URL (the suite appends it).
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The scenario to play (the suite sets `MCP_CONFORMANCE_SCENARIO`).
+    #[arg(long, env = "MCP_CONFORMANCE_SCENARIO", value_name = "NAME")]
+    pub scenario: String,
+    /// The scenario's context as JSON, e.g. the tool calls it expects (the suite sets
+    /// `MCP_CONFORMANCE_CONTEXT` for scenarios that have one).
+    #[arg(long, env = "MCP_CONFORMANCE_CONTEXT", value_name = "JSON")]
+    pub context: Option<String>,
+    /// Every request's timeout, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    pub timeout: u64,
 }
 
 /// `toolgauge mcp ...`.

@@ -34,6 +34,7 @@ macro_rules! sayln {
 mod cassette;
 mod compare;
 mod mcp;
+mod mcp_conformance;
 mod merge;
 mod observe;
 mod paths;
@@ -117,6 +118,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Import(ImportCommand::Mcp(args)) => mcp::import_mcp(&args),
         Command::Mcp(McpCommand::Tools(args)) => mcp::tools(&args),
         Command::Mcp(McpCommand::Snapshot(args)) => mcp::snapshot(&args),
+        Command::McpConformance(args) => mcp_conformance::mcp_conformance(&args),
     };
     result.unwrap_or_else(|e| {
         e.print();

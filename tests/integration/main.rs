@@ -19,6 +19,7 @@ mod loop_wire;
 mod loops;
 mod mcp_client;
 mod mcp_commands;
+mod mcp_conformance;
 mod mcp_http;
 mod mcp_peers;
 mod oracle;
