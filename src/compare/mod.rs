@@ -1182,6 +1182,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }

@@ -278,6 +278,11 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
                 .any(|t| t.name.value == f)
     };
     let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
+    let (distractors, problems) =
+        super::distractors::compile(model.distractors.as_ref(), path, &tools, &cases);
+    for (at, field, message, hint) in problems {
+        c.report(at, field, message, hint);
+    }
 
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
@@ -303,7 +308,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         sampling: model.sampling,
         profile,
         mcp: None,
-        distractors: None,
+        distractors,
     })
 }
 

@@ -1,0 +1,186 @@
+//! `distractors:`: the tool-count axis end to end (trials per N, the summary section's
+//! values derived by hand, the chart), each pool kind, and located errors for bad input.
+
+use serde_json::{Value, json};
+
+use crate::support::{BAD_INPUT, OK, Toolgauge};
+
+/// A `tools/list` result of six tools, none named like the suite's.
+fn pool_json() -> String {
+    let tools: Vec<Value> = (1..=6)
+        .map(|i| json!({"name": format!("pool_{i}"), "description": format!("Pool tool {i}."), "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}))
+        .collect();
+    json!({"tools": tools}).to_string()
+}
+
+fn suite(from: &str, n: &str, targets: &str) -> String {
+    format!(
+        r#"
+distractors: {{from: {from}, n: {n}}}
+matrix: {{targets: {targets}, tool_choice: [auto]}}
+tools:
+  - name: get_weather
+    description: "Current weather for one city."
+    parameters: {{type: object, properties: {{city: {{type: string}}}}, required: [city]}}
+cases:
+  - {{id: c1, kind: should_call, prompt: "Weather in Paris?", expect: {{calls: [{{tool: get_weather, args: {{city: Paris}}}}]}}}}
+  - {{id: c2, kind: should_not_call, prompt: "hi"}}
+"#
+    )
+}
+
+#[test]
+fn the_axis_runs_every_count_and_the_summary_has_hand_checked_rates() {
+    let t = Toolgauge::new();
+    t.write("pool.json", pool_json());
+    t.write(
+        "s.yaml",
+        suite(
+            "pool.json",
+            "[0, 2, 5]",
+            r#"["scripted:oracle", "scripted:wrong_tool"]"#,
+        ),
+    );
+    let dir = t.path().join("s.yaml");
+    t.run(&["run", dir.to_str().unwrap(), "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let run = t.run_dir("out");
+    run.assert_complete();
+    let trials = run.trials();
+    // 2 targets × 3 counts × 2 cases.
+    assert_eq!(trials.len(), 12);
+    for n in [0, 2, 5] {
+        assert_eq!(
+            trials
+                .iter()
+                .filter(|r| r["distractors"]["n"] == json!(n))
+                .count(),
+            4,
+            "N={n}"
+        );
+    }
+    let summary = run.json("summary.json");
+    let rows = summary["distractors"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    let row = |target: &str, n: u32| {
+        rows.iter()
+            .find(|r| r["target"] == target && r["n"] == n)
+            .unwrap_or_else(|| panic!("no row {target} N={n}: {rows:?}"))
+    };
+    // The oracle always picks get_weather and never calls in c2.
+    for n in [0, 2, 5] {
+        let r = row("scripted:oracle", n);
+        assert_eq!(r["selection_accuracy"], json!(1.0));
+        assert_eq!(r["false_call_rate"], json!(0.0));
+        assert_eq!(r["trials"], json!(2));
+    }
+    // wrong_tool calls the first offered tool that is not the expected one: at N=0
+    // there is none (it makes one up), so c1 is not selected and calls no distractor,
+    // and c2 (expected: none; "first tool" get_weather) calls the made-up name: a false
+    // call (any call where none is due). 1 of 2 trials.
+    let r0 = row("scripted:wrong_tool", 0);
+    assert_eq!(r0["selection_accuracy"], json!(0.0));
+    assert_eq!(r0["false_call_rate"], json!(0.5));
+    assert_eq!(r0["distractor_calls"], json!(0));
+    // From N=2 the first other tool is a distractor in both cases: 2 of 2.
+    for n in [2, 5] {
+        let r = row("scripted:wrong_tool", n);
+        assert_eq!(r["false_call_rate"], json!(1.0));
+        assert_eq!(r["distractor_calls"], json!(2));
+    }
+    // More tools, more tokens.
+    let tokens = |n| {
+        row("scripted:oracle", n)["mean_tool_definition_tokens"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(tokens(0) < tokens(2) && tokens(2) < tokens(5));
+    // Cells name their count.
+    let cells = summary["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6);
+    assert_eq!(cells[1]["distractors"], json!(2));
+    let html = std::fs::read_to_string(run.path.join("report.html")).unwrap();
+    assert!(html.contains(r#"<svg class="chart distractors""#));
+    assert!(html.contains("Tool-count scaling"));
+    let md = std::fs::read_to_string(run.path.join("summary.md")).unwrap();
+    assert!(md.contains("auto × N=5"), "{md}");
+    let (header, _) = run.csv("trials.csv");
+    assert!(header.ends_with(&[
+        "distractors".to_string(),
+        "selected".into(),
+        "false_call".into(),
+        "tool_definition_tokens".into()
+    ]));
+}
+
+#[test]
+fn runs_without_the_axis_have_no_distractor_fields() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("weather.yaml");
+    t.run(&["run", &suite, "--out", "out", "--quiet"]);
+    let run = t.run_dir("out");
+    assert!(run.trials().iter().all(|r| r.get("distractors").is_none()));
+    assert!(run.json("summary.json").get("distractors").is_none());
+    let (header, _) = run.csv("trials.csv");
+    assert!(!header.contains(&"distractors".to_string()));
+}
+
+#[test]
+fn every_pool_kind_loads() {
+    let t = Toolgauge::new();
+    let tools = json!([
+        {"name": "a_tool", "description": "A.", "inputSchema": {"type": "object"}},
+        {"name": "b_tool", "inputSchema": {"type": "object"}}
+    ]);
+    t.write(
+        "snap.json",
+        json!({"format": 1, "server": "stdio:x", "era": "legacy", "protocol_version": "2025-06-18", "tools": tools}).to_string(),
+    );
+    t.write(
+        "cat.json",
+        json!([{"name": "S", "tools": {"s": {"tools": tools}}}]).to_string(),
+    );
+    t.write("list.json", tools.to_string());
+    t.write(
+        "other.yaml",
+        "tools:\n  - {name: a_tool, description: A., parameters: {type: object}}\n  - {name: b_tool, description: B., parameters: {type: object}}\ncases:\n  - {id: x, kind: should_not_call, prompt: hi}\n",
+    );
+    for pool in ["snap.json", "cat.json", "list.json", "other.yaml"] {
+        t.write("s.yaml", suite(pool, "[0, 2]", r#"["scripted:oracle"]"#));
+        let s = t.path().join("s.yaml");
+        t.run(&["validate", s.to_str().unwrap()]).expect_code(OK);
+    }
+}
+
+#[test]
+fn bad_pools_and_counts_are_located_errors() {
+    let t = Toolgauge::new();
+    t.write("pool.json", pool_json());
+    t.write(
+        "noname.json",
+        r#"{"tools": [{"name": "ok"}, {"description": "x"}]}"#,
+    );
+    let cases = [
+        ("missing.json", "[0, 2]", "cannot read distractor pool"),
+        (
+            "pool.json",
+            "[0, 7]",
+            "count 7 is larger than the MCP tool list pool",
+        ),
+        ("pool.json", "[2, 2]", "count 2 is listed twice"),
+        ("noname.json", "[1]", "tool #2 has no string `name`"),
+        (
+            "stdio:srv",
+            "[1]",
+            "toolgauge mcp snapshot stdio:srv pool.json",
+        ),
+    ];
+    for (from, n, needle) in cases {
+        t.write("s.yaml", suite(from, n, r#"["scripted:oracle"]"#));
+        let s = t.path().join("s.yaml");
+        let o = t
+            .run(&["validate", s.to_str().unwrap()])
+            .expect_code(BAD_INPUT);
+        o.stderr_has(&[needle, "s.yaml:2:", "field: distractors."]);
+    }
+}
