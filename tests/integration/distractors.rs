@@ -184,3 +184,71 @@ fn bad_pools_and_counts_are_located_errors() {
         o.stderr_has(&[needle, "s.yaml:2:", "field: distractors."]);
     }
 }
+
+/// The (case, N) of every trial of a run, sorted.
+fn case_counts(t: &Toolgauge, dir: &str) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = t
+        .run_dir(dir)
+        .trials()
+        .iter()
+        .map(|r| {
+            (
+                r["case_id"].as_str().unwrap().to_string(),
+                r["distractors"]["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn trials_at_different_counts_are_different_trials_for_compare_resume_and_shards() {
+    let t = Toolgauge::new();
+    t.write("pool.json", pool_json());
+    t.write(
+        "s.yaml",
+        suite("pool.json", "[0, 2, 5]", r#"["scripted:oracle"]"#),
+    );
+    let s = t.path().join("s.yaml");
+    let s = s.to_str().unwrap();
+    t.run(&["run", s, "--out", "whole", "--quiet"])
+        .assert_code(OK);
+    let all = case_counts(&t, "whole");
+    assert_eq!(all.len(), 6);
+
+    // Compare pairs each (case, N) with itself: 6 pairs, none a duplicate.
+    let o = t.run(&["compare", "whole", "whole", "--format", "json"]);
+    o.assert_code(OK);
+    let c: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(c["overall"]["n"], 6, "{c}");
+    assert_eq!(c["duplicates"], 0, "{c}");
+
+    // Resume runs exactly the (case, N) trials the journal lacks.
+    t.run(&["run", s, "--out", "part", "--quiet"])
+        .assert_code(OK);
+    let journal = t.read("part/trials.jsonl");
+    let kept: Vec<&str> = journal.lines().step_by(2).collect();
+    t.write("part/trials.jsonl", kept.join("\n") + "\n");
+    t.run(&["run", "--resume", "part", "--quiet"])
+        .assert_code(OK);
+    assert_eq!(case_counts(&t, "part"), all);
+
+    // Two shards hold every trial once, and merge back into the whole run's summary.
+    for k in ["1/2", "2/2"] {
+        let out = format!("shard{}", &k[..1]);
+        t.run(&["run", s, "--shard", k, "--out", &out, "--quiet"])
+            .assert_code(OK);
+    }
+    let mut union = case_counts(&t, "shard1");
+    union.extend(case_counts(&t, "shard2"));
+    union.sort();
+    assert_eq!(union, all);
+    t.run(&["merge", "shard1", "shard2", "--out", "merged"])
+        .assert_code(OK);
+    assert_eq!(case_counts(&t, "merged"), all);
+    assert_eq!(
+        t.run_dir("merged").json("summary.json")["distractors"],
+        t.run_dir("whole").json("summary.json")["distractors"]
+    );
+}
