@@ -18,6 +18,7 @@ mod loop_reports;
 mod loop_suites;
 mod loop_wire;
 mod loops;
+mod mcp_client;
 mod mcp_peers;
 mod oracle;
 mod prices;
