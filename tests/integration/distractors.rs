@@ -252,3 +252,29 @@ fn trials_at_different_counts_are_different_trials_for_compare_resume_and_shards
         t.run_dir("whole").json("summary.json")["distractors"]
     );
 }
+
+#[test]
+fn a_live_mcp_server_is_a_pool() {
+    let Some(p) = crate::mcp_peers::peers() else {
+        return;
+    };
+    let t = Toolgauge::new();
+    // The Python SDK server lists at least four tools (add, echo, fail, delete_record).
+    let server = format!("\"{}\"", p.sdk_stdio());
+    t.write("s.yaml", suite(&server, "[0, 4]", r#"["scripted:oracle"]"#));
+    let s = t.path().join("s.yaml");
+    let s = s.to_str().unwrap();
+    t.run(&["run", s, "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let rows = t.run_dir("out").json("summary.json")["distractors"].clone();
+    assert_eq!(rows[1]["n"], 4);
+    assert!(
+        rows[1]["mean_tool_definition_tokens"].as_f64()
+            > rows[0]["mean_tool_definition_tokens"].as_f64()
+    );
+    // A thousand is more than the server has.
+    t.write("s.yaml", suite(&server, "[1000]", r#"["scripted:oracle"]"#));
+    t.run(&["validate", s])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["count 1000 is larger than the MCP server pool"]);
+}

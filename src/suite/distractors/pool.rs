@@ -3,7 +3,7 @@
 //! argument schema).
 //!
 //! The kind is told from the value itself, never from a guess: `stdio:` or an
-//! `http(s)://` URL is a server; a `.yaml`/`.yml` file is a suite; a JSON file is a
+//! `http(s)://` URL is a server (its tools are listed when the suite loads); a `.yaml`/`.yml` file is a suite; a JSON file is a
 //! snapshot (`format` + `server` + `tools`), a LiveMCPTool-style catalogue (an array of
 //! servers, each with `tools: {KEY: {tools: [...]}}`), a `tools/list` result
 //! (`{"tools": [...]}`) or a bare array of MCP tools, or a suite in JSON (`cases`). A
@@ -29,6 +29,8 @@ pub enum PoolKind {
     ToolList,
     /// A suite file (YAML or JSON): its tools and its cases' own tools.
     Suite,
+    /// An MCP server's `tools/list`, read when the suite loads.
+    Server,
 }
 
 impl PoolKind {
@@ -39,6 +41,7 @@ impl PoolKind {
             PoolKind::Catalogue => "MCP tool catalogue",
             PoolKind::ToolList => "MCP tool list",
             PoolKind::Suite => "suite",
+            PoolKind::Server => "MCP server",
         }
     }
 }
@@ -48,7 +51,7 @@ impl PoolKind {
 pub struct Pool {
     /// What it was read as.
     pub kind: PoolKind,
-    /// The file, resolved against the suite's directory.
+    /// The file, resolved against the suite's directory (a server: as written).
     pub path: PathBuf,
     /// The tools, in the source's order, each name once.
     pub tools: Vec<ToolDefinition>,
@@ -82,14 +85,7 @@ pub fn is_server(from: &str) -> bool {
 /// Read the pool `from` names, a path relative to `base` (the suite's directory).
 pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
     if is_server(from) {
-        // The live client lands separately; until a run can list a server's tools here,
-        // a pinned snapshot gives the same tools (and replays offline).
-        return Err(err(
-            format!("distractors from an MCP server (`{from}`) are not supported in this build"),
-            format!(
-                "pin the server's tools once with `toolgauge mcp snapshot {from} pool.json` and write `from: pool.json`"
-            ),
-        ));
+        return server_pool(from);
     }
     if from.trim().is_empty() {
         return Err(err(
@@ -163,6 +159,47 @@ pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
         kind,
         path,
         raw.into_iter().map(|t| definition(&t)).collect(),
+    ))
+}
+
+/// The tools a server lists now (connect, `tools/list` with every page, close). Runs on
+/// a thread of its own with its own runtime, since suites load both inside and outside
+/// an async runtime.
+fn server_pool(from: &str) -> Result<Pool, PoolError> {
+    let hint = format!(
+        "check that the server starts and answers `tools/list` (`toolgauge mcp tools {from}`), or pin its tools once with `toolgauge mcp snapshot {from} pool.json` and write `from: pool.json`"
+    );
+    let spec: crate::mcp::ServerSpec = from
+        .parse()
+        .map_err(|e: crate::mcp::McpError| err(e.to_string(), hint.clone()))?;
+    let listed = std::thread::spawn(move || -> Result<Vec<McpTool>, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        rt.block_on(async {
+            let client =
+                crate::mcp::McpClient::connect(&spec, crate::mcp::ClientOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            let tools = client.list_tools().await.map_err(|e| e.to_string());
+            client.close().await;
+            tools
+        })
+    })
+    .join()
+    .map_err(|_| "the MCP client thread failed".to_string())
+    .and_then(|r| r)
+    .map_err(|why| {
+        err(
+            format!("cannot list the tools of distractor server `{from}`: {why}"),
+            hint.clone(),
+        )
+    })?;
+    Ok(finish(
+        PoolKind::Server,
+        PathBuf::from(from),
+        listed.iter().map(definition).collect(),
     ))
 }
 
