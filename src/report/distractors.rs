@@ -320,3 +320,88 @@ pub fn mode_label(tool_choice: &str, n: Option<u32>) -> String {
         None => tool_choice.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ToolChoice;
+    use crate::score::distractors::DistractorFacts;
+    use crate::suite::CaseKind;
+
+    fn trial(
+        n: u32,
+        verdict: Verdict,
+        selected: Option<bool>,
+        false_call: bool,
+        tokens: u64,
+    ) -> TrialRecord {
+        TrialRecord {
+            case_id: "c".into(),
+            kind: CaseKind::ShouldCall,
+            tags: Vec::new(),
+            target: "scripted:oracle".into(),
+            variant: "default".into(),
+            tool_choice: ToolChoice::Auto,
+            repeat: 0,
+            messages: Vec::new(),
+            response: None,
+            checks: None,
+            verdict,
+            reasons: Vec::new(),
+            cost_usd: None,
+            distractors: Some(DistractorFacts {
+                n,
+                tool_definition_tokens: tokens,
+                selected,
+                distractor_calls: u32::from(false_call),
+                false_call,
+            }),
+            episode: None,
+        }
+    }
+
+    #[test]
+    fn rows_count_rates_over_scored_trials_and_tokens_over_all() {
+        let trials = [
+            // N=10: 3 should_call trials scored (2 selected), 1 should_not_call with a
+            // false call, 1 error (counted in trials and tokens only).
+            trial(10, Verdict::Pass, Some(true), false, 100),
+            trial(10, Verdict::Pass, Some(true), false, 100),
+            trial(10, Verdict::Fail, Some(false), true, 100),
+            trial(10, Verdict::Fail, None, true, 100),
+            trial(10, Verdict::Error, None, false, 200),
+            // N=0 listed after, sorted first.
+            trial(0, Verdict::Pass, Some(true), false, 40),
+        ];
+        let r = rows(&trials);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].n, 0);
+        assert_eq!(r[0].selection_accuracy, Some(1.0));
+        let r10 = &r[1];
+        assert_eq!(
+            (r10.trials, r10.scored, r10.should_call, r10.selected),
+            (5, 4, 3, 2)
+        );
+        assert_eq!(r10.selection_accuracy, Some(2.0 / 3.0));
+        // 2 false calls of 4 scored trials.
+        assert_eq!(r10.false_call_rate, Some(0.5));
+        // (4 × 100 + 200) / 5.
+        assert_eq!(r10.mean_tool_definition_tokens, 120.0);
+        let svg = chart(&r);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        // One polyline per panel for the one series (two points each).
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        assert!(markdown(&r).contains(
+            "| scripted:oracle × default × auto | 10 | 5 | 66.7% (2/3) | 50.0% (2/4) | 120 |"
+        ));
+    }
+
+    #[test]
+    fn chart_labels_are_escaped() {
+        let mut t = trial(1, Verdict::Pass, Some(true), false, 1);
+        t.target = "<img src=x>".into();
+        let svg = chart(&rows(&[t]));
+        assert!(!svg.contains("<img"));
+        assert!(svg.contains("&lt;img"));
+    }
+}

@@ -103,3 +103,80 @@ pub fn identity_variant(variant: &str, n: Option<u32>) -> std::borrow::Cow<'_, s
 pub fn record_n(t: &crate::score::TrialRecord) -> Option<u32> {
     t.distractors.map(|d| d.n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ToolCall;
+
+    fn response(calls: &[&str]) -> Response {
+        Response {
+            tool_calls: calls
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ToolCall {
+                    id: Some(format!("c{i}")),
+                    name: (*n).to_string(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    fn suite() -> crate::suite::Suite {
+        crate::suite::load_str(
+            r#"
+tools:
+  - {name: get_weather, description: "Weather.", parameters: {type: object}}
+  - {name: get_time, description: "Time.", parameters: {type: object}}
+cases:
+  - {id: call, kind: should_call, prompt: "w", expect: {calls: [{tool: get_weather}, {tool: get_time}]}}
+  - {id: quiet, kind: should_not_call, prompt: "hi"}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn selection_reads_the_first_call_and_false_calls_count_distractors_and_unwanted_calls() {
+        let s = suite();
+        let (kind, expect) = s.cases[0].effective(&crate::provider::ToolChoice::Auto);
+        let is_d = |n: &str| n.starts_with("pool_");
+        let f = |calls: &[&str]| facts(3, 100, kind, expect, Some(&response(calls)), is_d);
+        // The first call names an expected tool (the second one counts too).
+        assert_eq!(f(&["get_time", "pool_a"]).selected, Some(true));
+        assert_eq!(f(&["get_time", "pool_a"]).distractor_calls, 1);
+        assert!(f(&["get_time", "pool_a"]).false_call);
+        // A distractor first: not selected, even if the expected tool follows.
+        let d = f(&["pool_a", "get_weather"]);
+        assert_eq!(
+            (d.selected, d.false_call, d.distractor_calls),
+            (Some(false), true, 1)
+        );
+        // No call: not selected, no false call.
+        let none = f(&[]);
+        assert_eq!((none.selected, none.false_call), (Some(false), false));
+        // should_not_call: any call is a false call, distractor or not; no selection.
+        let (kind, expect) = s.cases[1].effective(&crate::provider::ToolChoice::Auto);
+        let q = facts(
+            3,
+            100,
+            kind,
+            expect,
+            Some(&response(&["get_weather"])),
+            is_d,
+        );
+        assert_eq!(
+            (q.selected, q.false_call, q.distractor_calls),
+            (None, true, 0)
+        );
+        // No response (an error): only the count and the size.
+        let e = facts(3, 100, kind, expect, None, is_d);
+        assert_eq!(
+            (e.n, e.tool_definition_tokens, e.false_call),
+            (3, 100, false)
+        );
+    }
+}

@@ -86,18 +86,30 @@ impl Distractors {
                 self.duplicates.join(", ")
             ));
         }
+        // One line for all cases: a suite's own tools clash in every case alike.
+        let mut skipped: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
         for (case, names) in cases.iter().zip(&self.clashes) {
-            if !names.is_empty() {
-                out.push(format!(
-                    "case `{}`: distractor pool tool(s) {} skipped: the case offers a tool of the same name",
-                    case.id,
-                    names
-                        .iter()
-                        .map(|n| format!("`{n}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+            for n in names {
+                skipped
+                    .entry(n.as_str())
+                    .or_default()
+                    .push(case.id.as_str());
             }
+        }
+        if !skipped.is_empty() {
+            let list: Vec<String> = skipped
+                .iter()
+                .map(|(name, in_cases)| match in_cases.as_slice() {
+                    [one] => format!("`{name}` (case `{one}`)"),
+                    many => format!("`{name}` ({} cases)", many.len()),
+                })
+                .collect();
+            out.push(format!(
+                "distractor pool `{}`: {} tool(s) not added where a case offers a tool of the same name: {}",
+                self.from,
+                skipped.len(),
+                list.join(", ")
+            ));
         }
         out
     }

@@ -278,3 +278,40 @@ fn a_live_mcp_server_is_a_pool() {
         .expect_code(BAD_INPUT)
         .stderr_has(&["count 1000 is larger than the MCP server pool"]);
 }
+
+#[test]
+fn pool_tools_named_like_a_case_tool_are_skipped_and_the_run_says_so() {
+    let t = Toolgauge::new();
+    t.write(
+        "pool.json",
+        json!({"tools": [
+            {"name": "get_weather", "description": "Another weather tool."},
+            {"name": "x_tool"}, {"name": "y_tool"}, {"name": "x_tool"}
+        ]})
+        .to_string(),
+    );
+    t.write(
+        "s.yaml",
+        suite("pool.json", "[2]", r#"["scripted:oracle"]"#),
+    );
+    let s = t.path().join("s.yaml");
+    let s = s.to_str().unwrap();
+    let o = t.run(&["run", s, "--out", "out", "--quiet"]);
+    o.assert_code(OK);
+    o.stderr_has(&[
+        "not added where a case offers a tool of the same name: `get_weather` (2 cases)",
+        "names 1 tool(s) more than once (x_tool)",
+    ]);
+    // The oracle still calls the case's get_weather: nothing shadowed it.
+    let rows = t.run_dir("out").json("summary.json")["distractors"].clone();
+    assert_eq!(rows[0]["selection_accuracy"], json!(1.0));
+    // Three distinct names, one clashing: two can be added.
+    t.write(
+        "s.yaml",
+        suite("pool.json", "[3]", r#"["scripted:oracle"]"#),
+    );
+    t.run(&["validate", s]).expect_code(BAD_INPUT).stderr_has(&[
+        "which has 2 tools to add to case `c1` (1 of its 3 tools clash with case `c1`'s own)",
+        "hint: use counts up to 2, or a larger pool",
+    ]);
+}
