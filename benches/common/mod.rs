@@ -978,6 +978,7 @@ pub fn records(suite: &Suite, trials: Vec<Trial>) -> Vec<TrialRecord> {
                 verdict: Verdict::Error,
                 reasons: Vec::new(),
                 cost_usd: None,
+                distractors: None,
                 episode: None,
             };
             if i % 50 == 49 {

@@ -45,7 +45,11 @@ type TrialId = (String, String, String, String, u32);
 fn trial_id(t: &TrialRecord) -> TrialId {
     (
         t.target.clone(),
-        t.variant.clone(),
+        crate::score::distractors::identity_variant(
+            &t.variant,
+            crate::score::distractors::record_n(t),
+        )
+        .into_owned(),
         t.tool_choice.to_string(),
         t.case_id.clone(),
         t.repeat,
@@ -455,7 +459,11 @@ fn check_trials(
             let (_, key) = plan.request(t);
             let id = (
                 key.target,
-                key.variant,
+                crate::score::distractors::identity_variant(
+                    &key.variant,
+                    plan.cells[t.cell].distractors,
+                )
+                .into_owned(),
                 key.tool_choice.to_string(),
                 key.case_id,
                 key.repeat,

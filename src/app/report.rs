@@ -105,6 +105,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         );
         (
             cell_index.get(&cell).copied().unwrap_or(usize::MAX),
+            crate::score::distractors::record_n(t),
             case_index[&t.case_id],
             t.repeat,
         )

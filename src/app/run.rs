@@ -233,6 +233,11 @@ fn prepare(
     {
         warnln!("warning: {w}");
     }
+    if let Some(d) = &suite.distractors {
+        for w in d.warnings(&suite.cases) {
+            warnln!("warning: {w}");
+        }
+    }
     let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
     let locations = RunPaths {
         suite: Some(paths::locate(path, &dir)),
@@ -658,7 +663,8 @@ fn plan_index(plan: &Plan, suite: &Suite) -> HashMap<TrialId, usize> {
             let id = (
                 suite.cases[t.case].id.clone(),
                 cell.target.spec.clone(),
-                cell.variant.clone(),
+                crate::score::distractors::identity_variant(&cell.variant, cell.distractors)
+                    .into_owned(),
                 cell.tool_choice.to_string(),
                 t.repeat,
             );

@@ -369,7 +369,12 @@ impl<'a> Side<'a> {
                 .map(|t| Item {
                     target: &t.target,
                     variant: &t.variant,
-                    tool_choice: t.tool_choice.to_string(),
+                    // A distractor count joins the mode: trials at two counts are two
+                    // cells, and never pair with each other.
+                    tool_choice: crate::report::distractors::mode_label(
+                        &t.tool_choice.to_string(),
+                        crate::score::distractors::record_n(t),
+                    ),
                     case_id: &t.case_id,
                     repeat: t.repeat,
                     verdict: t.verdict,
@@ -390,7 +395,10 @@ impl<'a> Side<'a> {
                             out.push(Item {
                                 target: &c.target,
                                 variant: &c.variant,
-                                tool_choice: c.tool_choice.clone(),
+                                tool_choice: crate::report::distractors::mode_label(
+                                    &c.tool_choice,
+                                    c.distractors,
+                                ),
                                 case_id: case,
                                 repeat: repeat as u32,
                                 verdict,
@@ -1182,6 +1190,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }

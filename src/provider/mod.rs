@@ -10,6 +10,7 @@
 pub mod anthropic;
 pub mod cassette;
 pub mod config;
+pub mod crowded;
 pub mod gemini;
 pub mod headers;
 pub mod http;

@@ -60,6 +60,10 @@ pub const BEHAVIOURS: &[(&str, &str)] = &[
         "skip_confirmation",
         "in a loop, calls risky tools without asking the user first",
     ),
+    (
+        "crowded",
+        "answers as the oracle, but picks a lexically similar wrong tool with a seeded chance that grows with the number of tools offered (a simulation for tool-count charts; see docs/distractors.md)",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +81,7 @@ enum Behaviour {
     IgnoreError,
     ClaimSuccess,
     SkipConfirmation,
+    Crowded,
 }
 
 impl Behaviour {
@@ -89,6 +94,8 @@ impl Behaviour {
             Behaviour::IgnoreError => Some(Conduct::IgnoreError),
             Behaviour::ClaimSuccess => Some(Conduct::ClaimSuccess),
             Behaviour::SkipConfirmation => Some(Conduct::SkipConfirmation),
+            // In loops the simulated confusion is not modelled: it plays the oracle.
+            Behaviour::Crowded => Some(Conduct::Oracle),
             _ => None,
         }
     }
@@ -204,6 +211,7 @@ impl ScriptedProvider {
             "ignore_error" => Behaviour::IgnoreError,
             "claim_success" => Behaviour::ClaimSuccess,
             "skip_confirmation" => Behaviour::SkipConfirmation,
+            "crowded" => Behaviour::Crowded,
             path if path.ends_with(".yaml")
                 || path.ends_with(".yml")
                 || path.ends_with(".json") =>
@@ -298,6 +306,28 @@ impl ScriptedProvider {
                         &request.tools,
                     )
                     .response
+                }
+                None => text("OK."),
+            },
+            Behaviour::Crowded => match case {
+                Some(c) => {
+                    let oracle = super::oracle::answer_variant(
+                        &self.suite,
+                        c,
+                        &key.variant,
+                        &key.tool_choice,
+                        &request.tools,
+                    )
+                    .response;
+                    let (kind, expect) = c.effective(&key.tool_choice);
+                    let tools = crate::score::distractors::expected_tools(expect);
+                    super::crowded::answer(
+                        oracle,
+                        request,
+                        key,
+                        &tools,
+                        kind == crate::suite::CaseKind::ShouldNotCall,
+                    )
                 }
                 None => text("OK."),
             },

@@ -33,6 +33,17 @@ pub const TRIAL_COLUMNS: &[&str] = &[
     "stop",
 ];
 
+/// Columns added at the end of `trials.csv` in runs with the tool-count axis
+/// (`distractors:`): the count, whether the first call named an expected tool (in
+/// `should_call` trials), whether the trial made a false call, and the tokens of the
+/// tool definitions sent. `summary.csv` then ends with `distractors` (the count).
+pub const DISTRACTOR_TRIAL_COLUMNS: &[&str] = &[
+    "distractors",
+    "selected",
+    "false_call",
+    "tool_definition_tokens",
+];
+
 /// Columns of `summary.csv`.
 pub const SUMMARY_COLUMNS: &[&str] = &[
     "target",
@@ -192,8 +203,15 @@ fn err(e: impl std::fmt::Display) -> ReportError {
 
 impl Exporter for CsvExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+        // Runs with the tool-count axis get its columns at the end; others keep the
+        // stable columns alone.
+        let axis = report.trials.iter().any(|t| t.distractors.is_some());
         let mut trials = csv::Writer::from_writer(Vec::new());
-        trials.write_record(TRIAL_COLUMNS).map_err(err)?;
+        let mut header: Vec<&str> = TRIAL_COLUMNS.to_vec();
+        if axis {
+            header.extend(DISTRACTOR_TRIAL_COLUMNS);
+        }
+        trials.write_record(&header).map_err(err)?;
         for t in &report.trials {
             let calls = t
                 .response
@@ -203,80 +221,99 @@ impl Exporter for CsvExporter {
             let checks = t.checks.as_ref();
             let usage = t.usage();
             let episode = t.episode.as_ref();
-            trials
-                .write_record([
-                    t.case_id.clone(),
-                    t.kind.as_str().to_string(),
-                    t.target.clone(),
-                    t.variant.clone(),
-                    t.tool_choice.to_string(),
-                    t.repeat.to_string(),
-                    t.passed().to_string(),
-                    format!("{:?}", t.verdict).to_lowercase(),
-                    t.reasons
-                        .iter()
-                        .map(|r| format!("{}: {}", r.code, r.message))
-                        .collect::<Vec<_>>()
-                        .join(" | "),
-                    (!calls.is_empty()).to_string(),
-                    calls
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(";"),
-                    checks
-                        .map_or(0, |c| {
-                            c.calls.iter().filter(|x| x.invalid.is_some()).count()
-                        })
-                        .to_string(),
-                    checks
-                        .map(|c| {
-                            c.calls
-                                .iter()
-                                .flat_map(|x| x.ungrounded.iter().cloned())
-                                .collect::<Vec<_>>()
-                                .join(";")
-                        })
+            let mut row = vec![
+                t.case_id.clone(),
+                t.kind.as_str().to_string(),
+                t.target.clone(),
+                t.variant.clone(),
+                t.tool_choice.to_string(),
+                t.repeat.to_string(),
+                t.passed().to_string(),
+                format!("{:?}", t.verdict).to_lowercase(),
+                t.reasons
+                    .iter()
+                    .map(|r| format!("{}: {}", r.code, r.message))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                (!calls.is_empty()).to_string(),
+                calls
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                checks
+                    .map_or(0, |c| {
+                        c.calls.iter().filter(|x| x.invalid.is_some()).count()
+                    })
+                    .to_string(),
+                checks
+                    .map(|c| {
+                        c.calls
+                            .iter()
+                            .flat_map(|x| x.ungrounded.iter().cloned())
+                            .collect::<Vec<_>>()
+                            .join(";")
+                    })
+                    .unwrap_or_default(),
+                usage
+                    .map(|u| u.input_tokens.to_string())
+                    .unwrap_or_default(),
+                usage
+                    .map(|u| u.output_tokens.to_string())
+                    .unwrap_or_default(),
+                usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
+                cost(t.cost_usd),
+                t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
+                t.tags.join(";"),
+                episode
+                    .map(|e| e.rounds.len().to_string())
+                    .unwrap_or_default(),
+                episode
+                    .map(|e| calls_made(e).to_string())
+                    .unwrap_or_default(),
+                episode
+                    .and_then(|e| e.stop)
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default(),
+            ];
+            if axis {
+                let f = t.distractors;
+                row.extend([
+                    f.map(|f| f.n.to_string()).unwrap_or_default(),
+                    f.and_then(|f| f.selected)
+                        .map(|s| s.to_string())
                         .unwrap_or_default(),
-                    usage
-                        .map(|u| u.input_tokens.to_string())
+                    f.map(|f| f.false_call.to_string()).unwrap_or_default(),
+                    f.map(|f| f.tool_definition_tokens.to_string())
                         .unwrap_or_default(),
-                    usage
-                        .map(|u| u.output_tokens.to_string())
-                        .unwrap_or_default(),
-                    usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
-                    cost(t.cost_usd),
-                    t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
-                    t.tags.join(";"),
-                    episode
-                        .map(|e| e.rounds.len().to_string())
-                        .unwrap_or_default(),
-                    episode
-                        .map(|e| calls_made(e).to_string())
-                        .unwrap_or_default(),
-                    episode
-                        .and_then(|e| e.stop)
-                        .map(|s| s.as_str().to_string())
-                        .unwrap_or_default(),
-                ])
-                .map_err(err)?;
+                ]);
+            }
+            trials.write_record(&row).map_err(err)?;
         }
         let mut summary = csv::Writer::from_writer(Vec::new());
-        summary.write_record(SUMMARY_COLUMNS).map_err(err)?;
-        for c in &report.summary.cells {
-            summary
-                .write_record(metric_row(
-                    &c.target,
-                    &c.variant,
-                    &c.tool_choice,
-                    &c.metrics,
-                    Some(c.tool_definition_tokens),
-                ))
-                .map_err(err)?;
+        let mut header: Vec<&str> = SUMMARY_COLUMNS.to_vec();
+        if axis {
+            header.push("distractors");
         }
-        summary
-            .write_record(metric_row("overall", "", "", &report.summary.overall, None))
-            .map_err(err)?;
+        summary.write_record(&header).map_err(err)?;
+        for c in &report.summary.cells {
+            let mut row = metric_row(
+                &c.target,
+                &c.variant,
+                &c.tool_choice,
+                &c.metrics,
+                Some(c.tool_definition_tokens),
+            );
+            if axis {
+                row.push(c.distractors.map(|n| n.to_string()).unwrap_or_default());
+            }
+            summary.write_record(&row).map_err(err)?;
+        }
+        let mut row = metric_row("overall", "", "", &report.summary.overall, None);
+        if axis {
+            row.push(String::new());
+        }
+        summary.write_record(&row).map_err(err)?;
         Ok(vec![
             ("trials.csv".to_string(), trials.into_inner().map_err(err)?),
             (

@@ -87,6 +87,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
         },
         // As the runner prices a trial: tokens × USD per million tokens.
         cost_usd: Some(1000.0 * INPUT_PRICE / 1e6 + output as f64 * OUTPUT_PRICE / 1e6),
+        distractors: None,
         episode: None,
     }
 }

@@ -84,6 +84,11 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     let view = View::build(report);
     let cell_chart = cell_chart(&view.cells, &view.overall);
     let variant_chart = variant_chart(&view.variant_points);
+    let distractor_chart = if report.summary.distractors.is_empty() {
+        String::new()
+    } else {
+        super::distractors::chart(&report.summary.distractors)
+    };
     let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
     // Built by `loop_view::tokens_chart` from numbers and `esc`aped labels.
     let loop_charts: Vec<Value> = view
@@ -110,6 +115,9 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
         cell_chart => Value::from_safe_string(cell_chart),
         variant_chart => Value::from_safe_string(variant_chart),
+        // Built by `distractors::chart` from numbers and `esc`aped labels.
+        distractor_chart => Value::from_safe_string(distractor_chart),
+        distractor_rows => Value::from(Serde(&report.summary.distractors)),
         loop_charts => loop_charts,
         data => Value::from(Serde(&data)),
     })
@@ -606,11 +614,12 @@ impl View {
             .cells
             .iter()
             .map(|c| {
+                let mode = super::distractors::mode_label(&c.tool_choice, c.distractors);
                 CellRow::of(
-                    cell_label(&c.target, &c.variant, &c.tool_choice),
+                    cell_label(&c.target, &c.variant, &mode),
                     &c.target,
                     &c.variant,
-                    &c.tool_choice,
+                    &mode,
                     c.tool_definition_tokens,
                     &c.metrics,
                 )
@@ -633,7 +642,10 @@ impl View {
             let key = (
                 t.target.clone(),
                 t.variant.clone(),
-                t.tool_choice.to_string(),
+                super::distractors::mode_label(
+                    &t.tool_choice.to_string(),
+                    crate::score::distractors::record_n(t),
+                ),
             );
             let i = match index.get(&key) {
                 Some(&i) => i,
@@ -651,7 +663,10 @@ impl View {
         }
         for group in extra {
             let t = group[0];
-            let mode = t.tool_choice.to_string();
+            let mode = super::distractors::mode_label(
+                &t.tool_choice.to_string(),
+                crate::score::distractors::record_n(t),
+            );
             cells.push(CellRow::of(
                 cell_label(&t.target, &t.variant, &mode),
                 &t.target,
@@ -1634,6 +1649,7 @@ mod tests {
                 }],
             },
             cost_usd: Some(0.0002),
+            distractors: None,
             episode: None,
         }
     }

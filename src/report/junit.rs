@@ -38,7 +38,7 @@ impl Exporter for JunitExporter {
         let repeated = report.meta.matrix.repeats > 1;
         let mut suites: IndexMap<String, TestSuite> = IndexMap::new();
         for t in &report.trials {
-            let cell = format!("{} × {} × {}", t.target, t.variant, t.tool_choice);
+            let cell = super::summary::cell_label(t);
             let name = if repeated {
                 format!("{}#{}", t.case_id, t.repeat)
             } else {

@@ -308,6 +308,7 @@ mod tests {
             },
             reasons: Vec::new(),
             cost_usd: None,
+            distractors: None,
             episode: Some(EpisodeRecord {
                 rounds,
                 stop,
@@ -318,6 +319,7 @@ mod tests {
 
     fn single() -> TrialRecord {
         TrialRecord {
+            distractors: None,
             episode: None,
             ..looped(Vec::new(), None)
         }

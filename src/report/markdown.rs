@@ -119,7 +119,10 @@ impl Exporter for MarkdownExporter {
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
                 cell_text(&c.target),
                 cell_text(&c.variant),
-                cell_text(&c.tool_choice),
+                cell_text(&super::distractors::mode_label(
+                    &c.tool_choice,
+                    c.distractors
+                )),
                 cm.scored,
                 pct(&cm.accuracy),
                 plain_pct(cm.trigger.precision.value),
@@ -132,6 +135,10 @@ impl Exporter for MarkdownExporter {
             );
         }
         out.push_str(&loop_table(&s.cells));
+        if !s.distractors.is_empty() {
+            out.push('\n');
+            out.push_str(&super::distractors::markdown(&s.distractors));
+        }
         out.push_str(&variant_table(&s.variants));
         if !s.failures.is_empty() {
             let _ = writeln!(

@@ -219,6 +219,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: cost,
+            distractors: None,
             episode: None,
         }
     }

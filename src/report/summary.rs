@@ -35,6 +35,9 @@ pub struct CellSummary {
     pub variant: String,
     /// tool_choice.
     pub tool_choice: String,
+    /// Distractors added to each request (`distractors:`); absent without the axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distractors: Option<u32>,
     /// Token size of this variant's tool definitions (o200k_base).
     pub tool_definition_tokens: u64,
     /// Metrics.
@@ -247,6 +250,20 @@ pub struct Summary {
     /// Trials whose response carried warnings, in journal order; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<WarningLine>,
+    /// Tool-count scaling (suites with `distractors:`): selection accuracy, false-call
+    /// rate and tool tokens per series and count; absent without the axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distractors: Vec<super::distractors::DistractorRow>,
+}
+
+/// A trial's cell as `target × variant × tool_choice`, with ` × N=n` when it has a
+/// distractor count.
+pub fn cell_label(t: &TrialRecord) -> String {
+    let mut s = format!("{} × {} × {}", t.target, t.variant, t.tool_choice);
+    if let Some(n) = crate::score::distractors::record_n(t) {
+        s.push_str(&format!(" × N={n}"));
+    }
+    s
 }
 
 /// The verdict characters of one cell's trials, by case in order of first appearance.
@@ -284,26 +301,54 @@ impl Summary {
         trials: &[TrialRecord],
         gates: &[Threshold],
     ) -> Summary {
-        let mut by_cell: HashMap<(&str, &str, String), Vec<&TrialRecord>> = HashMap::new();
+        type CellKey<'a> = (&'a str, &'a str, String, Option<u32>);
+        let mut by_cell: HashMap<CellKey<'_>, Vec<&TrialRecord>> = HashMap::new();
         for t in trials {
             by_cell
                 .entry((
                     t.target.as_str(),
                     t.variant.as_str(),
                     t.tool_choice.to_string(),
+                    crate::score::distractors::record_n(t),
                 ))
                 .or_default()
                 .push(t);
         }
-        let mut cell_summaries = Vec::with_capacity(cells.len());
-        for (target, variant, mode) in cells {
-            let key = (target.as_str(), variant.as_str(), mode.clone());
+        // With the tool-count axis each cell is one per count the trials carry
+        // (ascending); without it, one with no count, as before.
+        let counts: Vec<Option<u32>> = {
+            let mut n: Vec<u32> = trials
+                .iter()
+                .filter_map(crate::score::distractors::record_n)
+                .collect();
+            n.sort_unstable();
+            n.dedup();
+            if n.is_empty() {
+                vec![None]
+            } else {
+                n.into_iter().map(Some).collect()
+            }
+        };
+        // A plan lists a cell once per count; the counts come from the trials instead.
+        let mut unique: Vec<&(String, String, String)> = Vec::with_capacity(cells.len());
+        for c in cells {
+            if !unique.contains(&c) {
+                unique.push(c);
+            }
+        }
+        let mut cell_summaries = Vec::with_capacity(unique.len() * counts.len());
+        for ((target, variant, mode), n) in unique
+            .into_iter()
+            .flat_map(|c| counts.iter().map(move |n| (c, *n)))
+        {
+            let key = (target.as_str(), variant.as_str(), mode.clone(), n);
             let in_cell = by_cell.get(&key).map(Vec::as_slice).unwrap_or_default();
             let metrics = Metrics::of(in_cell.iter().copied());
             cell_summaries.push(CellSummary {
                 target: target.clone(),
                 variant: variant.clone(),
                 tool_choice: mode.clone(),
+                distractors: n,
                 tool_definition_tokens: variants
                     .iter()
                     .find(|v| &v.variant == variant)
@@ -329,7 +374,7 @@ impl Summary {
             .filter(|t| !t.passed())
             .map(|t| FailureLine {
                 case_id: t.case_id.clone(),
-                cell: format!("{} × {} × {}", t.target, t.variant, t.tool_choice),
+                cell: cell_label(t),
                 repeat: t.repeat,
                 verdict: if t.verdict == Verdict::Error {
                     "error"
@@ -351,7 +396,7 @@ impl Summary {
                 let w = &t.response.as_ref()?.warnings;
                 (!w.is_empty()).then(|| WarningLine {
                     case_id: t.case_id.clone(),
-                    cell: format!("{} × {} × {}", t.target, t.variant, t.tool_choice),
+                    cell: cell_label(t),
                     repeat: t.repeat,
                     warnings: w.clone(),
                 })
@@ -368,6 +413,7 @@ impl Summary {
             stopped: None,
             selection: None,
             warnings,
+            distractors: super::distractors::rows(trials),
         }
     }
 
@@ -398,6 +444,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }

@@ -347,10 +347,15 @@ fn table(report: &RunReport, opts: TerminalOptions) -> (Table, Vec<&'static str>
     let with_overall = s.cells.len() > 1;
 
     // Label columns, kept whole with `--wide`.
+    let modes: Vec<String> = s
+        .cells
+        .iter()
+        .map(|c| super::distractors::mode_label(&c.tool_choice, c.distractors))
+        .collect();
     let full: [Vec<&str>; 3] = [
         s.cells.iter().map(|c| c.target.as_str()).collect(),
         s.cells.iter().map(|c| c.variant.as_str()).collect(),
-        s.cells.iter().map(|c| c.tool_choice.as_str()).collect(),
+        modes.iter().map(String::as_str).collect(),
     ];
     let mut labels: Vec<(usize, Column)> = ["target", "variant", "tool\nchoice"]
         .into_iter()
@@ -560,6 +565,9 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         for l in variant_lines(&s.variants, max) {
             let _ = writeln!(out, "{l}");
         }
+    }
+    if !s.distractors.is_empty() {
+        let _ = write!(out, "\n{}", super::distractors::text(&s.distractors));
     }
     warnings(&mut out, report, max);
     if !s.failures.is_empty() {

@@ -43,6 +43,7 @@ fn trial(case: &str, repeat: u32, warnings: &[&str]) -> TrialRecord {
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         cost_usd: None,
+        distractors: None,
         episode: None,
     }
 }

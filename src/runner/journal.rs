@@ -62,7 +62,11 @@ pub fn trial_id(t: &TrialRecord) -> TrialId {
     (
         t.case_id.clone(),
         t.target.clone(),
-        t.variant.clone(),
+        crate::score::distractors::identity_variant(
+            &t.variant,
+            crate::score::distractors::record_n(t),
+        )
+        .into_owned(),
         t.tool_choice.to_string(),
         t.repeat,
     )
@@ -322,6 +326,7 @@ mod tests {
             verdict,
             reasons,
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }

@@ -19,6 +19,9 @@ pub struct Cell {
     pub variant: String,
     /// The tool_choice mode.
     pub tool_choice: ToolChoice,
+    /// How many distractors each request adds (`distractors:`); `None` for suites
+    /// without the axis.
+    pub distractors: Option<u32>,
 }
 
 /// One trial to run: a case in a cell, one repeat.
@@ -37,7 +40,7 @@ pub struct PlannedTrial {
 pub struct Plan {
     /// The suite.
     pub suite: Arc<Suite>,
-    /// Cells in order: target, then variant, then tool_choice.
+    /// Cells in order: target, then variant, then tool_choice, then distractor count.
     pub cells: Vec<Cell>,
     /// Repeats per trial.
     pub repeats: u32,
@@ -52,6 +55,9 @@ pub struct Plan {
     selected: Option<Vec<bool>>,
     /// The shards whose trials run (`None`: all).
     shards: Option<ShardSet>,
+    /// Token size of the tool definitions of (case, cell) requests with distractors,
+    /// counted once (repeats send the same list).
+    distractor_tokens: std::sync::Mutex<std::collections::HashMap<(usize, usize), u64>>,
 }
 
 impl Plan {
@@ -67,11 +73,19 @@ impl Plan {
         for t in targets {
             for v in variants {
                 for m in modes {
-                    cells.push(Cell {
-                        target: t.clone(),
-                        variant: v.clone(),
-                        tool_choice: m.clone(),
-                    });
+                    // The count axis is innermost, so a cell's counts sit side by side.
+                    let counts: Vec<Option<u32>> = match &suite.distractors {
+                        Some(d) => d.n.iter().copied().map(Some).collect(),
+                        None => vec![None],
+                    };
+                    for n in counts {
+                        cells.push(Cell {
+                            target: t.clone(),
+                            variant: v.clone(),
+                            tool_choice: m.clone(),
+                            distractors: n,
+                        });
+                    }
                 }
             }
         }
@@ -105,6 +119,7 @@ impl Plan {
             case_tools,
             selected: None,
             shards: None,
+            distractor_tokens: Default::default(),
         }
     }
 
@@ -119,9 +134,13 @@ impl Plan {
     /// The shard (1-based, of `count`) of planned trial `t`; see [`trial_shard`].
     pub fn shard_of(&self, t: PlannedTrial, count: u32) -> u32 {
         let cell = &self.cells[t.cell];
+        // A count joins the variant in the trial's identity, so trials at different
+        // counts spread over shards on their own (without the axis the identity is as
+        // before, and so is every shard).
+        let variant = crate::score::distractors::identity_variant(&cell.variant, cell.distractors);
         trial_shard(
             &cell.target.spec,
-            &cell.variant,
+            &variant,
             &cell.tool_choice.to_string(),
             &self.suite.cases[t.case].id,
             t.repeat,
@@ -182,6 +201,32 @@ impl Plan {
         }
     }
 
+    /// The o200k_base token size of the tool definitions planned trial `t` sends: as
+    /// [`Plan::request_tool_tokens`], or, in a cell with distractors, of the case's tools
+    /// and its distractors (counted once per case and cell).
+    pub fn trial_tool_tokens(&self, t: PlannedTrial) -> u64 {
+        let cell = &self.cells[t.cell];
+        if cell.distractors.is_none_or(|n| n == 0) {
+            return self.request_tool_tokens(t.case, &cell.variant);
+        }
+        let key = (t.case, t.cell);
+        if let Some(n) = self
+            .distractor_tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return *n;
+        }
+        let (request, _) = self.request(t);
+        let n = crate::score::tokens::tool_definition_tokens(&request.tools);
+        self.distractor_tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, n);
+        n
+    }
+
     /// The tool definitions of `variant` (the suite's; see [`Plan::request`] for cases
     /// with tools of their own).
     pub fn tools_for(&self, variant: &str) -> Arc<Vec<ToolDefinition>> {
@@ -235,11 +280,20 @@ impl Plan {
     pub fn request(&self, t: PlannedTrial) -> (Request, TrialKey) {
         let cell = &self.cells[t.cell];
         let case = &self.suite.cases[t.case];
+        let mut tools = self
+            .own_tools(t.case, &cell.variant)
+            .unwrap_or_else(|| self.tools_for(&cell.variant));
+        if let (Some(n), Some(d)) = (cell.distractors, &self.suite.distractors)
+            && n > 0
+        {
+            // The case's own tools first, as without distractors, then its first `n`.
+            let mut all = tools.as_ref().clone();
+            all.extend(d.for_case(t.case, n).cloned());
+            tools = Arc::new(all);
+        }
         let request = Request {
             messages: self.suite.messages_in(case, &cell.variant).into_owned(),
-            tools: self
-                .own_tools(t.case, &cell.variant)
-                .unwrap_or_else(|| self.tools_for(&cell.variant)),
+            tools,
             tool_choice: cell.tool_choice.clone(),
         };
         let key = TrialKey {

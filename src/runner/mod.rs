@@ -156,6 +156,7 @@ pub async fn execute(
                 verdict: Verdict::Error,
                 reasons: Vec::new(),
                 cost_usd: None,
+                distractors: None,
                 episode: None,
             };
             // A stopped target's remaining trials end as errors that say why, at once.
@@ -185,7 +186,7 @@ pub async fn execute(
                             suite,
                             case,
                             scorer,
-                            tool_tokens: plan.request_tool_tokens(t.case, &cell.variant),
+                            tool_tokens: plan.trial_tool_tokens(t),
                             price,
                         };
                         looped::score(&scoring, outcome, &mut record);
@@ -195,6 +196,7 @@ pub async fn execute(
                         record.messages = plan.request(t).0.messages;
                     }
                 }
+                distractor_facts(plan, t, &mut record);
                 return (index, record);
             }
             // The provider's work (building the body, HTTP, parsing the answer) runs as
@@ -229,7 +231,7 @@ pub async fn execute(
             match result {
                 Ok(mut response) => {
                     if response.usage.is_none() {
-                        let tool_tokens = plan.request_tool_tokens(t.case, &cell.variant);
+                        let tool_tokens = plan.trial_tool_tokens(t);
                         response.usage =
                             Some(tokens::estimate_usage(&request, &response, tool_tokens));
                     }
@@ -250,6 +252,7 @@ pub async fn execute(
                 Err(message) => record.reasons.push(Reason::new("provider_error", message)),
             }
             record.messages = request.messages;
+            distractor_facts(plan, t, &mut record);
             (index, record)
         }
     };
@@ -280,4 +283,27 @@ pub async fn execute(
     }
     fanout.tell_stop(control);
     done
+}
+
+/// Fill in the tool-count facts of a trial in a cell with distractors (see
+/// [`crate::score::distractors`]); records of other cells stay without them.
+fn distractor_facts(plan: &Plan, t: PlannedTrial, record: &mut TrialRecord) {
+    let cell = &plan.cells[t.cell];
+    let (Some(n), Some(d)) = (cell.distractors, &plan.suite.distractors) else {
+        return;
+    };
+    let case = &plan.suite.cases[t.case];
+    let (kind, expect) = case.effective(&cell.tool_choice);
+    // An error has no response to judge; its facts carry only the count and size.
+    let response = (record.verdict != Verdict::Error)
+        .then_some(record.response.as_ref())
+        .flatten();
+    record.distractors = Some(crate::score::distractors::facts(
+        n,
+        plan.trial_tool_tokens(t),
+        kind,
+        expect,
+        response,
+        |name| d.is_distractor(t.case, n, name),
+    ));
 }

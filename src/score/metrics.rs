@@ -399,6 +399,7 @@ mod tests {
             verdict,
             reasons: vec![],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }
@@ -435,6 +436,7 @@ mod tests {
             verdict: Verdict::Error,
             reasons: vec![Reason::new("provider_error", "timeout")],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }

@@ -59,6 +59,11 @@ pub struct TrialRecord {
     /// tokens, for a loop trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The tool-count facts of a trial of a suite with `distractors:` (its count,
+    /// tool-definition tokens, selection and false calls). Absent otherwise, so lines of
+    /// other suites are as before the axis existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distractors: Option<super::distractors::DistractorFacts>,
     /// The episode of a loop trial (a case with mocks): every round and how it ended.
     /// Absent for single-turn trials, whose lines are as before loops existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -143,6 +143,7 @@ mod tests {
             verdict: if pass { Verdict::Pass } else { Verdict::Fail },
             reasons: vec![],
             cost_usd: None,
+            distractors: None,
             episode: None,
         }
     }
@@ -413,6 +414,7 @@ mod tests {
         use crate::score::record::EpisodeRecord;
         use crate::suite::trajectory::StopReason;
         let looped = |pass: bool| TrialRecord {
+            distractors: None,
             episode: Some(EpisodeRecord {
                 rounds: vec![],
                 stop: Some(StopReason::Answered),

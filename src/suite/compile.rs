@@ -299,6 +299,11 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
                 .any(|t| t.name.value == f)
     };
     let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
+    let (distractors, problems) =
+        super::distractors::compile(model.distractors.as_ref(), path, &tools, &cases);
+    for (at, field, message, hint) in problems {
+        c.report(at, field, message, hint);
+    }
 
     super::placeholder::report(&mut c, text);
     if !c.diags.is_empty() {
@@ -325,7 +330,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         sampling: model.sampling,
         profile,
         mcp: tools_from.and_then(|(_, r)| r).map(|r| Arc::new(r.source)),
-        distractors: None,
+        distractors,
     })
 }
 

@@ -10,6 +10,7 @@ mod browser;
 mod cassettes;
 mod ci_recipe;
 mod compare;
+mod distractors;
 mod hostile;
 mod live;
 mod loop_live;

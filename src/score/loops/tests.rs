@@ -78,6 +78,7 @@ fn trial(
         verdict,
         reasons: vec![],
         cost_usd: None,
+        distractors: None,
         episode: Some(EpisodeRecord {
             rounds,
             stop,
