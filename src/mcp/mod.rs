@@ -13,6 +13,8 @@
 
 pub mod client;
 pub mod error;
+pub mod host;
+pub mod host_log;
 pub mod http;
 pub mod server;
 pub mod snapshot;

@@ -278,6 +278,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
                 .any(|t| t.name.value == f)
     };
     let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
+    let mcp = super::mcp_calls::source(&mut c, model.tools_from.as_ref(), path);
 
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
@@ -302,7 +303,7 @@ pub fn compile(model: SuiteFile, text: &str, path: &Path) -> Result<Suite, Suite
         variant_systems,
         sampling: model.sampling,
         profile,
-        mcp: None,
+        mcp,
         distractors: None,
     })
 }
