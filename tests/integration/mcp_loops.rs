@@ -534,3 +534,43 @@ fn the_execution_keys_are_checked_where_they_are_written() {
         .expect_code(BAD_INPUT)
         .stderr_has(&["spec.yaml:7", "tools_from.mcp", "ftp://x"]);
 }
+
+#[test]
+fn the_shipped_filesystem_example_runs_against_the_server() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let root = crate::support::repo_root();
+    let dir = t.path().join("examples/mcp/data");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        root.join("examples/mcp/data/notes.txt"),
+        dir.join("notes.txt"),
+    )
+    .unwrap();
+    // The example spawns the server with npx (a download); here the installed copy.
+    let suite = std::fs::read_to_string(root.join("examples/mcp/filesystem.yaml")).unwrap();
+    let npx = "stdio:npx -y @modelcontextprotocol/server-filesystem";
+    assert!(suite.contains(npx));
+    let local = format!("stdio:{} {}", p.node.display(), p.filesystem().display());
+    t.write("examples/mcp/filesystem.yaml", suite.replace(npx, &local));
+    t.write(
+        "examples/mcp/filesystem.script.yaml",
+        std::fs::read_to_string(root.join("examples/mcp/filesystem.script.yaml")).unwrap(),
+    );
+    t.run(&[
+        "run",
+        "examples/mcp/filesystem.yaml",
+        "--target",
+        "scripted:examples/mcp/filesystem.script.yaml",
+        "--out",
+        "out",
+        "--format",
+        "json",
+    ])
+    .expect_code(OK);
+    let trials = journal(&t, "out");
+    assert_eq!(trial(&trials, "read-notes")["verdict"], "pass");
+    let write = trial(&trials, "write-outside");
+    assert_eq!(write["verdict"], "pass", "{write}");
+    assert_eq!(outcome(write, 0, 0)["error_kind"], "refused");
+}
