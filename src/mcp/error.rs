@@ -63,8 +63,16 @@ pub enum McpError {
         code: i64,
         /// The error message.
         message: String,
-        /// The error's `data`, if any.
-        data: Option<serde_json::Value>,
+        /// The error's `data`, if any (boxed: it keeps every `Result<_, McpError>` small).
+        data: Option<Box<serde_json::Value>>,
+    },
+    /// The server speaks no protocol version toolgauge speaks.
+    #[error("MCP server `{server}` speaks no protocol version toolgauge does: {why}")]
+    Incompatible {
+        /// The server as written.
+        server: String,
+        /// What it offered and what toolgauge speaks.
+        why: String,
     },
     /// A snapshot file could not be read or written.
     #[error("MCP snapshot `{path}`: {why}")]

@@ -9,13 +9,18 @@
 //! Layers: [`server`] says what to talk to; [`transport`] moves JSON-RPC messages (one
 //! per stdio process, one per HTTP endpoint) and logs them; [`client`] speaks the
 //! protocol (era discovery, `tools/list`, `tools/call`); [`tool`] reads a tool's raw
-//! JSON; [`snapshot`] pins a server's tools to a file.
+//! JSON; [`snapshot`] pins a server's tools to a file. Under the client: [`jsonrpc`]
+//! (message kinds), [`lifecycle`] (the era probe and handshake), [`input`] (answers to
+//! `input_required` rounds).
 
 pub mod client;
 pub mod error;
 pub mod host;
 pub mod host_log;
 pub mod http;
+pub mod input;
+pub mod jsonrpc;
+pub mod lifecycle;
 pub mod server;
 pub mod snapshot;
 pub mod stdio;

@@ -17,6 +17,7 @@ mod loop_reports;
 mod loop_suites;
 mod loop_wire;
 mod loops;
+mod mcp_client;
 mod mcp_loops;
 mod mcp_peers;
 mod oracle;
