@@ -214,7 +214,7 @@ pub(super) fn embedded_episode<'a>(
             || r.response.tool_calls.iter().any(|c| too_long(&c.arguments))
             || r.response.warnings.iter().any(|w| too_long(w))
             || r.outcomes.iter().any(|o| too_long(&o.content))
-            || r.outcomes.iter().any(|o| mcp_texts(o).any(|t| too_long(t)))
+            || r.outcomes.iter().any(|o| mcp_texts(o).any(&too_long))
     };
     if !e.rounds.iter().any(long_round) {
         return Cow::Borrowed(e);

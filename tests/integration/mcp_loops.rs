@@ -442,6 +442,8 @@ fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds(
     let why = tr["reasons"][0]["message"].as_str().unwrap();
     assert!(why.starts_with("round 2: "), "{why}");
     assert!(why.contains("`crash`"), "{why}");
+    // The server's last words (its stderr) say what happened.
+    assert!(why.contains("crashing on purpose"), "{why}");
     // The round before the crash is kept, with its transcript.
     assert_eq!(outcome(tr, 0, 0)["content"], "3");
     assert_eq!(tr["episode"]["rounds"].as_array().unwrap().len(), 2);
