@@ -162,12 +162,12 @@ impl McpHost {
             return None;
         }
         let said = match (hints.read_only, hints.destructive) {
-            (_, Some(true)) => "says it is destructive (`destructiveHint: true`)".to_string(),
-            (Some(false), _) => "says it is not read-only (`readOnlyHint: false`)".to_string(),
-            _ => "does not say it is read-only or harmless (the protocol then assumes it may destroy)".to_string(),
+            (_, Some(true)) => "its annotations say `destructiveHint: true`",
+            (Some(false), _) => "its annotations say `readOnlyHint: false`",
+            _ => "its annotations give neither `readOnlyHint: true` nor `destructiveHint: false`, so the protocol assumes it may destroy",
         };
         let why = format!(
-            "refused: `{}` may change the world (its annotation {said}) and the suite does not allow it; \
+            "refused: `{}` may change the world ({said}) and the suite does not allow it; \
              allow it with `tools_from.allow: [{}]`, `tools_from.allow_destructive: true`, or `toolgauge run --allow-destructive`",
             call.name, call.name
         );
