@@ -66,6 +66,53 @@ pub struct McpHost {
 struct Connection {
     client: McpClient,
     tools: HashMap<String, McpTool>,
+    /// One lock per distinct call (tool and arguments) in flight: identical calls on this
+    /// connection take turns, so the only request of that tool with those arguments in a
+    /// call's log window is its own, and its transcript can be cut out exactly. Different
+    /// calls still run concurrently.
+    identical: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl Connection {
+    fn new(client: McpClient, tools: HashMap<String, McpTool>) -> Connection {
+        Connection {
+            client,
+            tools,
+            identical: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The lock identical calls share (taken out of the map when no one holds it).
+    fn turn_of(&self, key: &str) -> Arc<Mutex<()>> {
+        let mut map = self.identical.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(key.to_string()).or_default().clone()
+    }
+
+    /// Forget `key`'s lock once only the map holds it.
+    fn release(&self, key: &str, lock: Arc<Mutex<()>>) {
+        let mut map = self.identical.lock().unwrap_or_else(|p| p.into_inner());
+        drop(lock);
+        if map.get(key).is_some_and(|l| Arc::strong_count(l) == 1) {
+            map.remove(key);
+        }
+    }
+}
+
+/// A text equal for calls with equal arguments whatever their key order.
+fn call_key(tool: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
+    fn canonical(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let sorted: std::collections::BTreeMap<&String, serde_json::Value> =
+                    m.iter().map(|(k, v)| (k, canonical(v))).collect();
+                serde_json::json!(sorted)
+            }
+            serde_json::Value::Array(a) => a.iter().map(canonical).collect(),
+            other => other.clone(),
+        }
+    }
+    let args = canonical(&serde_json::Value::Object(arguments.clone()));
+    format!("{tool}\u{0}{args}")
 }
 
 /// What an episode keeps in its session: its connection, and whether the episode owns
@@ -117,7 +164,7 @@ impl McpHost {
                     .into_iter()
                     .map(|t| (t.name().to_string(), t))
                     .collect();
-                Ok(Connection { client, tools })
+                Ok(Connection::new(client, tools))
             }
             Err(e) => {
                 client.close().await;
@@ -164,7 +211,9 @@ impl McpHost {
         let said = match (hints.read_only, hints.destructive) {
             (_, Some(true)) => "its annotations say `destructiveHint: true`",
             (Some(false), _) => "its annotations say `readOnlyHint: false`",
-            _ => "its annotations give neither `readOnlyHint: true` nor `destructiveHint: false`, so the protocol assumes it may destroy",
+            _ => {
+                "its annotations give neither `readOnlyHint: true` nor `destructiveHint: false`, so the protocol assumes it may destroy"
+            }
         };
         let why = format!(
             "refused: `{}` may change the world ({said}) and the suite does not allow it; \
@@ -268,10 +317,18 @@ impl ToolHost for McpHost {
                 ),
             });
         };
-        let client = &link.conn.client;
-        let from = client.log().len();
-        let result = client.call_tool(&call.name, &call.arguments).await;
-        let exchanges = call_exchanges(&client.log().since(from), &call.name, &call.arguments);
+        let conn = &link.conn;
+        let client = &conn.client;
+        let key = call_key(&call.name, &call.arguments);
+        let turn = conn.turn_of(&key);
+        let (result, exchanges) = {
+            let _mine = turn.lock().await;
+            let from = client.log().len();
+            let result = client.call_tool(&call.name, &call.arguments).await;
+            let window = client.log().since(from);
+            (result, call_exchanges(&window, &call.name, &call.arguments))
+        };
+        conn.release(&key, turn);
         let r = result.map_err(|e| HostError::Failed {
             host: HOST,
             tool: call.name.clone(),

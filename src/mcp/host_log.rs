@@ -83,12 +83,14 @@ impl From<&Exchange> for LoggedExchange {
 /// `arguments` was in flight) that belong to that call.
 ///
 /// One connection may carry other calls at the same time (the turn's other calls, other
-/// trials on a suite-wide connection), so the window is filtered: requests `tools/call`
-/// of another tool or with other arguments are dropped with their responses (matched by
-/// JSON-RPC id). Everything else is kept: this call's requests and answers (its
-/// `input_required` retries carry the same name and arguments), the server's own
-/// requests and notifications, stderr lines and client notes, which cannot be told
-/// apart per call and are better shown twice than lost.
+/// trials on a suite-wide connection), so the window is filtered by JSON-RPC id: the
+/// call's own requests are the `tools/call` requests of this tool with these arguments
+/// (its `input_required` retries carry the same ones; the host lets identical calls on
+/// one connection take turns, so no other call sends those). Requests with other ids,
+/// and responses to them (also to requests sent before the window), are left out.
+/// Everything else is kept: the server's own requests and notifications, the client's
+/// answers to them, stderr lines and client notes, which can not be told apart per call
+/// and are better shown twice than lost.
 pub fn call_exchanges(
     window: &[Exchange],
     tool: &str,
@@ -101,39 +103,40 @@ pub fn call_exchanges(
             _ => None,
         })
         .collect();
-    let mut foreign: Vec<Value> = Vec::new();
-    for (e, v) in window.iter().zip(&parsed) {
-        let (Direction::Sent, Some(v)) = (e.direction, v) else {
-            continue;
-        };
-        if v.get("method").and_then(Value::as_str) != Some("tools/call") {
-            continue;
-        }
-        let params = v.get("params");
-        let same_tool = params.and_then(|p| p.get("name")).and_then(Value::as_str) == Some(tool);
-        let no_args = serde_json::Map::new();
-        let args = params
-            .and_then(|p| p.get("arguments"))
-            .and_then(Value::as_object)
-            .unwrap_or(&no_args);
-        if !(same_tool && args == arguments)
-            && let Some(id) = v.get("id")
-        {
-            foreign.push(id.clone());
-        }
-    }
+    let no_args = serde_json::Map::new();
+    let own: Vec<&Value> = window
+        .iter()
+        .zip(&parsed)
+        .filter_map(|(e, v)| {
+            let v = v.as_ref().filter(|_| e.direction == Direction::Sent)?;
+            if v.get("method").and_then(Value::as_str) != Some("tools/call") {
+                return None;
+            }
+            let params = v.get("params")?;
+            let args = params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .unwrap_or(&no_args);
+            let same =
+                params.get("name").and_then(Value::as_str) == Some(tool) && args == arguments;
+            same.then(|| v.get("id")).flatten()
+        })
+        .collect();
     window
         .iter()
         .zip(&parsed)
         .filter(|(e, v)| {
-            let id = v.as_ref().and_then(|v| v.get("id"));
-            let is_call_message = match e.direction {
-                Direction::Sent => v.as_ref().is_some_and(|v| v.get("method").is_some()),
-                // A response (no method) to one of the foreign requests.
-                Direction::Received => v.as_ref().is_some_and(|v| v.get("method").is_none()),
+            let Some(v) = v else { return true };
+            let Some(id) = v.get("id") else { return true };
+            let has_method = v.get("method").is_some();
+            // Our requests and the server's responses are per call; the server's
+            // requests and our answers to them are not.
+            let per_call = match e.direction {
+                Direction::Sent => has_method,
+                Direction::Received => !has_method,
                 _ => false,
             };
-            !(is_call_message && id.is_some_and(|id| foreign.contains(id)))
+            !per_call || own.contains(&id)
         })
         .map(|(e, _)| LoggedExchange::from(e))
         .collect()
@@ -155,6 +158,11 @@ mod tests {
     #[test]
     fn other_calls_on_the_same_connection_are_left_out_with_their_answers() {
         let window = vec![
+            // The answer to a request sent before the call began.
+            ex(
+                Direction::Received,
+                r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+            ),
             ex(
                 Direction::Sent,
                 r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
@@ -185,10 +193,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                format!("sent: {}", window[0].text),
+                format!("sent: {}", window[1].text),
                 "stderr: processing request".to_string(),
-                format!("received: {}", window[4].text),
                 format!("received: {}", window[5].text),
+                format!("received: {}", window[6].text),
             ]
         );
     }

@@ -576,3 +576,56 @@ fn the_shipped_filesystem_example_runs_against_the_server() {
     assert_eq!(write["verdict"], "pass", "{write}");
     assert_eq!(outcome(write, 0, 0)["error_kind"], "refused");
 }
+
+#[test]
+fn concurrent_calls_on_one_shared_server_keep_only_their_own_exchanges() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    // Two calls per turn, three trials at once, one server: six calls in flight together.
+    t.write(
+        "script.yaml",
+        "responses:\n  - {case: two, round: 1, calls: [{name: add, arguments: {a: 1, b: 2}}, {name: add, arguments: {a: 5, b: 5}}]}\n  - {case: two, round: 2, text: \"3 and 10\"}\n",
+    );
+    t.write(
+        "two.yaml",
+        sdk_suite(
+            &p,
+            "  isolation: suite",
+            "  - id: two\n    kind: should_call\n    prompt: add twice\n    expect: {stop: answered}\n",
+        ),
+    );
+    run(
+        &t,
+        "two.yaml",
+        "script.yaml",
+        "out",
+        &["--repeats", "3", "-j", "3"],
+        OK,
+    );
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 3);
+    for tr in &trials {
+        for (i, (args, sum)) in [((1, 2), 3), ((5, 5), 10)].into_iter().enumerate() {
+            let o = outcome(tr, 0, i);
+            assert_eq!(o["content"], sum.to_string(), "{o}");
+            let calls: Vec<Value> = messages(o)
+                .into_iter()
+                .filter(|(d, v)| d == "sent" && v["method"] == "tools/call")
+                .map(|(_, v)| v)
+                .collect();
+            assert_eq!(calls.len(), 1, "only this call's request: {o}");
+            assert_eq!(
+                calls[0]["params"]["arguments"],
+                serde_json::json!({"a": args.0, "b": args.1})
+            );
+            let (_, answer) = call_and_answer(o);
+            assert_eq!(answer["result"]["structuredContent"]["result"], sum);
+            // Every response in the transcript answers this call's request.
+            for (d, v) in messages(o) {
+                if d == "received" && v.get("method").is_none() {
+                    assert_eq!(v["id"], calls[0]["id"], "{o}");
+                }
+            }
+        }
+    }
+}
