@@ -19,8 +19,9 @@
 //!
 //! Connections: with `isolation: suite` the first episode that needs the server connects
 //! and every later one shares that connection (one server process over stdio) until
-//! [`ToolHost::shutdown`]; a failed connection is kept as failed, so each trial that
-//! needs it ends with the same stated error rather than respawning the server each time.
+//! [`ToolHost::shutdown`]; a server process that died is started again for the next
+//! episode. A failed connection is kept as failed, so each trial that needs it ends with
+//! the same stated error rather than retrying the server each time.
 //! With `isolation: trial` each episode connects afresh (a new process over stdio) and
 //! [`ToolHost::close_episode`] shuts it down. An episode whose offered tools are all
 //! mocked never connects, so such cases run offline.
@@ -176,6 +177,14 @@ impl McpHost {
     /// The connection shared by the run's trials, made by the first that needs it.
     async fn shared(&self) -> Result<Arc<Connection>, String> {
         let mut slot = self.shared.lock().await;
+        // A server process that died (in an earlier trial) is started again, so one
+        // crash ends one trial, not every trial after it; episodes still holding the
+        // dead connection keep it until they end.
+        if let Some(Ok(conn)) = slot.as_ref()
+            && !conn.client.alive()
+        {
+            *slot = None;
+        }
         if slot.is_none() {
             *slot = Some(self.connect().await.map(Arc::new));
         }

@@ -447,6 +447,35 @@ fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds(
     // The round before the crash is kept, with its transcript.
     assert_eq!(outcome(tr, 0, 0)["content"], "3");
     assert_eq!(tr["episode"]["rounds"].as_array().unwrap().len(), 2);
+    let (sent, _) = call_and_answer(outcome(tr, 0, 0));
+    assert_eq!(sent["params"]["name"], "add");
+
+    // On a server shared by the run, the next trial gets a server started again: its
+    // first round succeeds before it, too, crashes the server.
+    t.write(
+        "shared.yaml",
+        sdk_suite(
+            &p,
+            "  isolation: suite",
+            "  - id: dies\n    kind: should_call\n    prompt: add then crash\n    expect: {stop: answered}\n",
+        ),
+    );
+    run(
+        &t,
+        "shared.yaml",
+        "script.yaml",
+        "shared",
+        &["--repeats", "2", "-j", "1"],
+        RUN_INCOMPLETE,
+    );
+    let trials = journal(&t, "shared");
+    assert_eq!(trials.len(), 2);
+    for tr in &trials {
+        assert_eq!(tr["verdict"], "error", "{tr}");
+        assert_eq!(outcome(tr, 0, 0)["content"], "3", "{tr}");
+        let why = tr["reasons"][0]["message"].as_str().unwrap();
+        assert!(why.starts_with("round 2: "), "{why}");
+    }
 }
 
 #[test]
