@@ -322,6 +322,10 @@ pub struct RunArgs {
     /// default columns that do not fit are left out, least important first).
     #[arg(long)]
     pub wide: bool,
+    /// Let loop cases execute every tool of the suite's MCP server (`tools_from.mcp`),
+    /// even those whose annotations say they may change the world (refused by default).
+    #[arg(long)]
+    pub allow_destructive: bool,
 }
 
 /// `toolgauge report`.

@@ -345,6 +345,7 @@ fn run_suite(
     options: &RunOptions,
 ) -> Result<u8, AppError> {
     apply_bfcl_flags(&mut suite, args.bfcl_strict, args.bfcl_underscore_names)?;
+    crate::suite::mcp_calls::allow_destructive(&mut suite, args.allow_destructive);
     let suite = Arc::new(suite);
     let r = resolve(
         &suite,
@@ -430,6 +431,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         old.settings.bfcl_strict,
         old.settings.bfcl_underscore_names,
     )?;
+    crate::suite::mcp_calls::allow_destructive(&mut suite, args.allow_destructive);
     let suite = Arc::new(suite);
     if suite.hash != old.suite.hash {
         // Found unchanged a moment ago: it changed while being read.

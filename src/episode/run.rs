@@ -51,6 +51,17 @@ pub async fn run_episode_observed(
     let earlier = first.round();
     let mut request = first;
     let mut session = Session::new(spec.clone());
+    // What the host needs for this episode (a server connection, a fresh server per
+    // trial); if it cannot be had, no round is played and the trial is an error.
+    if let Err(source) = host.open_episode(&mut session).await {
+        host.close_episode(&mut session).await;
+        return EpisodeOutcome {
+            messages: request.messages,
+            context,
+            rounds: Vec::new(),
+            end: Err(EpisodeError::Host { round: 1, source }),
+        };
+    }
     let mut turns = spec.turns.iter();
     let mut rounds: Vec<RoundRecord> = Vec::new();
     let mut user: Option<String> = None;
@@ -134,6 +145,7 @@ pub async fn run_episode_observed(
             }
         }
     };
+    host.close_episode(&mut session).await;
     EpisodeOutcome {
         messages: request.messages,
         context,

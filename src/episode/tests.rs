@@ -725,3 +725,103 @@ cases:
         }
     );
 }
+
+/// A host with per-episode resources: `open_episode` keeps a token in the session,
+/// `execute_in` answers with it, `close_episode` records that it was released.
+#[derive(Debug, Default)]
+struct Resourced {
+    opened: Mutex<u32>,
+    closed: Mutex<Vec<String>>,
+    refuse_open: bool,
+}
+
+#[async_trait]
+impl ToolHost for Resourced {
+    async fn list(&self, session: &Session) -> Result<Vec<String>, HostError> {
+        Ok(session.spec().tools.clone())
+    }
+
+    fn prepare(&self, _: &mut Session, _: &Invocation) -> Decision {
+        Decision::Execute
+    }
+
+    async fn execute(&self, call: &Invocation) -> Result<ToolOutcome, HostError> {
+        Err(HostError::Failed {
+            host: "resourced",
+            tool: call.name.clone(),
+            message: "needs the session".into(),
+        })
+    }
+
+    async fn execute_in(
+        &self,
+        session: &Session,
+        call: &Invocation,
+    ) -> Result<ToolOutcome, HostError> {
+        let token = session.state::<String>().expect("opened");
+        Ok(ToolOutcome::result(
+            &json!({"token": *token, "seq": call.seq}),
+        ))
+    }
+
+    async fn open_episode(&self, session: &mut Session) -> Result<(), HostError> {
+        if self.refuse_open {
+            return Err(HostError::Unavailable {
+                host: "resourced",
+                message: "the server is gone".into(),
+            });
+        }
+        let mut n = self.opened.lock().unwrap();
+        *n += 1;
+        session.set_state(crate::tools::EpisodeState(Arc::new(format!("episode-{n}"))));
+        Ok(())
+    }
+
+    async fn close_episode(&self, session: &mut Session) {
+        if let Some(s) = session.take_state() {
+            let token = s.0.downcast::<String>().unwrap();
+            self.closed.lock().unwrap().push((*token).clone());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_host_opens_each_episode_its_calls_reach_what_it_opened_and_it_is_released() {
+    let suite = suite();
+    let inner = Arc::new(Resourced::default());
+    // Behind the fault injector, as a suite's host is: the hooks pass through it.
+    let host = crate::tools::Faults::new(inner.clone());
+    for episode in 1..=2 {
+        let (spec, first) = start(&suite, "tight");
+        let model = TestModel::new(vec![
+            calls(vec![call(Some("a"), "get_weather", r#"{"city":"Oslo"}"#)]),
+            text("done"),
+        ]);
+        let out = run_episode(&model, &host, spec, first, &key("tight")).await;
+        assert_eq!(out.stop(), Some(StopReason::Answered));
+        assert_eq!(
+            out.rounds[0].outcomes[0].content,
+            format!(r#"{{"token":"episode-{episode}","seq":1}}"#)
+        );
+    }
+    assert_eq!(*inner.closed.lock().unwrap(), ["episode-1", "episode-2"]);
+}
+
+#[tokio::test]
+async fn a_host_that_can_not_open_the_episode_ends_it_as_an_error_before_any_round() {
+    let suite = suite();
+    let (spec, first) = start(&suite, "tight");
+    let model = TestModel::new(vec![text("never asked")]);
+    let host = Resourced {
+        refuse_open: true,
+        ..Resourced::default()
+    };
+    let out = run_episode(&model, &host, spec, first, &key("tight")).await;
+    assert!(out.rounds.is_empty());
+    assert!(model.requests().is_empty());
+    let err = out.end.unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "round 1: tool host `resourced` could not start the episode: the server is gone"
+    );
+}

@@ -16,6 +16,8 @@
 pub mod client;
 pub mod error;
 pub mod fetch;
+pub mod host;
+pub mod host_log;
 pub mod http;
 pub mod http_headers;
 pub mod http_reply;

@@ -2,7 +2,8 @@
 //! with an `episode`): how each cell's episodes stopped, the mean input tokens of each
 //! round (how the conversation grows from round to round) drawn as an inline SVG chart,
 //! and the episode of each loop trial as embedded for the page's round-by-round
-//! transcript.
+//! transcript (with, for calls executed on an MCP server, the call's exchanges with the
+//! server and why a call was refused).
 //!
 //! The two aggregates are computed here from the trial records, so the page does not
 //! depend on the shared loop metrics; they count the same things.
@@ -213,6 +214,7 @@ pub(super) fn embedded_episode<'a>(
             || r.response.tool_calls.iter().any(|c| too_long(&c.arguments))
             || r.response.warnings.iter().any(|w| too_long(w))
             || r.outcomes.iter().any(|o| too_long(&o.content))
+            || r.outcomes.iter().any(|o| mcp_texts(o).any(&too_long))
     };
     if !e.rounds.iter().any(long_round) {
         return Cow::Borrowed(e);
@@ -231,8 +233,26 @@ pub(super) fn embedded_episode<'a>(
                 *t = short;
             }
         }
+        // An MCP call's transcript: each exchange cut on its own, as the content is.
+        let exchanges = r
+            .outcomes
+            .iter_mut()
+            .filter_map(|o| o.mcp.as_mut())
+            .flat_map(|m| m.exchanges.iter_mut().map(|x| &mut x.text));
+        for t in exchanges {
+            if let Some(short) = cut(t) {
+                *t = short;
+            }
+        }
     }
     Cow::Owned(e)
+}
+
+/// The texts of an MCP call's transcript (none for other hosts' outcomes).
+fn mcp_texts(o: &crate::tools::ToolOutcome) -> impl Iterator<Item = &str> {
+    o.mcp
+        .iter()
+        .flat_map(|m| m.exchanges.iter().map(|x| x.text.as_str()))
 }
 
 /// The loop row of the trial table: rounds played, tool calls answered and how it

@@ -128,7 +128,8 @@ pub async fn execute(
         .map(|c| options.prices.lookup(&c.target.provider, &c.target.model))
         .collect();
     // One host answers every loop trial of the suite; each episode opens its own session.
-    let host = crate::tools::suite_host();
+    // A suite whose `tools_from` names an MCP server executes its loop calls there.
+    let host = crate::mcp::host::suite_host(suite);
     let run_one = |(index, t): (usize, PlannedTrial)| {
         let host = host.clone();
         let notes = notes.clone();
@@ -281,6 +282,8 @@ pub async fn execute(
             }
         }
     }
+    // Release what the host kept for the whole run (a shared server process).
+    host.shutdown().await;
     fanout.tell_stop(control);
     done
 }

@@ -90,6 +90,11 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
     }
     // `tools_from`: the server's tools (from its snapshot or the live server) join the
     // suite's own below; resolved first so the checks of an empty `tools` know of them.
+    // Whether loop cases run on a server: read before `tools_from` is taken below.
+    let server_named = model
+        .tools_from
+        .as_ref()
+        .is_some_and(|t| t.value.mcp.is_some());
     let mut tools_from = model
         .tools_from
         .take()
@@ -159,7 +164,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         broken: &all_broken,
         owner: "suite's",
     };
-    let loops = super::loop_compile::suite_loops(&mut c, &model, &suite_scope, norm);
+    let loops = super::loop_compile::suite_loops(&mut c, &model, &suite_scope, norm, server_named);
 
     let mut variants: Vec<String> = Vec::new();
     // Shared tools are looked at once.
@@ -305,6 +310,14 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         c.report(at, field, message, hint);
     }
 
+    // The run talks to the live server when loop cases execute their calls there; it
+    // then lists the server's tools once and warns when they drifted from the snapshot.
+    let mcp = tools_from.and_then(|(_, r)| r).map(|r| {
+        let mut source = r.source;
+        source.live_at_run = source.server.is_some() && cases.iter().any(|k| k.episode.is_some());
+        Arc::new(source)
+    });
+
     super::placeholder::report(&mut c, text);
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
@@ -329,7 +342,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         variant_systems,
         sampling: model.sampling,
         profile,
-        mcp: tools_from.and_then(|(_, r)| r).map(|r| Arc::new(r.source)),
+        mcp,
         distractors,
     })
 }

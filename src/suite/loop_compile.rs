@@ -1,6 +1,11 @@
 //! Checking the tool-loop keys of a suite (`mocks`, `limits`, `policy`, `turns`) and
 //! building each loop case's [`EpisodeSpec`].
 //!
+//! A case is a loop when its calls have something to answer them: `mocks` (the suite's
+//! or its own), or an MCP server named by `tools_from.mcp` for a case that asks for a loop
+//! (loop expectations, `turns`, its own `limits` or `policy`): its unmocked calls are
+//! executed on the server ([`crate::mcp::host::McpHost`]).
+//!
 //! Suite-level values are compiled once; a case's `limits` and `policy` replace the
 //! suite's whole, and its `mocks` replace the suite's rules tool by tool (a tool the case
 //! does not mention keeps the suite's rules, shared rather than copied). Every problem
@@ -64,6 +69,9 @@ pub(super) struct SuiteLoops {
     limits: Option<Limits>,
     /// `policy` (`None`: not given).
     policy: Option<Policy>,
+    /// `tools_from.mcp` names a server: cases that ask for a loop are loops whose calls
+    /// the server executes (`mocks`, if any, still answer the tools they name).
+    server: bool,
 }
 
 /// A tool's `risk` and `idempotent`.
@@ -75,12 +83,13 @@ pub(super) fn effects(t: &ToolSpec) -> ToolEffects {
 }
 
 /// Check the suite's own `mocks`, `limits` and `policy`; `scope` holds every tool the
-/// suite or any case offers.
+/// suite or any case offers; `server`: `tools_from.mcp` names a server.
 pub(super) fn suite_loops(
     c: &mut Checker<'_>,
     model: &SuiteFile,
     scope: &ToolScope<'_>,
     norm: Normalizer,
+    server: bool,
 ) -> SuiteLoops {
     let any_case_mocks = model.cases.iter().any(|k| k.mocks.is_some());
     let mocks = model
@@ -97,7 +106,7 @@ pub(super) fn suite_loops(
         .policy
         .as_ref()
         .map(|p| compile_policy(c, p, "policy", scope));
-    if mocks.is_none() && !any_case_mocks {
+    if mocks.is_none() && !any_case_mocks && !server {
         for (key, given) in [("limits", limits.is_some()), ("policy", policy.is_some())] {
             if given {
                 c.report(
@@ -113,6 +122,7 @@ pub(super) fn suite_loops(
         mocks,
         limits,
         policy,
+        server,
     }
 }
 
@@ -126,7 +136,14 @@ pub(super) fn case_episode(
     scope: &ToolScope<'_>,
     norm: Normalizer,
 ) -> Option<Arc<EpisodeSpec>> {
-    let is_loop = suite.mocks.is_some() || spec.mocks.is_some();
+    // A case is a loop when something answers its calls: mock rules, or the server for
+    // a case that asks for a loop (loop expectations, turns, its own limits or policy);
+    // the other cases of a server's suite stay single-turn (tool selection only).
+    let asks_for_loop = spec.expect.as_ref().is_some_and(super::trajectory::given)
+        || spec.turns.is_some()
+        || spec.limits.is_some()
+        || spec.policy.is_some();
+    let is_loop = suite.mocks.is_some() || spec.mocks.is_some() || (suite.server && asks_for_loop);
     if !is_loop {
         let keys = [
             ("limits", spec.limits.is_some()),

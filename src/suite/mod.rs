@@ -12,6 +12,7 @@ pub mod load;
 mod loop_compile;
 pub mod loops;
 pub mod matcher;
+pub mod mcp_calls;
 pub mod model;
 pub mod normalize;
 pub mod placeholder;

@@ -38,6 +38,21 @@ pub struct ToolsFromSpec {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, IndexMap<String, ToolVariantSpec>>")]
     pub variants: IndexMap<Spanned<String>, Wordings>,
+    /// Loop cases may execute every tool of the server, even those whose annotations say
+    /// they may change the world (default false: such calls are refused).
+    #[serde(default)]
+    pub allow_destructive: Option<Spanned<bool>>,
+    /// Tools loop cases may execute although their annotations say they may change the
+    /// world.
+    #[serde(default)]
+    pub allow: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `suite` (default): one server for the run's trials; `trial`: a fresh one per trial.
+    #[serde(default)]
+    pub isolation: Option<Spanned<super::mcp_calls::Isolation>>,
+    /// How the server's requests for input are answered: `refuse` (default), `decline`,
+    /// or `{accept: {…}}` with the content to send.
+    #[serde(default)]
+    pub input: Option<Spanned<super::mcp_calls::InputSpec>>,
 }
 
 /// One tool's wordings under `tools_from.variants` (a tool's `variants`, located).
@@ -69,6 +84,8 @@ pub struct McpSource {
     /// `toolgauge run` lists its tools once and warns when they drifted from the
     /// snapshot. False while the suite only takes its tool definitions from it.
     pub live_at_run: bool,
+    /// How loop cases execute calls on the server.
+    pub calls: super::mcp_calls::McpCalls,
 }
 
 impl McpSource {
@@ -142,7 +159,18 @@ pub(super) fn resolve(
         mcp,
         snapshot,
         variants,
+        allow_destructive,
+        allow,
+        isolation,
+        input,
     } = spec.value;
+    let calls = super::mcp_calls::compile(
+        c,
+        allow_destructive.as_ref(),
+        allow.as_ref(),
+        isolation.as_ref(),
+        input.as_ref(),
+    );
     let server = match &mcp {
         None => None,
         Some(m) => match m.value.parse::<ServerSpec>() {
@@ -276,6 +304,7 @@ pub(super) fn resolve(
             origin,
             tools,
             live_at_run: false,
+            calls,
         },
         specs,
     })
@@ -317,6 +346,7 @@ mod tests {
             origin,
             tools: vec![tool(json!({"name": "a", "description": "x"}))],
             live_at_run: true,
+            calls: Default::default(),
         }
     }
 

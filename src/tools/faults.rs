@@ -129,6 +129,27 @@ impl ToolHost for Faults {
     async fn execute(&self, call: &Invocation) -> Result<ToolOutcome, HostError> {
         self.inner.execute(call).await
     }
+
+    // The rest passes through, so faults stack on hosts with per-episode resources.
+    async fn execute_in(
+        &self,
+        session: &Session,
+        call: &Invocation,
+    ) -> Result<ToolOutcome, HostError> {
+        self.inner.execute_in(session, call).await
+    }
+
+    async fn open_episode(&self, session: &mut Session) -> Result<(), HostError> {
+        self.inner.open_episode(session).await
+    }
+
+    async fn close_episode(&self, session: &mut Session) {
+        self.inner.close_episode(session).await;
+    }
+
+    async fn shutdown(&self) {
+        self.inner.shutdown().await;
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! A [`ToolHost`] lists the tools it answers and answers calls. Hosts stack: the
 //! [`MockHost`] answers from a suite's `mocks` rules, [`Faults`] wraps any host and
 //! injects failures (the suite's `fail:` rules, or "fail the Nth call" set in code);
-//! record/replay and MCP servers come later behind the same trait.
+//! record/replay comes later behind the same trait; an MCP server is one
+//! ([`crate::mcp::host::McpHost`]).
 //!
 //! One host serves a whole suite; each episode (trial) opens a [`Session`] that holds
 //! its state (call counts, fault counters). A turn's calls are answered in two phases
@@ -11,6 +12,10 @@
 //! which is where rules are matched, counters move and faults are decided, so the
 //! outcome never depends on timing; the calls that need real work are then *executed*
 //! concurrently, and their results come back in call order whatever order they finish in.
+//!
+//! A host with per-episode resources (a server process per trial) sets them up in
+//! [`ToolHost::open_episode`], keeps them in the session ([`EpisodeState`]) and releases
+//! them in [`ToolHost::close_episode`]; the mock host has none, so those default to nothing.
 
 mod faults;
 mod mock;
@@ -27,7 +32,7 @@ use serde_json::{Map, Value};
 pub use faults::{Fault, Faults};
 pub use mock::MockHost;
 pub use outcome::{Approval, ToolErrorKind, ToolOutcome};
-pub use session::{Counters, Session};
+pub use session::{Counters, EpisodeState, Session};
 pub use turn::run_turn;
 
 /// One call as a host sees it: the tool, its arguments (already a JSON object), and its
@@ -70,6 +75,36 @@ pub trait ToolHost: Send + Sync + fmt::Debug {
     /// Carry out a call [`ToolHost::prepare`] left to execute; calls of one turn run
     /// concurrently.
     async fn execute(&self, call: &Invocation) -> Result<ToolOutcome, HostError>;
+
+    /// [`ToolHost::execute`] with the episode's session at hand, for hosts whose calls
+    /// need what [`ToolHost::open_episode`] set up (an MCP server's connection). The
+    /// session is shared, not mutable: state changes belong to `prepare`.
+    async fn execute_in(
+        &self,
+        session: &Session,
+        call: &Invocation,
+    ) -> Result<ToolOutcome, HostError> {
+        let _ = session;
+        self.execute(call).await
+    }
+
+    /// Set up what one episode needs before its first round (e.g. a connection to a
+    /// server, a fresh server per trial), kept in `session` ([`Session::set_state`]).
+    /// Hosts without per-episode resources need nothing.
+    async fn open_episode(&self, session: &mut Session) -> Result<(), HostError> {
+        let _ = session;
+        Ok(())
+    }
+
+    /// Release what [`ToolHost::open_episode`] set up; called once the episode ended,
+    /// however it ended.
+    async fn close_episode(&self, session: &mut Session) {
+        let _ = session;
+    }
+
+    /// Release what the host shares between episodes (a server connection kept for a
+    /// whole run); called once, after the run's last episode.
+    async fn shutdown(&self) {}
 }
 
 /// A host that could not answer at all (an infrastructure failure, never the model's):
@@ -83,6 +118,15 @@ pub enum HostError {
         host: &'static str,
         /// The tool called.
         tool: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The host could not set up an episode (e.g. its server could not be reached), so
+    /// no round was played.
+    #[error("tool host `{host}` could not start the episode: {message}")]
+    Unavailable {
+        /// Which host.
+        host: &'static str,
         /// What went wrong.
         message: String,
     },

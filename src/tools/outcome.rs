@@ -31,6 +31,13 @@ pub enum ToolErrorKind {
     UnknownTool,
     /// No mock rule answers this call (the suite gives none that matches).
     NoMock,
+    /// The harness refused to execute the call on the MCP server (the tool may change
+    /// the world and the suite does not allow it, or the server does not offer it).
+    Refused,
+    /// The MCP server's tool answered with `isError: true`.
+    ToolReported,
+    /// The MCP server's `structuredContent` does not satisfy the tool's `outputSchema`.
+    OutputSchema,
 }
 
 impl From<ErrorKind> for ToolErrorKind {
@@ -61,6 +68,9 @@ impl ToolErrorKind {
             ToolErrorKind::Denied => "denied",
             ToolErrorKind::UnknownTool => "unknown_tool",
             ToolErrorKind::NoMock => "no_mock",
+            ToolErrorKind::Refused => "refused",
+            ToolErrorKind::ToolReported => "tool_reported",
+            ToolErrorKind::OutputSchema => "output_schema",
         }
     }
 }
@@ -104,6 +114,11 @@ pub struct ToolOutcome {
     /// Time spent answering, in milliseconds.
     #[serde(default)]
     pub elapsed_ms: f64,
+    /// For a call an MCP server host handled: the exchanges with the server, verbatim,
+    /// and why the call was refused or how its requests for input were answered.
+    /// Absent for every other host, so their records are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Box<crate::mcp::host_log::McpCallLog>>,
 }
 
 impl ToolOutcome {
@@ -118,6 +133,7 @@ impl ToolOutcome {
             executed: true,
             rule_line: None,
             elapsed_ms: 0.0,
+            mcp: None,
         }
     }
 
@@ -132,6 +148,7 @@ impl ToolOutcome {
             executed,
             rule_line: None,
             elapsed_ms: 0.0,
+            mcp: None,
         }
     }
 

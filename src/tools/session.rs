@@ -8,6 +8,7 @@
 //! (`IdenticalIndex`), not by comparing with every earlier call, which made a round
 //! cost grow with the rounds before it (`cargo bench --bench episode_memory`).
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -23,6 +24,18 @@ use crate::suite::loops::EpisodeSpec;
 pub struct Session {
     spec: Arc<EpisodeSpec>,
     counters: Counters,
+    state: Option<EpisodeState>,
+}
+
+/// What a host set up for one episode ([`super::ToolHost::open_episode`]), kept in the
+/// session so its calls reach it; type-erased because each host keeps its own kind.
+#[derive(Clone)]
+pub struct EpisodeState(pub Arc<dyn Any + Send + Sync>);
+
+impl fmt::Debug for EpisodeState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EpisodeState(..)")
+    }
 }
 
 /// The counters of a session (compared in tests: they must not depend on timing).
@@ -147,7 +160,23 @@ impl Session {
         Session {
             spec,
             counters: Counters::default(),
+            state: None,
         }
+    }
+
+    /// Keep what the host set up for this episode (replacing what was kept before).
+    pub fn set_state(&mut self, state: EpisodeState) {
+        self.state = Some(state);
+    }
+
+    /// What the host set up for this episode, if it is of type `T`.
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.state.as_ref()?.0.clone().downcast::<T>().ok()
+    }
+
+    /// Take what the host set up out of the session (to release it).
+    pub fn take_state(&mut self) -> Option<EpisodeState> {
+        self.state.take()
     }
 
     /// The case's loop spec (rules, policy, limits).

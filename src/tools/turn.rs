@@ -70,13 +70,16 @@ pub async fn run_turn(
         };
         decided.push((inv, approval, decision, ms(started)));
     }
+    // Every decision is made: the executions only read the session (what the host set
+    // up for the episode), so they can share it.
+    let session: &Session = session;
     let answered = join_all(decided.into_iter().map(
         |(inv, approval, decision, spent)| async move {
             let mut out = match decision {
                 Decision::Settled(out) => out,
                 Decision::Execute => {
                     let started = Instant::now();
-                    let mut out = host.execute(&inv).await?;
+                    let mut out = host.execute_in(session, &inv).await?;
                     out.elapsed_ms = ms(started);
                     out
                 }

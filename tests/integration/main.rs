@@ -22,6 +22,7 @@ mod mcp_client;
 mod mcp_commands;
 mod mcp_conformance;
 mod mcp_http;
+mod mcp_loops;
 mod mcp_peers;
 mod oracle;
 mod prices;

@@ -1,0 +1,203 @@
+//! What a trial record keeps of one tool call an MCP server host handled: the exchanges
+//! with the server during the call, verbatim (JSON-RPC lines as sent and received, the
+//! server's stderr lines), how its requests for input were answered, and why the call
+//! was refused when it was not executed.
+//!
+//! The types are our own, not the client's log types, because records are read back
+//! (`toolgauge report`): they must deserialize, and their shape is a file format that
+//! should not change when the client's internals do.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::client::InputAnswer;
+use super::transport::{Direction, Exchange};
+
+/// The MCP side of one tool call (on [`crate::tools::ToolOutcome::mcp`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpCallLog {
+    /// The server as the suite names it (`stdio:CMD ARGS…` or a URL).
+    pub server: String,
+    /// Why the call was not executed on the server (absent when it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// The `input_required` rounds the call took, and who answered each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_rounds: Vec<InputRound>,
+    /// Every exchange of the call, in order, verbatim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exchanges: Vec<LoggedExchange>,
+}
+
+/// One `input_required` round of a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRound {
+    /// The round (1-based).
+    pub round: u32,
+    /// Who answered: `policy` (the suite's `tools_from.input`) or `refused`.
+    pub by: String,
+    /// The answers sent, as sent.
+    #[serde(default)]
+    pub answers: Value,
+}
+
+impl From<&InputAnswer> for InputRound {
+    fn from(a: &InputAnswer) -> InputRound {
+        InputRound {
+            round: a.round,
+            by: a.by.clone(),
+            answers: a.answers.clone(),
+        }
+    }
+}
+
+/// One message of a call's exchanges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedExchange {
+    /// Milliseconds since the connection's log started.
+    pub at_ms: f64,
+    /// `sent`, `received`, `stderr` (a line the server process wrote) or `note` (what
+    /// the client did that is not a message).
+    pub direction: String,
+    /// The text exactly as it crossed.
+    pub text: String,
+}
+
+impl From<&Exchange> for LoggedExchange {
+    fn from(e: &Exchange) -> LoggedExchange {
+        let direction = match e.direction {
+            Direction::Sent => "sent",
+            Direction::Received => "received",
+            Direction::Stderr => "stderr",
+            Direction::Note => "note",
+        };
+        LoggedExchange {
+            at_ms: e.at_ms,
+            direction: direction.to_string(),
+            text: e.text.clone(),
+        }
+    }
+}
+
+/// The entries of `window` (what the connection logged while a call of `tool` with
+/// `arguments` was in flight) that belong to that call.
+///
+/// One connection may carry other calls at the same time (the turn's other calls, other
+/// trials on a suite-wide connection), so the window is filtered by JSON-RPC id: the
+/// call's own requests are the `tools/call` requests of this tool with these arguments
+/// (its `input_required` retries carry the same ones; the host lets identical calls on
+/// one connection take turns, so no other call sends those). Requests with other ids,
+/// and responses to them (also to requests sent before the window), are left out.
+/// Everything else is kept: the server's own requests and notifications, the client's
+/// answers to them, stderr lines and client notes, which can not be told apart per call
+/// and are better shown twice than lost.
+pub fn call_exchanges(
+    window: &[Exchange],
+    tool: &str,
+    arguments: &serde_json::Map<String, Value>,
+) -> Vec<LoggedExchange> {
+    let parsed: Vec<Option<Value>> = window
+        .iter()
+        .map(|e| match e.direction {
+            Direction::Sent | Direction::Received => serde_json::from_str(&e.text).ok(),
+            _ => None,
+        })
+        .collect();
+    let no_args = serde_json::Map::new();
+    let own: Vec<&Value> = window
+        .iter()
+        .zip(&parsed)
+        .filter_map(|(e, v)| {
+            let v = v.as_ref().filter(|_| e.direction == Direction::Sent)?;
+            if v.get("method").and_then(Value::as_str) != Some("tools/call") {
+                return None;
+            }
+            let params = v.get("params")?;
+            let args = params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .unwrap_or(&no_args);
+            let same =
+                params.get("name").and_then(Value::as_str) == Some(tool) && args == arguments;
+            same.then(|| v.get("id")).flatten()
+        })
+        .collect();
+    window
+        .iter()
+        .zip(&parsed)
+        .filter(|(e, v)| {
+            let Some(v) = v else { return true };
+            let Some(id) = v.get("id") else { return true };
+            let has_method = v.get("method").is_some();
+            // Our requests and the server's responses are per call; the server's
+            // requests and our answers to them are not.
+            let per_call = match e.direction {
+                Direction::Sent => has_method,
+                Direction::Received => !has_method,
+                _ => false,
+            };
+            !per_call || own.contains(&id)
+        })
+        .map(|(e, _)| LoggedExchange::from(e))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ex(direction: Direction, text: &str) -> Exchange {
+        Exchange {
+            at_ms: 0.0,
+            direction,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn other_calls_on_the_same_connection_are_left_out_with_their_answers() {
+        let window = vec![
+            // The answer to a request sent before the call began.
+            ex(
+                Direction::Received,
+                r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+            ),
+            ex(
+                Direction::Sent,
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+            ),
+            ex(
+                Direction::Sent,
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"a":5,"b":5}}}"#,
+            ),
+            ex(Direction::Stderr, "processing request"),
+            ex(
+                Direction::Received,
+                r#"{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"10"}]}}"#,
+            ),
+            ex(
+                Direction::Received,
+                r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+            ),
+            ex(
+                Direction::Received,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"3"}]}}"#,
+            ),
+        ];
+        let args = json!({"b": 2, "a": 1}).as_object().unwrap().clone();
+        let got: Vec<String> = call_exchanges(&window, "add", &args)
+            .into_iter()
+            .map(|e| format!("{}: {}", e.direction, e.text))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                format!("sent: {}", window[1].text),
+                "stderr: processing request".to_string(),
+                format!("received: {}", window[5].text),
+                format!("received: {}", window[6].text),
+            ]
+        );
+    }
+}

@@ -1,0 +1,660 @@
+//! Loop cases whose calls run on a real MCP server (`tools_from.mcp`): the reference
+//! filesystem server pointed at a scratch directory, and the Python SDK server with the
+//! loop tools of `tests/mcp/servers/loop_server.py` (a counter, a request for input, a
+//! crash). A scripted model plays each episode, so every expected value below follows
+//! from the script and the server's documented behaviour.
+//!
+//! Tests that need a peer use [`peers`] (skipped with a note when missing, a failure
+//! under `TOOLGAUGE_REQUIRE_MCP=1`); the suite checks at the end need none.
+
+use serde_json::Value;
+
+use crate::mcp_peers::{Peers, peers};
+use crate::support::{BAD_INPUT, OK, RUN_INCOMPLETE, Toolgauge};
+
+/// `trials.jsonl` of the run in `dir`, one value per line, sorted by case id then repeat.
+fn journal(t: &Toolgauge, dir: &str) -> Vec<Value> {
+    let mut v: Vec<Value> = t
+        .read(&format!("{dir}/trials.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    v.sort_by_key(|t| {
+        (
+            t["case_id"].as_str().unwrap().to_string(),
+            t["repeat"].as_u64(),
+        )
+    });
+    v
+}
+
+/// The trial of `case` (the first repeat).
+fn trial<'a>(trials: &'a [Value], case: &str) -> &'a Value {
+    trials
+        .iter()
+        .find(|t| t["case_id"] == case)
+        .unwrap_or_else(|| panic!("no trial of `{case}` in {trials:?}"))
+}
+
+/// Outcome `i` of round `round` (0-based) of a trial.
+fn outcome(trial: &Value, round: usize, i: usize) -> &Value {
+    &trial["episode"]["rounds"][round]["outcomes"][i]
+}
+
+/// The exchanges of an outcome's MCP log, parsed: (direction, JSON) for messages.
+fn messages(outcome: &Value) -> Vec<(String, Value)> {
+    outcome["mcp"]["exchanges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no exchanges in {outcome}"))
+        .iter()
+        .filter(|e| e["direction"] == "sent" || e["direction"] == "received")
+        .map(|e| {
+            let text = e["text"].as_str().unwrap();
+            let v: Value = serde_json::from_str(text)
+                .unwrap_or_else(|err| panic!("not a JSON-RPC line ({err}): {text}"));
+            (e["direction"].as_str().unwrap().to_string(), v)
+        })
+        .collect()
+}
+
+/// The `tools/call` request of an outcome's log and the response with its id.
+fn call_and_answer(outcome: &Value) -> (Value, Value) {
+    let msgs = messages(outcome);
+    let (_, sent) = msgs
+        .iter()
+        .find(|(d, v)| d == "sent" && v["method"] == "tools/call")
+        .unwrap_or_else(|| panic!("no tools/call sent in {outcome}"))
+        .clone();
+    let (_, answer) = msgs
+        .iter()
+        .find(|(d, v)| d == "received" && v["id"] == sent["id"] && v.get("method").is_none())
+        .unwrap_or_else(|| panic!("no answer to {sent} in {outcome}"))
+        .clone();
+    (sent, answer)
+}
+
+/// Run `suite` under the scripted model `script` into `out`; the exit code must be `code`.
+fn run(t: &Toolgauge, suite: &str, script: &str, out: &str, extra: &[&str], code: i32) {
+    let target = format!("scripted:{script}");
+    let mut args = vec![
+        "run",
+        suite,
+        "--target",
+        &target,
+        "--out",
+        out,
+        "--format",
+        "json,html",
+    ];
+    args.extend_from_slice(extra);
+    t.run(&args).expect_code(code);
+}
+
+/// The filesystem suite: two of the server's tools, offered to two loop cases.
+fn filesystem_suite(p: &Peers, data: &str) -> String {
+    format!(
+        r#"name: fs-loops
+tools:
+  - name: read_text_file
+    description: Read a text file
+    parameters: {{type: object, properties: {{path: {{type: string}}}}, required: [path]}}
+  - name: write_file
+    description: Write a file
+    parameters: {{type: object, properties: {{path: {{type: string}}, content: {{type: string}}}}, required: [path, content]}}
+tools_from:
+  mcp: "stdio:{node} {fs} {data}"
+cases:
+  - id: read-notes
+    kind: should_call
+    prompt: What is the launch code written in notes.txt?
+    expect:
+      calls: [{{tool: read_text_file}}]
+      trajectory: {{mode: strict, steps: [{{tool: read_text_file, args: {{path: "{data}/notes.txt"}}}}]}}
+      final: {{contains: ["7421"], grounded: true}}
+  - id: write-outside
+    kind: should_call
+    prompt: Save the word hello to a file outside the data folder.
+    expect:
+      final: {{no_success_after_error: true}}
+"#,
+        node = p.node.display(),
+        fs = p.filesystem().display(),
+    )
+}
+
+fn filesystem_script(data: &str, outside: &str) -> String {
+    format!(
+        r#"responses:
+  - {{case: read-notes, round: 1, calls: [{{name: read_text_file, arguments: {{path: "{data}/notes.txt"}}}}]}}
+  - {{case: read-notes, round: 2, text: "The launch code is 7421."}}
+  - {{case: write-outside, round: 1, calls: [{{name: write_file, arguments: {{path: "{outside}", content: hello}}}}]}}
+  - {{case: write-outside, round: 2, text: "I could not save the file: the write failed."}}
+"#
+    )
+}
+
+#[test]
+fn the_filesystem_server_reads_inside_its_dir_and_a_write_outside_is_refused_twice_over() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let data = t.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("notes.txt"), "launch code: 7421\n").unwrap();
+    // The server resolves symlinks; the scratch dir may sit under one (/tmp on macOS).
+    let data = data.canonicalize().unwrap().display().to_string();
+    let outside = t.path().canonicalize().unwrap().join("evil.txt");
+    let outside = outside.display().to_string();
+    t.write("fs.yaml", filesystem_suite(&p, &data));
+    t.write("script.yaml", filesystem_script(&data, &outside));
+
+    // Without allowing: the write is refused by its annotations, never sent.
+    run(&t, "fs.yaml", "script.yaml", "out", &[], OK);
+    let trials = journal(&t, "out");
+    let read = trial(&trials, "read-notes");
+    assert_eq!(read["verdict"], "pass", "{read}");
+    let o = outcome(read, 0, 0);
+    assert_eq!(o["content"], "launch code: 7421\n", "{o}");
+    assert_eq!(o["is_error"], false);
+    assert_eq!(o["executed"], true);
+    let (sent, answer) = call_and_answer(o);
+    assert_eq!(sent["jsonrpc"], "2.0");
+    assert_eq!(sent["params"]["name"], "read_text_file");
+    assert_eq!(
+        sent["params"]["arguments"],
+        serde_json::json!({"path": format!("{data}/notes.txt")})
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "launch code: 7421\n"
+    );
+    assert_eq!(
+        answer["result"]["structuredContent"]["content"],
+        "launch code: 7421\n"
+    );
+    // Only this call's messages: no tools/list or handshake in a call's transcript.
+    assert!(
+        messages(o)
+            .iter()
+            .all(|(_, v)| v["method"] != "tools/list" && v["method"] != "initialize"),
+        "{o}"
+    );
+    let write = trial(&trials, "write-outside");
+    assert_eq!(write["verdict"], "pass", "{write}");
+    let o = outcome(write, 0, 0);
+    assert_eq!(o["error_kind"], "refused", "{o}");
+    assert_eq!(o["executed"], false);
+    assert_eq!(
+        o["content"],
+        r#"{"error":{"kind":"refused","message":"the call of `write_file` was refused: this tool may change data and is not allowed here; it was not executed"}}"#
+    );
+    let why = o["mcp"]["refused"].as_str().unwrap();
+    assert!(why.contains("`destructiveHint: true`"), "{why}");
+    assert!(why.contains("--allow-destructive"), "{why}");
+    assert!(o["mcp"].get("exchanges").is_none(), "{o}");
+    assert!(!std::path::Path::new(&outside).exists());
+    // Single-turn lines are untouched: no `mcp` anywhere outside the outcomes.
+    assert!(read.get("mcp").is_none() && read["episode"].get("mcp").is_none());
+
+    // Allowed by the flag: the server itself refuses a path outside its directory, and
+    // the model reads the server's error (a tool error, not a harness failure).
+    run(
+        &t,
+        "fs.yaml",
+        "script.yaml",
+        "out2",
+        &["--allow-destructive"],
+        OK,
+    );
+    let trials = journal(&t, "out2");
+    let write = trial(&trials, "write-outside");
+    assert_eq!(write["verdict"], "pass", "{write}");
+    let o = outcome(write, 0, 0);
+    assert_eq!(o["error_kind"], "tool_reported", "{o}");
+    assert_eq!(o["is_error"], true);
+    assert_eq!(o["executed"], true);
+    let (sent, answer) = call_and_answer(o);
+    assert_eq!(sent["params"]["name"], "write_file");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(o["content"].as_str().unwrap().contains(said), "{o}");
+    assert!(said.contains("outside allowed directories"), "{said}");
+    assert!(!std::path::Path::new(&outside).exists());
+    // The HTML report carries the transcript for the loop view.
+    let html = t.read("out2/report.html");
+    assert!(html.contains("outside allowed directories"));
+}
+
+/// A suite on the SDK loop server with `extra` under `tools_from` and the given cases.
+fn sdk_suite(p: &Peers, extra: &str, cases: &str) -> String {
+    format!(
+        r#"name: sdk-loops
+tools:
+  - name: add
+    description: Add two integers
+    parameters: {{type: object, properties: {{a: {{type: integer}}, b: {{type: integer}}}}, required: [a, b]}}
+  - name: fail
+    description: Always fails
+    parameters: {{type: object, properties: {{reason: {{type: string}}}}, required: [reason]}}
+  - name: delete_record
+    description: Delete a record
+    parameters: {{type: object, properties: {{record_id: {{type: string}}}}, required: [record_id]}}
+  - name: count
+    description: Count
+    parameters: {{type: object, properties: {{}}}}
+  - name: confirm_order
+    description: Confirm an order
+    parameters: {{type: object, properties: {{order_id: {{type: string}}}}, required: [order_id]}}
+  - name: crash
+    description: Crash
+    parameters: {{type: object, properties: {{}}}}
+tools_from:
+  mcp: "stdio:{python} {script} stdio"
+{extra}
+cases:
+{cases}"#,
+        python = p.python.display(),
+        script = p.server_script("loop_server.py").display(),
+    )
+}
+
+/// A loop case that calls `tool` with `args` in round 1 and answers `text` in round 2.
+fn one_call_case(id: &str) -> String {
+    format!(
+        "  - id: {id}\n    kind: should_call\n    prompt: do it\n    expect: {{stop: answered}}\n"
+    )
+}
+
+fn one_call_script(id: &str, tool: &str, args: &str, text: &str) -> String {
+    format!(
+        "  - {{case: {id}, round: 1, calls: [{{name: {tool}, arguments: {args}}}]}}\n  - {{case: {id}, round: 2, text: \"{text}\"}}\n"
+    )
+}
+
+#[test]
+fn sdk_tool_errors_reach_the_model_and_destructive_tools_run_only_when_allowed() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let cases = ["adds", "fails", "deletes"].map(one_call_case).concat();
+    let script = format!(
+        "responses:\n{}{}{}",
+        one_call_script("adds", "add", "{a: 2, b: 40}", "It is 42."),
+        one_call_script(
+            "fails",
+            "fail",
+            "{reason: disk on fire}",
+            "The tool failed."
+        ),
+        one_call_script(
+            "deletes",
+            "delete_record",
+            "{record_id: R1}",
+            "Not deleted."
+        ),
+    );
+    t.write("script.yaml", script);
+    t.write("default.yaml", sdk_suite(&p, "", &cases));
+    run(&t, "default.yaml", "script.yaml", "a", &[], OK);
+    let trials = journal(&t, "a");
+    let o = outcome(trial(&trials, "adds"), 0, 0);
+    assert_eq!(o["content"], "42", "{o}");
+    let (_, answer) = call_and_answer(o);
+    assert_eq!(answer["result"]["structuredContent"]["result"], 42);
+    // isError: the tool's answer, read by the model as an error; the trial is judged.
+    let failed = trial(&trials, "fails");
+    assert_eq!(failed["verdict"], "pass", "{failed}");
+    let o = outcome(failed, 0, 0);
+    assert_eq!(o["error_kind"], "tool_reported", "{o}");
+    assert_eq!(o["executed"], true);
+    assert!(
+        o["content"].as_str().unwrap().contains("disk on fire"),
+        "{o}"
+    );
+    // delete_record says destructiveHint: true: refused, never sent.
+    let o = outcome(trial(&trials, "deletes"), 0, 0);
+    assert_eq!(o["error_kind"], "refused", "{o}");
+    assert!(o["mcp"].get("exchanges").is_none());
+
+    // `allow: [delete_record]` lets it run.
+    t.write(
+        "allowed.yaml",
+        sdk_suite(&p, "  allow: [delete_record]", &cases),
+    );
+    run(&t, "allowed.yaml", "script.yaml", "b", &[], OK);
+    let trials = journal(&t, "b");
+    let o = outcome(trial(&trials, "deletes"), 0, 0);
+    assert_eq!(o["content"], "deleted R1", "{o}");
+    assert_eq!(o["executed"], true);
+    let (sent, _) = call_and_answer(o);
+    assert_eq!(sent["params"]["arguments"]["record_id"], "R1");
+}
+
+#[test]
+fn input_required_is_answered_by_the_suite_policy_and_logged() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    t.write(
+        "script.yaml",
+        format!(
+            "responses:\n{}",
+            one_call_script("confirm", "confirm_order", "{order_id: A1}", "Done.")
+        ),
+    );
+    let cases = one_call_case("confirm");
+    let runs = [
+        ("decline", "  input: decline", "order A1: decline None"),
+        (
+            "accept",
+            "  input: {accept: {ok: true}}",
+            "order A1: accept {'ok': True}",
+        ),
+    ];
+    for (name, key, content) in runs {
+        t.write(&format!("{name}.yaml"), sdk_suite(&p, key, &cases));
+        run(&t, &format!("{name}.yaml"), "script.yaml", name, &[], OK);
+        let trials = journal(&t, name);
+        let o = outcome(&trials[0], 0, 0);
+        assert_eq!(o["content"], content, "{name}: {o}");
+        let rounds = o["mcp"]["input_rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 1, "{o}");
+        assert_eq!(rounds[0]["round"], 1);
+        assert_eq!(rounds[0]["by"], "policy");
+        // The retry carried the answers the policy gave, as logged.
+        let retry = messages(o)
+            .into_iter()
+            .filter(|(d, v)| d == "sent" && v["method"] == "tools/call")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no retry in {o}"))
+            .1;
+        assert_eq!(
+            retry["params"]["inputResponses"], rounds[0]["answers"],
+            "{o}"
+        );
+    }
+    // Refused (the default): the model reads a tool error saying input was asked for.
+    t.write("refuse.yaml", sdk_suite(&p, "", &cases));
+    run(&t, "refuse.yaml", "script.yaml", "refuse", &[], OK);
+    let trials = journal(&t, "refuse");
+    let o = outcome(&trials[0], 0, 0);
+    assert_eq!(o["is_error"], true, "{o}");
+    let rounds = o["mcp"]["input_rounds"].as_array().unwrap();
+    assert_eq!(rounds[0]["by"], "refused", "{o}");
+}
+
+#[test]
+fn isolation_trial_gives_each_trial_a_fresh_server_and_suite_shares_one() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    t.write(
+        "script.yaml",
+        "responses:\n  - {case: counts, round: 1, calls: [{name: count, arguments: {}}]}\n  - {case: counts, round: 2, calls: [{name: count, arguments: {}}]}\n  - {case: counts, round: 3, text: counted}\n",
+    );
+    let cases = "  - id: counts\n    kind: should_call\n    prompt: count twice\n    expect: {stop: answered}\n";
+    let counts = |dir: &str| -> Vec<Vec<String>> {
+        journal(&t, dir)
+            .iter()
+            .map(|tr| {
+                (0..2)
+                    .map(|r| outcome(tr, r, 0)["content"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let repeats = ["--repeats", "3", "-j", "1"];
+    t.write("trial.yaml", sdk_suite(&p, "  isolation: trial", cases));
+    run(&t, "trial.yaml", "script.yaml", "t", &repeats, OK);
+    assert_eq!(counts("t"), vec![vec!["count=1", "count=2"]; 3]);
+    // One server for the run: the counter goes on from trial to trial.
+    t.write("suite.yaml", sdk_suite(&p, "  isolation: suite", cases));
+    run(&t, "suite.yaml", "script.yaml", "s", &repeats, OK);
+    let mut all: Vec<String> = counts("s").concat();
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "count=1", "count=2", "count=3", "count=4", "count=5", "count=6"
+        ]
+    );
+}
+
+#[test]
+fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    t.write(
+        "script.yaml",
+        "responses:\n  - {case: dies, round: 1, calls: [{name: add, arguments: {a: 1, b: 2}}]}\n  - {case: dies, round: 2, calls: [{name: crash, arguments: {}}]}\n  - {case: dies, round: 3, text: never}\n",
+    );
+    t.write(
+        "dies.yaml",
+        sdk_suite(
+            &p,
+            "  isolation: trial",
+            "  - id: dies\n    kind: should_call\n    prompt: add then crash\n    expect: {stop: answered}\n",
+        ),
+    );
+    // An error trial is over `--max-error-rate 0`: the run is incomplete.
+    run(&t, "dies.yaml", "script.yaml", "out", &[], RUN_INCOMPLETE);
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 1);
+    let tr = &trials[0];
+    assert_eq!(tr["verdict"], "error", "{tr}");
+    assert_eq!(tr["reasons"][0]["code"], "tool_error");
+    let why = tr["reasons"][0]["message"].as_str().unwrap();
+    assert!(why.starts_with("round 2: "), "{why}");
+    assert!(why.contains("`crash`"), "{why}");
+    // The server's last words (its stderr) say what happened.
+    assert!(why.contains("crashing on purpose"), "{why}");
+    // The round before the crash is kept, with its transcript.
+    assert_eq!(outcome(tr, 0, 0)["content"], "3");
+    assert_eq!(tr["episode"]["rounds"].as_array().unwrap().len(), 2);
+    let (sent, _) = call_and_answer(outcome(tr, 0, 0));
+    assert_eq!(sent["params"]["name"], "add");
+
+    // On a server shared by the run, the next trial gets a server started again: its
+    // first round succeeds before it, too, crashes the server.
+    t.write(
+        "shared.yaml",
+        sdk_suite(
+            &p,
+            "  isolation: suite",
+            "  - id: dies\n    kind: should_call\n    prompt: add then crash\n    expect: {stop: answered}\n",
+        ),
+    );
+    run(
+        &t,
+        "shared.yaml",
+        "script.yaml",
+        "shared",
+        &["--repeats", "2", "-j", "1"],
+        RUN_INCOMPLETE,
+    );
+    let trials = journal(&t, "shared");
+    assert_eq!(trials.len(), 2);
+    for tr in &trials {
+        assert_eq!(tr["verdict"], "error", "{tr}");
+        assert_eq!(outcome(tr, 0, 0)["content"], "3", "{tr}");
+        let why = tr["reasons"][0]["message"].as_str().unwrap();
+        assert!(why.starts_with("round 2: "), "{why}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_ends_each_loop_trial_with_a_stated_error() {
+    // No peer needed: the server command does not exist.
+    let t = Toolgauge::new();
+    t.write(
+        "gone.yaml",
+        r#"name: gone
+tools:
+  - name: add
+    description: Add
+    parameters: {type: object, properties: {a: {type: integer}}}
+tools_from:
+  mcp: "stdio:/nonexistent/toolgauge-no-such-server --flag"
+cases:
+  - id: loop-a
+    kind: should_call
+    prompt: add
+    expect: {stop: answered}
+  - id: loop-b
+    kind: should_call
+    prompt: add
+    expect: {stop: answered}
+  - id: single
+    kind: should_call
+    prompt: add
+    expect: {calls: [{tool: add}]}
+"#,
+    );
+    t.run(&[
+        "run",
+        "gone.yaml",
+        "--target",
+        "scripted:oracle",
+        "--out",
+        "out",
+        "--format",
+        "json",
+    ])
+    .expect_code(RUN_INCOMPLETE);
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 3, "no trial is lost");
+    for id in ["loop-a", "loop-b"] {
+        let tr = trial(&trials, id);
+        assert_eq!(tr["verdict"], "error", "{tr}");
+        assert_eq!(tr["reasons"][0]["code"], "tool_error");
+        let why = tr["reasons"][0]["message"].as_str().unwrap();
+        assert!(why.contains("could not start the episode"), "{why}");
+        assert!(
+            why.contains("/nonexistent/toolgauge-no-such-server"),
+            "{why}"
+        );
+        assert_eq!(tr["episode"]["rounds"], serde_json::json!([]));
+    }
+    // A case without loop keys stays a single request: no server needed.
+    assert_eq!(trial(&trials, "single")["verdict"], "pass");
+}
+
+#[test]
+fn the_execution_keys_are_checked_where_they_are_written() {
+    let t = Toolgauge::new();
+    let suite = |extra: &str| {
+        format!(
+            "name: k\ntools:\n  - name: add\n    description: Add\n    parameters: {{type: object}}\ntools_from:\n  mcp: \"stdio:server\"\n{extra}cases:\n  - id: c\n    kind: should_call\n    prompt: p\n    expect: {{stop: answered}}\n"
+        )
+    };
+    t.write(
+        "ok.yaml",
+        suite("  isolation: trial\n  allow: [add]\n  allow_destructive: false\n  input: {accept: {ok: true}}\n"),
+    );
+    t.run(&["validate", "ok.yaml"]).expect_code(OK);
+    t.write("iso.yaml", suite("  isolation: process\n"));
+    t.run(&["validate", "iso.yaml"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["iso.yaml:8", "isolation", "suite", "trial"]);
+    t.write("input.yaml", suite("  input: maybe\n"));
+    t.run(&["validate", "input.yaml"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["input.yaml:8", "refuse", "decline", "accept"]);
+    t.write("allow.yaml", suite("  allow: [add, \" \"]\n"));
+    t.run(&["validate", "allow.yaml"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["allow.yaml:8", "tools_from.allow[1]", "empty tool name"]);
+    t.write("spec.yaml", suite("").replace("stdio:server", "ftp://x"));
+    t.run(&["validate", "spec.yaml"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["spec.yaml:7", "tools_from.mcp", "ftp://x"]);
+}
+
+#[test]
+fn the_shipped_filesystem_example_runs_against_the_server() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let root = crate::support::repo_root();
+    let dir = t.path().join("examples/mcp/data");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        root.join("examples/mcp/data/notes.txt"),
+        dir.join("notes.txt"),
+    )
+    .unwrap();
+    // The example spawns the server with npx (a download); here the installed copy.
+    let suite = std::fs::read_to_string(root.join("examples/mcp/filesystem.yaml")).unwrap();
+    let npx = "stdio:npx -y @modelcontextprotocol/server-filesystem";
+    assert!(suite.contains(npx));
+    let local = format!("stdio:{} {}", p.node.display(), p.filesystem().display());
+    t.write("examples/mcp/filesystem.yaml", suite.replace(npx, &local));
+    t.write(
+        "examples/mcp/filesystem.script.yaml",
+        std::fs::read_to_string(root.join("examples/mcp/filesystem.script.yaml")).unwrap(),
+    );
+    t.run(&[
+        "run",
+        "examples/mcp/filesystem.yaml",
+        "--target",
+        "scripted:examples/mcp/filesystem.script.yaml",
+        "--out",
+        "out",
+        "--format",
+        "json",
+    ])
+    .expect_code(OK);
+    let trials = journal(&t, "out");
+    assert_eq!(trial(&trials, "read-notes")["verdict"], "pass");
+    let write = trial(&trials, "write-outside");
+    assert_eq!(write["verdict"], "pass", "{write}");
+    assert_eq!(outcome(write, 0, 0)["error_kind"], "refused");
+}
+
+#[test]
+fn concurrent_calls_on_one_shared_server_keep_only_their_own_exchanges() {
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    // Two calls per turn, three trials at once, one server: six calls in flight together.
+    t.write(
+        "script.yaml",
+        "responses:\n  - {case: two, round: 1, calls: [{name: add, arguments: {a: 1, b: 2}}, {name: add, arguments: {a: 5, b: 5}}]}\n  - {case: two, round: 2, text: \"3 and 10\"}\n",
+    );
+    t.write(
+        "two.yaml",
+        sdk_suite(
+            &p,
+            "  isolation: suite",
+            "  - id: two\n    kind: should_call\n    prompt: add twice\n    expect: {stop: answered}\n",
+        ),
+    );
+    run(
+        &t,
+        "two.yaml",
+        "script.yaml",
+        "out",
+        &["--repeats", "3", "-j", "3"],
+        OK,
+    );
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 3);
+    for tr in &trials {
+        for (i, (args, sum)) in [((1, 2), 3), ((5, 5), 10)].into_iter().enumerate() {
+            let o = outcome(tr, 0, i);
+            assert_eq!(o["content"], sum.to_string(), "{o}");
+            let calls: Vec<Value> = messages(o)
+                .into_iter()
+                .filter(|(d, v)| d == "sent" && v["method"] == "tools/call")
+                .map(|(_, v)| v)
+                .collect();
+            assert_eq!(calls.len(), 1, "only this call's request: {o}");
+            assert_eq!(
+                calls[0]["params"]["arguments"],
+                serde_json::json!({"a": args.0, "b": args.1})
+            );
+            let (_, answer) = call_and_answer(o);
+            assert_eq!(answer["result"]["structuredContent"]["result"], sum);
+            // Every response in the transcript answers this call's request.
+            for (d, v) in messages(o) {
+                if d == "received" && v.get("method").is_none() {
+                    assert_eq!(v["id"], calls[0]["id"], "{o}");
+                }
+            }
+        }
+    }
+}
