@@ -73,6 +73,10 @@ fn call_and_answer(outcome: &Value) -> (Value, Value) {
     (sent, answer)
 }
 
+/// A snapshot (`toolgauge mcp snapshot`) of a server with one tool, `add`.
+const ADD_SNAPSHOT: &str = r#"{"format": 1, "server": "stdio:server", "era": "legacy", "protocol_version": "2025-06-18",
+  "tools": [{"name": "add", "description": "Add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}]}"#;
+
 /// Run `suite` under the scripted model `script` into `out`; the exit code must be `code`.
 fn run(t: &Toolgauge, suite: &str, script: &str, out: &str, extra: &[&str], code: i32) {
     let target = format!("scripted:{script}");
@@ -94,13 +98,6 @@ fn run(t: &Toolgauge, suite: &str, script: &str, out: &str, extra: &[&str], code
 fn filesystem_suite(p: &Peers, data: &str) -> String {
     format!(
         r#"name: fs-loops
-tools:
-  - name: read_text_file
-    description: Read a text file
-    parameters: {{type: object, properties: {{path: {{type: string}}}}, required: [path]}}
-  - name: write_file
-    description: Write a file
-    parameters: {{type: object, properties: {{path: {{type: string}}, content: {{type: string}}}}, required: [path, content]}}
 tools_from:
   mcp: "stdio:{node} {fs} {data}"
 cases:
@@ -228,25 +225,6 @@ fn the_filesystem_server_reads_inside_its_dir_and_a_write_outside_is_refused_twi
 fn sdk_suite(p: &Peers, extra: &str, cases: &str) -> String {
     format!(
         r#"name: sdk-loops
-tools:
-  - name: add
-    description: Add two integers
-    parameters: {{type: object, properties: {{a: {{type: integer}}, b: {{type: integer}}}}, required: [a, b]}}
-  - name: fail
-    description: Always fails
-    parameters: {{type: object, properties: {{reason: {{type: string}}}}, required: [reason]}}
-  - name: delete_record
-    description: Delete a record
-    parameters: {{type: object, properties: {{record_id: {{type: string}}}}, required: [record_id]}}
-  - name: count
-    description: Count
-    parameters: {{type: object, properties: {{}}}}
-  - name: confirm_order
-    description: Confirm an order
-    parameters: {{type: object, properties: {{order_id: {{type: string}}}}, required: [order_id]}}
-  - name: crash
-    description: Crash
-    parameters: {{type: object, properties: {{}}}}
 tools_from:
   mcp: "stdio:{python} {script} stdio"
 {extra}
@@ -482,15 +460,14 @@ fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds(
 fn an_unreachable_server_ends_each_loop_trial_with_a_stated_error() {
     // No peer needed: the server command does not exist.
     let t = Toolgauge::new();
+    t.write("gone.snapshot.json", ADD_SNAPSHOT);
     t.write(
         "gone.yaml",
         r#"name: gone
-tools:
-  - name: add
-    description: Add
-    parameters: {type: object, properties: {a: {type: integer}}}
 tools_from:
   mcp: "stdio:/nonexistent/toolgauge-no-such-server --flag"
+  # The tools are pinned, so the suite loads; the loop trials need the server itself.
+  snapshot: gone.snapshot.json
 cases:
   - id: loop-a
     kind: should_call
@@ -538,9 +515,10 @@ cases:
 #[test]
 fn the_execution_keys_are_checked_where_they_are_written() {
     let t = Toolgauge::new();
+    t.write("k.snapshot.json", ADD_SNAPSHOT);
     let suite = |extra: &str| {
         format!(
-            "name: k\ntools:\n  - name: add\n    description: Add\n    parameters: {{type: object}}\ntools_from:\n  mcp: \"stdio:server\"\n{extra}cases:\n  - id: c\n    kind: should_call\n    prompt: p\n    expect: {{stop: answered}}\n"
+            "name: k\n# The server's tools are pinned in k.snapshot.json,\n# so these suites load without the server;\n# only loop trials would start it.\n#\ntools_from:\n  mcp: \"stdio:server\"\n{extra}  snapshot: k.snapshot.json\ncases:\n  - id: c\n    kind: should_call\n    prompt: p\n    expect: {{stop: answered}}\n"
         )
     };
     t.write(
