@@ -515,7 +515,7 @@ async fn sse_notifications_and_server_requests_come_before_the_answer() {
         [
             json!({"jsonrpc":"2.0","id":"srv-1","result":{}}),
             json!({"jsonrpc":"2.0","id":77,"error":{"code":-32601,
-                   "message":"toolgauge does not support `sampling/createMessage`"}}),
+                   "message":"toolgauge's MCP client does not serve `sampling/createMessage`"}}),
         ]
     );
 }
