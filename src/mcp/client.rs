@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::http_headers;
 use super::input::{self, RoundAnswer};
 use super::jsonrpc;
 use super::lifecycle::{self, Wire};
@@ -297,7 +298,8 @@ impl McpClient {
     }
 
     /// Every tool, following `nextCursor` (an empty string is a real cursor) until the
-    /// server stops sending one; tools kept raw.
+    /// server stops sending one; tools kept raw. Over HTTP, a tool whose `x-mcp-header`
+    /// annotations are invalid is left out and the reason logged as a note (SEP-2243).
     pub async fn list_tools(&self) -> Result<Vec<McpTool>, McpError> {
         const METHOD: &str = "tools/list";
         let mut tools: Vec<McpTool> = Vec::new();
@@ -339,6 +341,19 @@ impl McpClient {
                         ),
                     ));
                 };
+                // SEP-2243: a client must not use a tool whose `x-mcp-header` annotations
+                // are invalid, and must keep the valid ones. The annotations only mean
+                // something over Streamable HTTP (they name request headers), so a stdio
+                // server's tool keeps working whatever they say.
+                if matches!(self.spec, ServerSpec::Http { .. })
+                    && let Some(why) = http_headers::x_mcp_header_problem(&tool.input_schema())
+                {
+                    self.transport.log().push(
+                        Direction::Note,
+                        format!("dropped tool `{}`: {why}", tool.name()),
+                    );
+                    continue;
+                }
                 tools.push(tool);
             }
             match obj.remove("nextCursor") {

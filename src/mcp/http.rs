@@ -24,8 +24,9 @@ use serde_json::Value;
 
 use super::http_headers::{self, ParamHeader};
 use super::http_reply::{self, Incoming};
+use super::input;
 use super::transport::{Direction, Outgoing, Transport};
-use super::{ExchangeLog, McpError, ServerSpec};
+use super::{ExchangeLog, InputPolicy, McpError, ServerSpec};
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -66,6 +67,10 @@ struct State {
     /// as they pass, so `tools/call` can mirror arguments into `Mcp-Param-*` headers
     /// (a modern server rejects a call that leaves them out).
     param_headers: HashMap<String, Vec<ParamHeader>>,
+    /// How the server's own requests are answered (see [`Transport::set_input_policy`]).
+    policy: InputPolicy,
+    /// The task reading the legacy session's standalone GET stream, aborted on close.
+    standalone: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How one POST or GET ended, before it is turned into the caller's answer.
@@ -400,8 +405,8 @@ impl HttpTransport {
             return Err(self.malformed(method, what));
         };
         let (answer, requests) = http_reply::scan(&body, id);
-        for (rid, rmethod) in requests {
-            self.answer_server(&rid, &rmethod).await;
+        for request in requests {
+            self.answer_server(&request).await;
         }
         match answer {
             Some(answer) => Ok(Reply::Answer(answer)),
@@ -461,8 +466,8 @@ impl HttpTransport {
                 )
             })?;
             let (answer, requests) = http_reply::scan(&message, id);
-            for (rid, rmethod) in requests {
-                self.answer_server(&rid, &rmethod).await;
+            for request in requests {
+                self.answer_server(&request).await;
             }
             if let Some(answer) = answer {
                 return Ok(Reply::Answer(answer));
@@ -492,38 +497,71 @@ impl HttpTransport {
         }
     }
 
-    /// POST the answer to a server request. Failures are logged, not raised: the
-    /// request in flight may still be answered.
-    async fn answer_server(&self, id: &Value, method: &str) {
-        let answer = http_reply::answer_server_request(id, method);
-        let text = answer.to_string();
-        self.log.push(Direction::Sent, text.clone());
+    /// Answer a server request by the input policy and POST the answer.
+    async fn answer_server(&self, request: &Value) {
+        let policy = self.lock().policy.clone();
+        let answer = input::answer_server_request(request, &policy);
+        post_answer(
+            &self.client,
+            &self.url,
+            self.headers_for(None),
+            &self.log,
+            request,
+            &answer,
+        )
+        .await;
+    }
+
+    /// Legacy era, once `notifications/initialized` went out: open the standalone GET
+    /// stream and read it in a background task, since a server may send requests (an
+    /// elicitation during a call, a ping) there rather than on a POST's reply, and wait
+    /// for the answer. The GET is sent before this returns, so the stream is there
+    /// before the first request (a server that treats any later GET as the resumption
+    /// of a call's stream would otherwise hand that call's response to it). A 405
+    /// means the server offers no such stream, which is fine.
+    async fn open_standalone(&self) {
+        let (headers, policy) = {
+            let state = self.lock();
+            if state.modern || state.closed || state.standalone.is_some() {
+                return;
+            }
+            (self.headers_for_locked(&state), state.policy.clone())
+        };
+        let reader = Standalone {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers,
+            log: self.log.clone(),
+            policy,
+        };
         let sent = self
             .client
-            .post(self.url.clone())
-            .headers(self.headers_for(None))
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(text)
-            .timeout(SIDE_TIMEOUT)
-            .send()
-            .await;
-        match sent {
-            Ok(r) if r.status().is_success() => {}
-            Ok(r) => self.log.push(
-                Direction::Note,
-                format!(
-                    "the answer to server request `{method}` got HTTP {}",
-                    r.status()
-                ),
-            ),
-            Err(e) => self.log.push(
-                Direction::Note,
-                format!(
-                    "the answer to server request `{method}` failed: {}",
+            .get(self.url.clone())
+            .headers(reader.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        let response = match tokio::time::timeout(SIDE_TIMEOUT, sent.send()).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                reader.note(format!(
+                    "could not open the standalone stream: {}",
                     error_chain(&e)
-                ),
-            ),
+                ));
+                return;
+            }
+            Err(_) => {
+                reader.note(format!(
+                    "the standalone stream did not answer within {} s: not opened",
+                    SIDE_TIMEOUT.as_secs()
+                ));
+                return;
+            }
+        };
+        let task = tokio::spawn(reader.run(response));
+        let mut state = self.lock();
+        if state.closed {
+            task.abort();
+        } else {
+            state.standalone = Some(task);
         }
     }
 
@@ -623,6 +661,9 @@ impl Transport for HttpTransport {
                 self.log.push(Direction::Received, body.clone());
             }
             if status.is_success() {
+                if method == "notifications/initialized" {
+                    self.open_standalone().await;
+                }
                 return Ok(());
             }
             if status == StatusCode::NOT_FOUND && sent_session {
@@ -663,6 +704,10 @@ impl Transport for HttpTransport {
         }
     }
 
+    fn set_input_policy(&self, policy: &InputPolicy) {
+        self.lock().policy = policy.clone();
+    }
+
     fn alive(&self) -> bool {
         !self.lock().closed
     }
@@ -676,6 +721,9 @@ impl Transport for HttpTransport {
             let session = state.session.is_some();
             let headers = self.headers_for_locked(&state);
             state.closed = true;
+            if let Some(task) = state.standalone.take() {
+                task.abort();
+            }
             session.then_some(headers)
         };
         let Some(headers) = session else {
@@ -716,5 +764,132 @@ impl HttpTransport {
             insert(&mut headers, PROTOCOL_VERSION, version);
         }
         headers
+    }
+}
+
+impl Drop for HttpTransport {
+    /// A transport dropped without `close` must not leave its stream reader running.
+    fn drop(&mut self) {
+        if let Some(task) = self.lock().standalone.take() {
+            task.abort();
+        }
+    }
+}
+
+/// What the standalone stream's task needs (owned: it outlives no borrow of the
+/// transport, which aborts it on close or drop).
+struct Standalone {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    /// Session and protocol headers, fixed once the session is up.
+    headers: HeaderMap,
+    log: ExchangeLog,
+    policy: InputPolicy,
+}
+
+impl Standalone {
+    /// Read the stream the GET opened and answer each server request on it until it
+    /// ends. Nothing here fails a call: what goes wrong is logged as a note.
+    async fn run(self, response: reqwest::Response) {
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            self.note("the server offers no standalone stream (GET: 405)".into());
+            return;
+        }
+        let event_stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+        if !status.is_success() || !event_stream {
+            let text = response.text().await.unwrap_or_default();
+            self.note(format!(
+                "the standalone stream was not opened (GET: HTTP {status}): {}",
+                http_reply::excerpt(&text, EXCERPT)
+            ));
+            return;
+        }
+        self.note("standalone stream open (GET)".into());
+        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    self.note(format!("the standalone stream broke off: {e}"));
+                    return;
+                }
+            };
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            self.log.push(Direction::Received, data.clone());
+            if event.event.as_deref().is_some_and(|e| e != "message") {
+                continue;
+            }
+            let Ok(message) = serde_json::from_str::<Value>(&data) else {
+                self.note("a standalone stream event is not JSON: ignored".into());
+                continue;
+            };
+            // No request is in flight on this stream: only server requests need work.
+            let (_, requests) = http_reply::scan(&message, &Value::Null);
+            for request in requests {
+                let answer = input::answer_server_request(&request, &self.policy);
+                post_answer(
+                    &self.client,
+                    &self.url,
+                    self.headers.clone(),
+                    &self.log,
+                    &request,
+                    &answer,
+                )
+                .await;
+            }
+        }
+        self.note("the standalone stream ended".into());
+    }
+
+    fn note(&self, text: String) {
+        self.log.push(Direction::Note, text);
+    }
+}
+
+/// POST the answer to a server request. Failures are logged, not raised: the request
+/// in flight may still be answered.
+async fn post_answer(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    headers: HeaderMap,
+    log: &ExchangeLog,
+    request: &Value,
+    answer: &Value,
+) {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let text = answer.to_string();
+    log.push(Direction::Sent, text.clone());
+    let sent = client
+        .post(url.clone())
+        .headers(headers)
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json, text/event-stream")
+        .body(text)
+        .timeout(SIDE_TIMEOUT)
+        .send()
+        .await;
+    match sent {
+        Ok(r) if r.status().is_success() => {}
+        Ok(r) => log.push(
+            Direction::Note,
+            format!(
+                "the answer to server request `{method}` got HTTP {}",
+                r.status()
+            ),
+        ),
+        Err(e) => log.push(
+            Direction::Note,
+            format!(
+                "the answer to server request `{method}` failed: {}",
+                error_chain(&e)
+            ),
+        ),
     }
 }

@@ -58,8 +58,9 @@ fn same_id(id: &Value, want_id: &Value) -> bool {
 }
 
 /// The first message in `body` (one object, or a batch array) that answers `want_id`,
-/// plus the server requests found on the way (in order).
-pub fn scan(body: &Value, want_id: &Value) -> (Option<Value>, Vec<(Value, String)>) {
+/// plus the server requests found on the way (in order, whole: an elicitation's answer
+/// depends on its params).
+pub fn scan(body: &Value, want_id: &Value) -> (Option<Value>, Vec<Value>) {
     let items: Vec<&Value> = match body {
         Value::Array(items) => items.iter().collect(),
         other => vec![other],
@@ -68,7 +69,7 @@ pub fn scan(body: &Value, want_id: &Value) -> (Option<Value>, Vec<(Value, String
     for item in items {
         match classify(item, want_id) {
             Incoming::Answer(v) => return (Some(v), requests),
-            Incoming::ServerRequest { id, method } => requests.push((id, method)),
+            Incoming::ServerRequest { .. } => requests.push(item.clone()),
             Incoming::Other | Incoming::NotJsonRpc => {}
         }
     }
@@ -84,20 +85,6 @@ pub fn error_for(body: &Value, want_id: &Value) -> Option<Value> {
         return None;
     }
     Some(json!({"jsonrpc": "2.0", "id": want_id, "error": error}))
-}
-
-/// The answer to a server request: `ping` gets an empty result (the spec requires it);
-/// everything else (sampling, elicitation, roots) gets -32601, since this harness
-/// offers none of those capabilities and must never stall a server waiting for them.
-pub fn answer_server_request(id: &Value, method: &str) -> Value {
-    if method == "ping" {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
-    } else {
-        json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601,
-            "message": format!("toolgauge does not support `{method}`"),
-        }})
-    }
 }
 
 /// The first `max` characters of `text` (on a character boundary), with `…` when cut,
@@ -165,12 +152,15 @@ mod tests {
             answer,
             Some(json!({"jsonrpc":"2.0","id":2,"result":{"ok":true}}))
         );
-        assert_eq!(requests, vec![(json!(1), "ping".to_string())]);
+        assert_eq!(
+            requests,
+            vec![json!({"jsonrpc":"2.0","id":1,"method":"ping"})]
+        );
         assert_eq!(scan(&body, &json!(3)).0, None);
     }
 
     #[test]
-    fn errors_are_readdressed_and_server_requests_answered() {
+    fn errors_are_readdressed() {
         let body =
             json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}});
         assert_eq!(
@@ -178,14 +168,6 @@ mod tests {
             Some(json!({"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"Bad Request"}}))
         );
         assert_eq!(error_for(&json!({"error":"text"}), &json!(4)), None);
-        assert_eq!(
-            answer_server_request(&json!(9), "ping"),
-            json!({"jsonrpc":"2.0","id":9,"result":{}})
-        );
-        assert_eq!(
-            answer_server_request(&json!(9), "sampling/createMessage")["error"]["code"],
-            -32601
-        );
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! Answering a 2026-07-28 `input_required` result (multi-round-trip requests): the
-//! server's `inputRequests` (elicitation, sampling, roots) are answered by the suite's
-//! [`InputPolicy`], never by a person and never by a model.
+//! Answering a 2026-07-28 `input_required` result (multi-round-trip requests), and a
+//! legacy server's own requests (elicitation, ping) sent while a call is pending: the
+//! server's questions are answered by the suite's [`InputPolicy`], never by a person and
+//! never by a model.
 
 use serde_json::{Map, Value, json};
 
 use super::client::InputPolicy;
+use super::jsonrpc;
 
 /// How one round is answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,19 +36,7 @@ pub fn answer(requests: &Map<String, Value>, policy: &InputPolicy) -> RoundAnswe
     for (key, req) in requests {
         let method = req.get("method").and_then(Value::as_str).unwrap_or("");
         let response = match method {
-            "elicitation/create" => {
-                let url_mode = req
-                    .get("params")
-                    .and_then(|p| p.get("mode"))
-                    .and_then(Value::as_str)
-                    == Some("url");
-                match policy {
-                    InputPolicy::Accept(content) if !url_mode => {
-                        json!({"action": "accept", "content": content})
-                    }
-                    _ => json!({"action": "decline"}),
-                }
-            }
+            "elicitation/create" => elicitation_result(req.get("params"), policy),
             "roots/list" => json!({"roots": []}),
             "sampling/createMessage" => {
                 return RoundAnswer::Refused(format!(
@@ -64,6 +54,59 @@ pub fn answer(requests: &Map<String, Value>, policy: &InputPolicy) -> RoundAnswe
         out.insert(key.clone(), response);
     }
     RoundAnswer::Responses(out)
+}
+
+/// The result of one elicitation by `policy` (not Refuse): Accept answers a form
+/// elicitation with its content, completed by the `default` of every `requestedSchema`
+/// property the content leaves out (SEP-1034: a client that accepts applies the
+/// defaults the user did not override); a URL elicitation and Decline are declined.
+fn elicitation_result(params: Option<&Value>, policy: &InputPolicy) -> Value {
+    let url_mode = params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url");
+    match policy {
+        InputPolicy::Accept(content) if !url_mode => {
+            let mut content = content.clone();
+            let properties = params
+                .and_then(|p| p.get("requestedSchema"))
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object);
+            for (name, property) in properties.into_iter().flatten() {
+                if let Some(default) = property.get("default")
+                    && !content.contains_key(name)
+                {
+                    content.insert(name.clone(), default.clone());
+                }
+            }
+            json!({"action": "accept", "content": content})
+        }
+        _ => json!({"action": "decline"}),
+    }
+}
+
+/// The JSON-RPC response to a request the server sent on its own (legacy era: on an
+/// event stream or stdout, while a call is pending or not). `ping` gets an empty
+/// result, as the spec requires; `elicitation/create` is answered by `policy` when it
+/// answers elicitations (the client then declared the capability in `initialize`);
+/// anything else, Refuse's elicitations included, gets -32601, since the client offers
+/// no such capability and must never leave the server waiting.
+pub fn answer_server_request(request: &Value, policy: &InputPolicy) -> Value {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    match method {
+        "ping" => jsonrpc::result_response(&id, json!({})),
+        "elicitation/create" if answers_elicitation(policy) => {
+            jsonrpc::result_response(&id, elicitation_result(request.get("params"), policy))
+        }
+        _ => jsonrpc::error_response(
+            &id,
+            jsonrpc::METHOD_NOT_FOUND,
+            &format!("toolgauge's MCP client does not serve `{method}`"),
+        ),
+    }
+}
+
+/// Whether `policy` answers elicitations (so the client declares the capability).
+pub fn answers_elicitation(policy: &InputPolicy) -> bool {
+    !matches!(policy, InputPolicy::Refuse)
 }
 
 /// One request in words: its method and, for an elicitation, its message.
@@ -134,6 +177,58 @@ mod tests {
                 "u": {"action": "decline"},
                 "r": {"roots": []},
             })))
+        );
+    }
+
+    #[test]
+    fn accept_fills_the_defaults_the_content_lacks() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "verified": {"type": "boolean", "default": true},
+            "note": {"type": "string"},
+        }});
+        let reqs = requests(json!({"e": {"method": "elicitation/create",
+            "params": {"message": "m", "requestedSchema": schema}}}));
+        // The policy's own `name` wins over the default; `note` has no default.
+        let content = requests(json!({"name": "Ada"}));
+        assert_eq!(
+            answer(&reqs, &InputPolicy::Accept(content.clone())),
+            RoundAnswer::Responses(requests(json!({
+                "e": {"action": "accept", "content": {"name": "Ada", "age": 30, "verified": true}},
+            })))
+        );
+        // The legacy path (a server request on a stream) answers the same way.
+        let req = json!({"jsonrpc": "2.0", "id": 4, "method": "elicitation/create",
+            "params": {"message": "m", "requestedSchema": schema}});
+        assert_eq!(
+            answer_server_request(&req, &InputPolicy::Accept(content)),
+            json!({"jsonrpc": "2.0", "id": 4, "result":
+                {"action": "accept", "content": {"name": "Ada", "age": 30, "verified": true}}})
+        );
+    }
+
+    #[test]
+    fn server_requests_are_answered_by_policy() {
+        let elicit = json!({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
+            "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}});
+        assert_eq!(
+            answer_server_request(&elicit, &InputPolicy::Decline),
+            json!({"jsonrpc": "2.0", "id": "s1", "result": {"action": "decline"}})
+        );
+        assert_eq!(
+            answer_server_request(&elicit, &InputPolicy::Refuse)["error"]["code"],
+            -32601
+        );
+        let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+        assert_eq!(
+            answer_server_request(&ping, &InputPolicy::Refuse),
+            json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+        );
+        let sampling = json!({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage"});
+        assert_eq!(
+            answer_server_request(&sampling, &InputPolicy::Accept(Map::new()))["error"]["code"],
+            -32601
         );
     }
 

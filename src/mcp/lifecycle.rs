@@ -48,6 +48,17 @@ pub fn modern_capabilities() -> Value {
     json!({"elicitation": {"form": {}}})
 }
 
+/// The capabilities `initialize` declares: form elicitation when the input policy
+/// answers elicitations (the transport answers a legacy server's `elicitation/create`
+/// by it), else none, so a server does not send what the client would refuse.
+pub fn legacy_capabilities(policy: &super::InputPolicy) -> Value {
+    if super::input::answers_elicitation(policy) {
+        json!({"elicitation": {"form": {}}})
+    } else {
+        json!({})
+    }
+}
+
 /// The `_meta` envelope every modern request carries.
 pub fn envelope(version: &str) -> Map<String, Value> {
     let mut m = Map::new();
@@ -172,6 +183,7 @@ pub async fn negotiate(
     options: &ClientOptions,
     ids: &AtomicU64,
 ) -> Result<Negotiated, McpError> {
+    transport.set_input_policy(&options.input);
     let server = spec.to_string();
     let probe = discover(&*transport, &server, ids, spec, options.discover_timeout).await?;
     let why_legacy = match probe {
@@ -190,10 +202,11 @@ pub async fn negotiate(
         );
         transport.close().await;
         transport = transport::open(spec, log).await?;
+        transport.set_input_policy(&options.input);
     }
     let params = json!({
         "protocolVersion": LEGACY_VERSION,
-        "capabilities": {},
+        "capabilities": legacy_capabilities(&options.input),
         "clientInfo": client_info(),
     });
     let init = rpc(

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::jsonrpc::{self, Incoming};
 use super::transport::{Direction, Outgoing, Transport};
-use super::{ExchangeLog, McpError, ServerSpec};
+use super::{ExchangeLog, InputPolicy, McpError, ServerSpec};
 
 /// How long a server gets to exit by itself once its stdin is closed (the MCP stdio
 /// shutdown: closing the input stream is the polite request to stop).
@@ -78,6 +78,8 @@ struct Shared {
     stderr_tail: Mutex<VecDeque<String>>,
     writer: mpsc::UnboundedSender<WriteCmd>,
     closing: Arc<AtomicBool>,
+    /// How the server's own requests are answered (see [`Transport::set_input_policy`]).
+    policy: Mutex<InputPolicy>,
 }
 
 #[derive(Default)]
@@ -157,6 +159,7 @@ impl StdioTransport {
             stderr_tail: Mutex::new(VecDeque::new()),
             writer: writer.clone(),
             closing: closing.clone(),
+            policy: Mutex::new(InputPolicy::Refuse),
         });
         let tasks = vec![
             tokio::spawn(write_loop(stdin, write_rx, shared.clone(), exit.clone())),
@@ -290,6 +293,10 @@ impl Transport for StdioTransport {
     }
 
     fn set_protocol(&self, _version: &str, _modern: bool) {}
+
+    fn set_input_policy(&self, policy: &InputPolicy) {
+        *self.shared.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy.clone();
+    }
 
     fn alive(&self) -> bool {
         self.exit.borrow().is_none() && self.shared.lock().dead.is_none()
@@ -452,19 +459,16 @@ impl Shared {
                     ),
                 }
             }
-            Incoming::Request { id, method } => {
-                // The client answers what it can itself: `ping` keeps the session alive;
-                // sampling, elicitation and roots are not offered (no capability was
-                // declared for them), so they get "method not found".
-                let reply = if method == "ping" {
-                    jsonrpc::result_response(id, Value::Object(Default::default()))
-                } else {
-                    jsonrpc::error_response(
-                        id,
-                        jsonrpc::METHOD_NOT_FOUND,
-                        &format!("toolgauge's MCP client does not serve `{method}`"),
-                    )
-                };
+            Incoming::Request { .. } => {
+                // Answered like over HTTP: `ping` keeps the session alive, elicitations
+                // go by the input policy (the capability `initialize` declared), the
+                // rest (sampling, roots: not offered) get "method not found".
+                let policy = self
+                    .policy
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let reply = super::input::answer_server_request(v, &policy);
                 let text = reply.to_string();
                 self.log.push(Direction::Sent, text.clone());
                 let _ = self.writer.send(WriteCmd::Line { text, key: None });

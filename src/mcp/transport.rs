@@ -111,10 +111,11 @@ impl ExchangeLog {
 
 /// Moves JSON-RPC messages to one server.
 ///
-/// Requests the server sends the client (sampling, elicitation, roots, ping) while a
-/// request is in flight are answered by the transport itself (`ping` with an empty
-/// result, anything else with JSON-RPC error -32601) and logged; notifications are
-/// logged and otherwise ignored.
+/// Requests the server sends the client (sampling, elicitation, roots, ping) are
+/// answered by the transport itself by the input policy given with
+/// [`Transport::set_input_policy`] (see [`super::input::answer_server_request`]: `ping`
+/// with an empty result, elicitations by the policy, anything else with JSON-RPC error
+/// -32601) and logged; notifications are logged and otherwise ignored.
 #[async_trait]
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Send a request (`out.body` has an `id`) and return the whole JSON-RPC response
@@ -127,6 +128,11 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// The protocol version later messages carry (HTTP: `MCP-Protocol-Version`; the
     /// modern era also sends `Mcp-Method`/`Mcp-Name`). Stdio ignores it.
     fn set_protocol(&self, version: &str, modern: bool);
+
+    /// How to answer the server's own requests from now on (before `initialize`, so a
+    /// request arriving at any point is answered the same way). The default ignores it,
+    /// leaving every server request but `ping` unanswered with -32601.
+    fn set_input_policy(&self, _policy: &super::InputPolicy) {}
 
     /// Whether the peer still looks alive (a stdio process that has not exited).
     fn alive(&self) -> bool;

@@ -515,7 +515,7 @@ async fn sse_notifications_and_server_requests_come_before_the_answer() {
         [
             json!({"jsonrpc":"2.0","id":"srv-1","result":{}}),
             json!({"jsonrpc":"2.0","id":77,"error":{"code":-32601,
-                   "message":"toolgauge does not support `sampling/createMessage`"}}),
+                   "message":"toolgauge's MCP client does not serve `sampling/createMessage`"}}),
         ]
     );
 }
@@ -968,4 +968,107 @@ async fn resuming_is_bounded_and_a_refused_resume_is_an_error() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A legacy server that sends `elicitation/create` on the standalone GET stream (as the
+/// TypeScript SDK does for a request not tied to a POST) and lists one tool with an
+/// invalid `x-mcp-header`: the client declares the capability, opens the stream with
+/// the session, answers by its policy with the schema's defaults filled, and drops the
+/// invalid tool with a note.
+#[tokio::test]
+async fn legacy_standalone_stream_elicitation_is_answered_and_invalid_tools_dropped() {
+    let server = MockServer::start().await;
+    mock(
+        &server,
+        "server/discover",
+        json_reply(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}})),
+    )
+    .await;
+    mock(
+        &server,
+        "initialize",
+        json_reply(
+            json!({"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25",
+            "capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0"}}}),
+        )
+        .insert_header("mcp-session-id", "sess-9"),
+    )
+    .await;
+    mock(
+        &server,
+        "notifications/initialized",
+        ResponseTemplate::new(202),
+    )
+    .await;
+    let elicit = json!({"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{
+        "message":"fill in","requestedSchema":{"type":"object","properties":{
+            "name":{"type":"string","default":"John"},
+            "age":{"type":"integer","default":30}}}}});
+    Mock::given(method("GET"))
+        .and(path("/mcp"))
+        .and(header("mcp-session-id", "sess-9"))
+        .and(header("accept", "text/event-stream"))
+        .respond_with(sse(&[&format!("data: {elicit}")]))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(body_partial_json(json!({"id": "e1"})))
+        .respond_with(ResponseTemplate::new(202))
+        .mount(&server)
+        .await;
+    mock(
+        &server,
+        "tools/list",
+        json_reply(json!({"jsonrpc":"2.0","id":3,"result":{"tools":[
+            {"name":"good","inputSchema":{"type":"object","properties":{
+                "region":{"type":"string","x-mcp-header":"Region"}}}},
+            {"name":"bad","inputSchema":{"type":"object","properties":{
+                "v":{"type":"string","x-mcp-header":""}}}}]}})),
+    )
+    .await;
+
+    let spec: ServerSpec = format!("{}/mcp", server.uri()).parse().unwrap();
+    let options = ClientOptions {
+        input: toolgauge::mcp::InputPolicy::Accept(args(json!({"name": "Ada"}))),
+        ..patient()
+    };
+    let client = McpClient::connect(&spec, options).await.expect("connect");
+    assert_eq!(client.era(), Era::Legacy);
+    let init = client_sent(&client, "initialize");
+    assert_eq!(
+        init[0]["params"]["capabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+
+    let tools = client.list_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["good"]);
+    let notes: Vec<String> = client
+        .log()
+        .since(0)
+        .into_iter()
+        .filter(|e| e.direction == Direction::Note)
+        .map(|e| e.text)
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with("dropped tool `bad`: ")),
+        "{notes:?}"
+    );
+
+    // The answer is POSTed by the stream's background task: wait for it (bounded).
+    let want = json!({"jsonrpc":"2.0","id":"e1","result":{"action":"accept",
+        "content":{"name":"Ada","age":30}}});
+    let mut answered = None;
+    for _ in 0..200 {
+        answered = posts(&server).await.into_iter().find_map(|r| {
+            let v: Value = serde_json::from_slice(&r.body).ok()?;
+            (v["id"] == "e1").then_some((v, hdr(&r, "mcp-session-id")))
+        });
+        if answered.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(answered, Some((want, Some("sess-9".to_string()))));
+    client.close().await;
 }
