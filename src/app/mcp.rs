@@ -340,17 +340,7 @@ fn q(text: &str) -> String {
 /// A case id made of a tool name: the characters ids keep well in file names and
 /// cassette keys.
 fn case_id(tool: &str) -> String {
-    let id: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    format!("call-{id}")
+    format!("call-{}", crate::util::file_name::safe_name(tool))
 }
 
 /// The first line of `text`, at most `n` characters.

@@ -139,16 +139,7 @@ fn worst(a: u8, b: u8) -> u8 {
 }
 
 fn run_dir_name(suite: &str) -> String {
-    let safe: String = suite
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let safe = crate::util::file_name::safe_name(suite);
     let stamp = jiff::Timestamp::now()
         .strftime("%Y%m%dT%H%M%SZ")
         .to_string();

@@ -1,5 +1,5 @@
 //! Small helpers that several layers need: hex digests, YAML options and parser errors in
-//! plain words, optimal assignment, "did you mean" suggestions, the metric vocabulary and
+//! plain words, safe file names, optimal assignment, "did you mean" suggestions, the metric vocabulary and
 //! shared limits.
 //!
 //! This module is the ground floor: it imports nothing from the rest of the crate (a
@@ -7,6 +7,7 @@
 
 pub mod assign;
 pub mod digest;
+pub mod file_name;
 pub mod limits;
 pub mod metric_names;
 pub mod parse_error;
