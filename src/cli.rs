@@ -326,6 +326,11 @@ pub struct RunArgs {
     /// even those whose annotations say they may change the world (refused by default).
     #[arg(long)]
     pub allow_destructive: bool,
+    /// A judge model (`provider:model`) that decides the behaviour of text answers and
+    /// checks `final.rubric`, instead of the suite's `judge:` (and of the built-in
+    /// classifier).
+    #[arg(long, value_name = "TARGET")]
+    pub judge: Option<String>,
 }
 
 /// `toolgauge report`.

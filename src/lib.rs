@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod behaviour;
 pub mod bfcl;
 pub mod chat;
 pub mod cli;

@@ -965,6 +965,7 @@ pub fn records(suite: &Suite, trials: Vec<Trial>) -> Vec<TrialRecord> {
             let case = &suite.cases[t.case];
             let (kind, _) = case.effective(&t.mode);
             let mut r = TrialRecord {
+                judge: Vec::new(),
                 case_id: case.id.clone(),
                 kind,
                 tags: case.tags.clone(),

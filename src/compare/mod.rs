@@ -1177,6 +1177,7 @@ mod tests {
         verdict: Verdict,
     ) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind: CaseKind::ShouldCall,
             tags: vec![],

@@ -17,6 +17,7 @@ pub mod behaviour;
 pub mod claims;
 pub mod episode;
 pub mod ground;
+pub mod model;
 pub mod profile;
 pub mod steps;
 

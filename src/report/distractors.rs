@@ -336,6 +336,7 @@ mod tests {
         tokens: u64,
     ) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: "c".into(),
             kind: CaseKind::ShouldCall,
             tags: Vec::new(),

@@ -48,6 +48,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
         _ => (CaseKind::ShouldCall, false),
     };
     TrialRecord {
+        judge: Vec::new(),
         case_id: case.into(),
         kind,
         tags: Vec::new(),
@@ -75,6 +76,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
             right_tools: None,
             args_matched: 0,
             args_expected: 0,
+            behaviour: None,
         }),
         verdict: if passed { Verdict::Pass } else { Verdict::Fail },
         reasons: if passed {

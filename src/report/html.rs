@@ -1607,8 +1607,10 @@ mod tests {
             right_tools: None,
             args_matched: 1,
             args_expected: 1,
+            behaviour: None,
         });
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind,
             tags: Vec::new(),

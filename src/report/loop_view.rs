@@ -309,6 +309,7 @@ mod tests {
 
     fn looped(rounds: Vec<RoundRecord>, stop: Option<StopReason>) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: "c".into(),
             kind: CaseKind::ShouldCall,
             tags: Vec::new(),

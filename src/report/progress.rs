@@ -199,6 +199,7 @@ mod tests {
 
     fn record(verdict: Verdict, tokens: (u64, u64), cost: Option<f64>) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: "a".into(),
             kind: CaseKind::ShouldCall,
             tags: vec![],

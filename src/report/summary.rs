@@ -431,6 +431,7 @@ mod tests {
 
     fn trial(case: &str, variant: &str, repeat: u32, verdict: Verdict) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind: CaseKind::ShouldCall,
             tags: vec![],

@@ -26,6 +26,7 @@ const OTHER: &str = "something else";
 
 fn trial(case: &str, repeat: u32, warnings: &[&str]) -> TrialRecord {
     TrialRecord {
+        judge: Vec::new(),
         case_id: case.into(),
         kind: CaseKind::ShouldNotCall,
         tags: Vec::new(),

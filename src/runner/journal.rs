@@ -313,6 +313,7 @@ mod tests {
             reasons.push(Reason::new("provider_error", "timed out".to_string()));
         }
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind: crate::suite::CaseKind::ShouldCall,
             tags: Vec::new(),

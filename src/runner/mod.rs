@@ -144,6 +144,7 @@ pub async fn execute(
             let spec = &cell.target.spec;
             let (kind, _) = case.effective(&cell.tool_choice);
             let mut record = TrialRecord {
+                judge: Vec::new(),
                 case_id: case.id.clone(),
                 kind,
                 tags: case.tags.clone(),

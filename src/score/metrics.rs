@@ -380,12 +380,14 @@ mod tests {
             right_tools: None,
             args_matched: 0,
             args_expected: 0,
+            behaviour: None,
         }
     }
 
     /// A scored trial of `case` in the default cell.
     fn scored(case: &str, verdict: Verdict, c: TrialChecks) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind: c.kind,
             tags: vec![],
@@ -423,6 +425,7 @@ mod tests {
 
     fn errored(case: &str, kind: CaseKind) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: case.into(),
             kind,
             tags: vec![],

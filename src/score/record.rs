@@ -68,6 +68,10 @@ pub struct TrialRecord {
     /// Absent for single-turn trials, whose lines are as before loops existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub episode: Option<EpisodeRecord>,
+    /// The judge model's calls for this trial (behaviour and rubric verdicts), in order.
+    /// Absent when no judge was asked, so lines of runs without one are as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge: Vec<crate::judge::model::JudgeCall>,
 }
 
 /// What a loop trial adds to its record: every round, why the loop stopped, and the

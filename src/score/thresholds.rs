@@ -122,6 +122,7 @@ mod tests {
 
     fn trial(variant: &str, mode: ToolChoice, pass: bool) -> TrialRecord {
         TrialRecord {
+            judge: Vec::new(),
             case_id: "c".into(),
             kind: CaseKind::ShouldNotCall,
             tags: vec![],
@@ -139,6 +140,7 @@ mod tests {
                 right_tools: None,
                 args_matched: 0,
                 args_expected: 0,
+                behaviour: None,
             }),
             verdict: if pass { Verdict::Pass } else { Verdict::Fail },
             reasons: vec![],

@@ -103,6 +103,10 @@ pub struct TrialChecks {
     pub args_matched: u32,
     /// Expected arguments checked.
     pub args_expected: u32,
+    /// What the text answer did against the behaviour the case names (absent when the
+    /// case names no text behaviour).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<crate::behaviour::BehaviourFacts>,
 }
 
 /// Do now the per-tool work that scoring `suite` will need: the declared profile's (see
@@ -247,6 +251,21 @@ impl<'a> CaseScorer<'a> {
         mode: &ToolChoice,
         response: &Response,
     ) -> (TrialChecks, Vec<Reason>) {
+        self.score_in(Some(variant), mode, response)
+    }
+
+    /// [`CaseScorer::score_variant`] with the judge model's verdicts: when given, the
+    /// judge (not the built-in classifier) decides the behaviour of a text answer, and
+    /// its rubric verdict counts.
+    pub fn score_judged(
+        &self,
+        variant: &str,
+        mode: &ToolChoice,
+        response: &Response,
+        judged: Option<&crate::judge::model::JudgeVerdicts>,
+    ) -> (TrialChecks, Vec<Reason>) {
+        // BASE: the verdicts are applied by the issue 13 work.
+        let _ = judged;
         self.score_in(Some(variant), mode, response)
     }
 
@@ -429,6 +448,7 @@ impl<'a> CaseScorer<'a> {
             right_tools,
             args_matched,
             args_expected,
+            behaviour: None,
         };
         (checks, reasons)
     }

@@ -71,6 +71,10 @@ pub struct SuiteFile {
     /// Add N other tools to every case's tool list, as a matrix axis.
     #[serde(default)]
     pub distractors: Option<super::distractors::DistractorsSpec>,
+    /// A judge model that decides the behaviour of text answers (instead of the
+    /// built-in classifier) and checks `final.rubric`; `--judge TARGET` overrides it.
+    #[serde(default)]
+    pub judge: Option<Spanned<JudgeSpec>>,
     /// Suite-wide parts of named variants (today the system prompt), by variant name.
     /// The names join the variants the tools define.
     #[serde(default)]
@@ -392,6 +396,18 @@ pub struct ToolCallSpec {
     pub arguments: Value,
 }
 
+/// `judge:`: the judge model of a suite.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSpec {
+    /// The judge target, as a target is written (`provider:model`).
+    pub target: Spanned<String>,
+    /// A prompt template file for the judge (relative to the suite); the built-in
+    /// prompt otherwise.
+    #[serde(default)]
+    pub prompt: Option<Spanned<String>>,
+}
+
 /// The expectation of a case.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -414,6 +430,10 @@ pub struct ExpectSpec {
     /// `ambiguous`: acceptable outcomes; one must hold.
     #[serde(default)]
     pub any_of: Option<Vec<OutcomeSpec>>,
+    /// `should_not_call`: the behaviour the text answer must show (`direct`,
+    /// `cannot_answer` or `clarify`), decided by the classifier or the judge.
+    #[serde(default)]
+    pub behaviour: Option<Spanned<String>>,
     /// Loops: the tool calls of the whole episode (`calls` checks the first round only).
     #[serde(default)]
     pub trajectory: Option<super::trajectory::TrajectorySpec>,
@@ -432,9 +452,15 @@ pub struct ExpectSpec {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutcomeSpec {
-    /// No tool call and a text answer that asks a question (contains `?` or `？`).
+    /// No tool call and a text answer that asks for the missing information.
     #[serde(default)]
     pub clarify: bool,
+    /// No tool call and a text answer that says it cannot help.
+    #[serde(default)]
+    pub cannot_answer: bool,
+    /// No tool call and a text answer that answers directly.
+    #[serde(default)]
+    pub direct: bool,
     /// No tool call at all (any text).
     #[serde(default)]
     pub no_call: bool,

@@ -83,6 +83,10 @@ pub struct FinalSpec {
     /// The final answer must not claim success when the last call of a tool failed.
     #[serde(default)]
     pub no_success_after_error: bool,
+    /// A free-text rubric the judge model checks the final answer against (needs a
+    /// judge: `judge:` or `--judge`).
+    #[serde(default)]
+    pub rubric: Option<Spanned<String>>,
 }
 
 /// Why an episode stopped: the value of `expect.stop`, and what the episode runner

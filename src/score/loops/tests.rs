@@ -65,6 +65,7 @@ fn trial(
     checks: Option<EpisodeChecks>,
 ) -> TrialRecord {
     TrialRecord {
+        judge: Vec::new(),
         case_id: case.into(),
         kind: CaseKind::ShouldCall,
         tags: vec![],
