@@ -207,4 +207,13 @@ mod tests {
         assert!(asks("要取消吗？"));
         assert!(!asks("Cancelled."));
     }
+
+    #[test]
+    fn a_courtesy_question_asks_nothing_and_a_request_without_a_mark_does() {
+        assert!(!asks(
+            "Everything was completed successfully. Anything else I can help with?"
+        ));
+        assert!(asks("Please confirm the order number."));
+        assert!(asks("请提供订单号。"));
+    }
 }
