@@ -1,6 +1,6 @@
 //! The cue lexicons of the text-answer classifier: which phrases, in English and
 //! Chinese, show that an answer asks for information, refuses, offers more help, or
-//! delivers a result. The decision itself is in [`super::classify`].
+//! delivers a result. The decision itself is in [`super::classify()`].
 //!
 //! Every cue is a case-insensitive regular expression tried on one sentence of the
 //! answer (after quoted text is blanked, see [`super::sentences`]). A lexicon is a plain
