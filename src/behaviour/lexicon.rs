@@ -1,6 +1,6 @@
 //! The cue lexicons of the text-answer classifier: which phrases, in English and
 //! Chinese, show that an answer asks for information, refuses, offers more help, or
-//! delivers a result. The decision itself is in [`super::classify`].
+//! delivers a result. The decision itself is in [`super::classify()`].
 //!
 //! Every cue is a case-insensitive regular expression tried on one sentence of the
 //! answer (after quoted text is blanked, see [`super::sentences`]). A lexicon is a plain
@@ -85,7 +85,7 @@ pub static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
 /// Explicit requests for information (English).
 const ASK_EN: &[&str] = &[
     // "Could you (please) specify / tell me / provide …", as a question or not.
-    r"\b(?:could|can|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+|just\s+)*(?:tell|let me know|specify|provide|share|clarify|confirm|give me|send|indicate|enter|describe|elaborate|advise|choose|pick|select|spell|type|list|supply|name)\b",
+    r"\b(?:could|can|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+|just\s+)*(?:tell|let me know|specify|provide|share|clarify|confirm|give me|send|indicate|enter|re-?enter|describe|elaborate|advise|choose|pick|select|spell|type|list|supply|name|rephrase|double-check|verify|be more specific)\b",
     r"\bwould\s+you\s+mind\s+(?:telling|sharing|providing|specifying|clarifying|confirming|letting me know)\b",
     // "Please tell me which city." — an imperative request for the missing piece.
     r"\bplease\s+(?:kindly\s+|also\s+|just\s+)*(?:tell|specify|provide|share|clarify|confirm|indicate|enter|advise|choose|pick|select|give me|send me|supply)\b",
@@ -151,13 +151,14 @@ const REFUSE_EN: &[&str] = &[
 const REFUSE_ZH: &[&str] = &[
     r"我(?:们)?(?:目前|暂时|现在|还|并|确实|实在|恐怕|可能)?(?:无法|不能|没法|没有办法|没办法|做不到|不可以|不会|不支持|无权|未能)",
     r"(?:抱歉|对不起|很遗憾|遗憾的是|不好意思|非常抱歉|十分抱歉|不幸的是)[^。！？?!]{0,10}?(?:无法|不能|没法|没有办法|没办法|做不到|不支持|未能)",
-    r"(?:无法|不能|没法|没办法)(?:为|帮|替|给)(?:您|你)",
+    r"(?:无法|不能|没法|没办法|没有办法)(?:为|帮|替|给|代)(?:您|你)",
     r"(?:没有|并无|缺少|不具备|没|无)(?:可以|能够|可用|合适|相关|对应|匹配|适合|这样|此类|这类)?(?:的)?[^。！？?!，,]{0,12}?工具",
     r"我(?:们)?(?:目前|暂时|现在|并)?(?:没有|不具备|缺少|无|缺乏)[^。！？?!，,]{0,12}?(?:功能|接口|权限|能力|工具|途径|办法|渠道)",
     r"(?:帮|做|办|查|订|处理|完成|回答)不(?:了|到|上)",
     r"(?:目前|暂时|现在)(?:还)?(?:无法|不能|没法|不支持)|暂不支持",
-    r"(?:超出|超过|不在)(?:了)?(?:我的)?(?:能力|服务|职责|功能)?(?:范围|之外)",
+    r"(?:超出|超过|不在)[^。！？?!，,]{0,8}?(?:范围|之外)",
     r"爱莫能助|无能为力|无法提供帮助|无法协助|无法完成",
+    r"工具(?:中|里|当中)?[^。！？?!]{0,6}?(?:都)?(?:没有|无法|不能|不支持)",
     r"(?:我)?(?:只是|仅仅是|作为)(?:一个)?(?:ai|人工智能|语言模型)",
 ];
 
@@ -190,6 +191,7 @@ const OFFER_EN: &[&str] = &[
 /// Courtesy tails and suggestions (Chinese).
 const OFFER_ZH: &[&str] = &[
     r"还(?:有|需要)(?:什么|其他|别的|其它|任何)",
+    r"(?:其他|别的|其它)(?:的)?(?:问题|需要|需求)",
     r"有什么(?:可以|能|需要)(?:我)?(?:帮|为|协助)",
     r"(?:如果|如|若|要是)(?:您|你)?(?:还)?(?:有|需要|想)[^。！？?!]{0,16}(?:请|随时|欢迎|告诉|联系)",
     r"(?:随时|欢迎)(?:告诉|联系|提问|询问)",
@@ -203,6 +205,7 @@ const CONDITION: &[&str] = &[
     r"\blet\s+me\s+know\s+if\b",
     r"\bif\s+you\s+(?:need|have|want|would\s+like|'d\s+like|require|are\s+interested|prefer)\b",
     r"(?:如果|如|若|要是)(?:您|你)(?:还)?(?:需要|有|想)",
+    r"如需|若需|如有(?:需要|疑问|问题|其他)",
 ];
 
 /// Courtesy openings: removed before judging whether a sentence carries content.

@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod behaviour;
+mod behaviour_classifier;
 mod bfcl;
 mod browser;
 mod cassettes;
