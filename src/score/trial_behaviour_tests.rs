@@ -590,3 +590,36 @@ fn chinese_answers_are_classified_too() {
         Some((Some(Behaviour::RequestForInfo), Behaviour::RequestForInfo))
     );
 }
+
+#[test]
+fn an_empty_answer_is_named_as_such() {
+    let s = load(SUITE);
+    let (_, reasons) = judged(&s, "cannot", ToolChoice::Auto, &Response::default(), None);
+    assert_eq!(codes(&reasons), vec!["wrong_behaviour"]);
+    assert_eq!(
+        reasons[0].message,
+        "expected a text answer that is `cannot_answer` (says it cannot help); \
+         the classifier read it as `direct` (answers directly): the answer is empty"
+    );
+}
+
+#[test]
+fn the_judge_is_asked_about_text_answers_that_count() {
+    let s = load(SUITE);
+    let scorer = |id: &str| CaseScorer::new(&s, s.cases.iter().find(|c| c.id == id).unwrap());
+    // A behaviour suite: every text answer counts, a call never needs reading.
+    for id in ["call", "cannot", "plain", "vague", "text_only"] {
+        assert!(
+            scorer(id).wants_judged_behaviour(&ToolChoice::Auto, &text("x")),
+            "{id}"
+        );
+        assert!(
+            !scorer(id).wants_judged_behaviour(&ToolChoice::Auto, &paris()),
+            "{id}"
+        );
+    }
+    let old = load(OLD_SUITE);
+    let scorer = |id: &str| CaseScorer::new(&old, old.cases.iter().find(|c| c.id == id).unwrap());
+    assert!(!scorer("plain").wants_judged_behaviour(&ToolChoice::Auto, &text("x")));
+    assert!(scorer("vague").wants_judged_behaviour(&ToolChoice::Auto, &text("x")));
+}
