@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::support::{OK, THRESHOLD_FAILED, Toolgauge};
 
-const SUITE: &str = r#"
+pub(crate) const SUITE: &str = r#"
 name: when-to-call
 matrix: {targets: ["scripted:answers.yaml"], tool_choice: [auto]}
 tools:
@@ -30,7 +30,7 @@ thresholds:
 
 /// The baseline's answers. Only clear-cut texts, so any classifier labels them alike: a
 /// question asking for the missing detail, or a plain statement.
-const ANSWERS: &str = r#"
+pub(crate) const ANSWERS: &str = r#"
 responses:
   - {case: w1, calls: [{name: get_weather, arguments: {city: Paris}}]}
   - {case: w2, text: "Which city do you mean?"}
