@@ -3,6 +3,8 @@
 //! A run directory holds `run.json` (what ran), `trials.jsonl` (the journal, written
 //! during the run) and the exporters' files, written when the run ends.
 
+pub mod behaviour;
+mod behaviour_view;
 pub mod csv;
 pub mod distractors;
 #[cfg(test)]
