@@ -33,6 +33,7 @@ macro_rules! sayln {
 
 mod cassette;
 mod compare;
+mod judge;
 mod mcp;
 mod mcp_conformance;
 mod merge;

@@ -8,6 +8,7 @@
 pub mod compile;
 pub mod distractors;
 pub mod error;
+pub mod judge;
 pub mod load;
 mod loop_compile;
 pub mod loops;
@@ -84,6 +85,8 @@ pub struct Suite {
     pub mcp: Option<Arc<tools_from::McpSource>>,
     /// `distractors:`, the tool-count axis.
     pub distractors: Option<Arc<distractors::Distractors>>,
+    /// `judge:`, the suite's judge model (`run --judge` overrides its target).
+    pub judge: Option<judge::SuiteJudge>,
 }
 
 /// A tool with its compiled argument schema.
@@ -243,6 +246,8 @@ pub struct Case {
     /// What the whole episode must do when the case runs as a loop (`None`: the case
     /// gives no loop expectation).
     pub loop_expect: Option<trajectory::LoopExpectation>,
+    /// `final.rubric`: what the judge model checks the final answer against.
+    pub rubric: Option<judge::Rubric>,
 }
 
 impl Suite {
