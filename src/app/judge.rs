@@ -12,7 +12,12 @@ use crate::suite::Suite;
 
 /// The judge target `spec` (`--judge`, else the suite's), checked; `None` when the run
 /// has no judge, which is refused when a case has a rubric (it could not be checked).
-pub(super) fn judge_target(suite: &Suite, spec: Option<&str>) -> Result<Option<Target>, AppError> {
+/// Errors name the suite (`path`), as the run's other setting errors do.
+pub(super) fn judge_target(
+    suite: &Suite,
+    spec: Option<&str>,
+    path: &std::path::Path,
+) -> Result<Option<Target>, AppError> {
     let Some(spec) = spec else {
         return match suite.first_rubric() {
             Some(r) => Err(AppError::BadInput {
@@ -22,11 +27,18 @@ pub(super) fn judge_target(suite: &Suite, spec: Option<&str>) -> Result<Option<T
             None => Ok(None),
         };
     };
-    let target = crate::suite::targets::check_target(spec)
-        .map_err(|e| AppError::bad(format!("judge: {}", e.message), Some(&e.hint)))?;
+    let target = crate::suite::targets::check_target(spec).map_err(|e| {
+        AppError::bad(
+            format!("{}: judge: {}", path.display(), e.message),
+            Some(&e.hint),
+        )
+    })?;
     if target.provider == "bfcl-result" {
         return Err(AppError::bad(
-            format!("judge `{spec}` replays a BFCL result file, which can not judge answers"),
+            format!(
+                "{}: judge `{spec}` replays a BFCL result file, which can not judge answers",
+                path.display()
+            ),
             Some("name a model (`openai:gpt-4o-mini`), or `scripted:judge` offline"),
         ));
     }

@@ -202,7 +202,7 @@ fn prepare(
     } = answers;
     let live = &live;
     let in_suite = in_suite(path);
-    let mut judge = super::judge::judge_target(&suite, judge.as_deref()).map_err(&in_suite)?;
+    let mut judge = super::judge::judge_target(&suite, judge.as_deref(), path)?;
     // Sampling parameters belong to every non-scripted target (and so to its cassette
     // keys), whether it replays, records or runs live.
     for t in r.targets.iter_mut().chain(judge.as_mut()) {

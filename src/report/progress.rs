@@ -36,7 +36,8 @@ pub struct Progress {
 }
 
 /// What finished trials spent: tokens (input + output, every round of a loop trial, and
-/// the judge model's requests) and cost in USD. The progress display and the run's budget both count with it.
+/// the judge model's requests) and cost in USD. The progress display and the run's
+/// budget both count with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Spend {
     /// Tokens, input and output.

@@ -253,7 +253,10 @@ cases:
         // Without `judge:` the suite loads; the run reports the rubric's location.
         let s = load(dir.path(), CLARIFY).unwrap();
         let d = &s.first_rubric().unwrap().unjudged;
-        assert_eq!((d.line, d.field.as_str()), (17, "cases[1].expect.final.rubric"));
+        assert_eq!(
+            (d.line, d.field.as_str()),
+            (17, "cases[1].expect.final.rubric")
+        );
         assert_eq!(
             d.message,
             "case `capital` has `final.rubric`, which needs a judge model, but none is set"
@@ -271,7 +274,11 @@ cases:
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(
             (p[0].0, p[0].1.as_str(), p[0].2.as_str()),
-            (7, "judge.target", "unknown provider `opnai` in target `opnai:gpt-4o`")
+            (
+                7,
+                "judge.target",
+                "unknown provider `opnai` in target `opnai:gpt-4o`"
+            )
         );
         assert_eq!(p[1].1, "judge.prompt");
         assert!(
