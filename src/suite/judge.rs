@@ -13,7 +13,7 @@ use super::compile::{Checker, lexical_join};
 use super::error::Diagnostic;
 use super::model::{CaseSpec, ExpectSpec, JudgeSpec};
 use super::span::Spanned;
-use super::{Case, Expectation, Outcome, Suite};
+use super::{Case, Expectation, Suite};
 use crate::judge::model::prompt::{self, MAX_PROMPT_BYTES, Needs};
 
 /// The suite's judge model (`judge:`).
@@ -47,10 +47,7 @@ pub struct Rubric {
 /// Whether `expect` names the behaviour of a text answer, which the judge (when one is
 /// set) decides instead of the built-in classifier.
 pub fn names_behaviour(expect: &Expectation) -> bool {
-    match expect {
-        Expectation::AnyOf(outcomes) => outcomes.iter().any(|o| matches!(o, Outcome::Clarify(_))),
-        Expectation::Calls(_) | Expectation::NoCall(_) => false,
-    }
+    expect.names_text_behaviour()
 }
 
 impl Suite {
