@@ -273,9 +273,15 @@ pub(crate) fn live_settings(
     })
 }
 
+/// The provider of every target, and of the judge target `judge` when it is not one
+/// of them (a judge that is a run target shares its provider, so its rate limits).
+/// The judge's provider is built as the targets' are: it replays from and records
+/// into the same cassette.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn providers_for(
     suite: &Arc<Suite>,
     targets: &[Target],
+    judge: Option<&Target>,
     cassette_flag: Option<&Path>,
     source: Source,
     live: &LiveSettings,
@@ -288,8 +294,13 @@ pub(crate) fn providers_for(
         .or_else(|| suite.cassette.clone());
     let mut cassette: Option<Arc<Cassette>> = None;
     let mut recorder: Option<Arc<Recorder>> = None;
-    for t in targets {
-        let p: Arc<dyn Provider> = if t.provider == "bfcl-result" {
+    let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec));
+    for t in targets.iter().chain(judge) {
+        let p: Arc<dyn Provider> = if t.provider == "scripted"
+            && t.model == crate::provider::scripted_judge::MODEL
+        {
+            Arc::new(crate::provider::scripted_judge::ScriptedJudge)
+        } else if t.provider == "bfcl-result" {
             let p = crate::bfcl::result::BfclResultProvider::open(Path::new(&t.model), bfcl_style).map_err(|e| {
                 AppError::bad(
                     e.to_string(),
@@ -302,12 +313,13 @@ pub(crate) fn providers_for(
                 AppError::bad(
                     e.to_string(),
                     Some(&format!(
-                        "scripted models are: {}, or a script file (.yaml)",
+                        "scripted models are: {}, {}, or a script file (.yaml)",
                         crate::provider::scripted::BEHAVIOURS
                             .iter()
                             .map(|(n, _)| *n)
                             .collect::<Vec<_>>()
-                            .join(", ")
+                            .join(", "),
+                        crate::provider::scripted_judge::MODEL
                     )),
                 )
             })?)
@@ -428,6 +440,44 @@ mod tests {
             e.to_string().contains("--extra must be a JSON object"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_judge_gets_its_own_provider_unless_it_is_a_run_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(
+            &path,
+            "name: s\ntools: [{name: f, description: d, parameters: {type: object}}]\ncases: [{id: a, kind: should_not_call, prompt: hi}]\n",
+        )
+        .unwrap();
+        let suite = Arc::new(crate::suite::load(&path).unwrap());
+        let live = live_settings(&run_args(&[]), &Default::default()).unwrap();
+        let target = |s: &str| Target::parse(s).unwrap();
+        let targets = [target("scripted:oracle")];
+        let build = |judge: &str| {
+            let mut specs: Vec<String> = providers_for(
+                &suite,
+                &targets,
+                Some(&target(judge)),
+                None,
+                Source::Live,
+                &live,
+                (None, None),
+                None,
+            )
+            .unwrap()
+            .into_keys()
+            .collect();
+            specs.sort();
+            specs
+        };
+        assert_eq!(
+            build("scripted:judge"),
+            ["scripted:judge", "scripted:oracle"]
+        );
+        // A judge that is a run target is answered by that target's provider.
+        assert_eq!(build("scripted:oracle"), ["scripted:oracle"]);
     }
 
     #[test]
