@@ -38,3 +38,4 @@ mod support;
 mod validate;
 mod variants;
 mod warnings;
+mod when2call;
