@@ -105,9 +105,11 @@ pub fn failure_mention(text: &str) -> Option<&'static str> {
         .copied()
 }
 
-/// The text asks the user something (`?` or the full-width `？`).
+/// The text asks the user for something (a confirmation, the missing information): the
+/// built-in classifier reads it as `request_for_info`. A question mark alone is not
+/// enough ("Anything else I can help with?" asks the user for nothing).
 pub fn asks(text: &str) -> bool {
-    text.contains('?') || text.contains('？')
+    crate::behaviour::classify(text).behaviour == crate::behaviour::Behaviour::RequestForInfo
 }
 
 /// Byte offsets where `marker` occurs; markers starting with an ASCII letter must stand

@@ -24,6 +24,13 @@ use super::oracle::history::round_of;
 use super::{Message, Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
 use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
 
+/// What `scripted:clarify` says: it asks for the missing information.
+pub const CLARIFY_TEXT: &str = "Could you tell me a little more about what you need?";
+/// What `scripted:cannot` says: it cannot help.
+pub const CANNOT_TEXT: &str = "I'm sorry, but I can't help with that: none of my tools can do it.";
+/// What `scripted:direct` says: a plain answer.
+pub const DIRECT_TEXT: &str = "Here is the answer, from what I already know.";
+
 /// The built-in behaviours, by model name.
 pub const BEHAVIOURS: &[(&str, &str)] = &[
     (
@@ -31,7 +38,18 @@ pub const BEHAVIOURS: &[(&str, &str)] = &[
         "answers as a perfect model would: every expectation it can satisfy, under the tool_choice mode; names the ones it cannot",
     ),
     ("no_call", "always answers in text, never calls"),
-    ("clarify", "always asks a clarifying question, never calls"),
+    (
+        "clarify",
+        "always asks for the missing information (`clarify`), never calls",
+    ),
+    (
+        "cannot",
+        "always says it cannot help (`cannot_answer`), never calls",
+    ),
+    (
+        "direct",
+        "always answers directly in text (`direct`), never calls",
+    ),
     ("wrong_tool", "calls a tool other than the expected one"),
     ("unknown_tool", "calls a tool that does not exist"),
     (
@@ -71,6 +89,8 @@ enum Behaviour {
     Oracle,
     NoCall,
     Clarify,
+    Cannot,
+    Direct,
     WrongTool,
     UnknownTool,
     BadJson,
@@ -201,6 +221,8 @@ impl ScriptedProvider {
             "oracle" => Behaviour::Oracle,
             "no_call" => Behaviour::NoCall,
             "clarify" => Behaviour::Clarify,
+            "cannot" => Behaviour::Cannot,
+            "direct" => Behaviour::Direct,
             "wrong_tool" => Behaviour::WrongTool,
             "unknown_tool" => Behaviour::UnknownTool,
             "bad_json" => Behaviour::BadJson,
@@ -291,7 +313,9 @@ impl ScriptedProvider {
         let response = match b {
             Behaviour::Error => return Err(ProviderError::Scripted(Box::new(key.clone()))),
             Behaviour::NoCall => text("I can answer that without a tool."),
-            Behaviour::Clarify => text("Could you tell me a little more about what you need?"),
+            Behaviour::Clarify => text(CLARIFY_TEXT),
+            Behaviour::Cannot => text(CANNOT_TEXT),
+            Behaviour::Direct => text(DIRECT_TEXT),
             Behaviour::Oracle
             | Behaviour::LoopForever
             | Behaviour::IgnoreError

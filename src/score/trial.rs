@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::behaviour::{Behaviour, BehaviourFacts, ObservedBy, classify};
+use crate::judge::model::JudgeVerdicts;
 use crate::judge::profile::CaseJudge;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
 use crate::suite::matcher::field_mismatches;
@@ -163,6 +165,8 @@ pub struct CaseScorer<'a> {
     grounding_norm: Normalizer,
     /// The judge of the profile the suite declares (`None`: these checks decide).
     judge: Option<Box<dyn CaseJudge>>,
+    /// Its trials record [`TrialChecks::behaviour`] (see [`CaseScorer::records_behaviour`]).
+    records_behaviour: bool,
 }
 
 impl<'a> CaseScorer<'a> {
@@ -198,6 +202,10 @@ impl<'a> CaseScorer<'a> {
             })
             .collect();
         let judge = suite.profile.case_judge(suite, case);
+        let records_behaviour = suite.names_behaviours
+            || std::iter::once(&case.expect)
+                .chain(case.per_mode.iter().map(|o| &o.expect))
+                .any(Expectation::names_text_behaviour);
         CaseScorer {
             suite,
             case,
@@ -205,7 +213,25 @@ impl<'a> CaseScorer<'a> {
             variant_grounding,
             grounding_norm,
             judge,
+            records_behaviour,
         }
+    }
+
+    /// Whether this case's trials record their behaviour facts
+    /// ([`TrialChecks::behaviour`]): when the suite names a text behaviour with the
+    /// issue-13 keys (`behaviour:` or a `cannot_answer` or `direct` outcome, anywhere in
+    /// the suite: every case then counts in the confusion matrix, a `should_call` case
+    /// as `tool_call`), or when this case's own expectation names one (also a `clarify`
+    /// outcome). Other suites keep their records as they were.
+    pub fn records_behaviour(&self) -> bool {
+        self.records_behaviour
+    }
+
+    /// Whether the verdict on a text answer to this case under `mode` depends on the
+    /// answer's behaviour (`behaviour:`, or a `clarify`, `cannot_answer` or `direct`
+    /// outcome in force): the text answers a judge model is asked about.
+    pub fn needs_behaviour(&self, mode: &ToolChoice) -> bool {
+        self.case.effective(mode).1.names_text_behaviour()
     }
 
     /// The normalised conversation values are grounded in under `variant`.
@@ -240,7 +266,7 @@ impl<'a> CaseScorer<'a> {
     /// failed (none when it passed). Arguments are checked against the tools' own
     /// schemas; see [`CaseScorer::score_variant`].
     pub fn score(&self, mode: &ToolChoice, response: &Response) -> (TrialChecks, Vec<Reason>) {
-        self.score_in(None, mode, response)
+        self.score_in(None, mode, response, None)
     }
 
     /// Score `response` to this case under `variant` and `mode`: arguments are checked
@@ -251,22 +277,26 @@ impl<'a> CaseScorer<'a> {
         mode: &ToolChoice,
         response: &Response,
     ) -> (TrialChecks, Vec<Reason>) {
-        self.score_in(Some(variant), mode, response)
+        self.score_in(Some(variant), mode, response, None)
     }
 
-    /// [`CaseScorer::score_variant`] with the judge model's verdicts: when given, the
-    /// judge (not the built-in classifier) decides the behaviour of a text answer, and
-    /// its rubric verdict counts.
+    /// [`CaseScorer::score_variant`] with the judge model's verdicts.
+    ///
+    /// The observed behaviour of the response is `tool_call` when it made any call,
+    /// else the judge's behaviour verdict when `judged` holds one, else what the
+    /// built-in [`classify`] reads in the text. `clarify`, `cannot_answer` and `direct`
+    /// outcomes, and `behaviour:` of a `should_not_call` case, hold when the observed
+    /// behaviour is theirs (`wrong_behaviour` names the miss of `behaviour:`). A rubric
+    /// verdict of `false` adds `rubric_failed` with the judge's rationale.
+    /// `judged: None` is [`CaseScorer::score_variant`].
     pub fn score_judged(
         &self,
         variant: &str,
         mode: &ToolChoice,
         response: &Response,
-        judged: Option<&crate::judge::model::JudgeVerdicts>,
+        judged: Option<&JudgeVerdicts>,
     ) -> (TrialChecks, Vec<Reason>) {
-        // BASE: the verdicts are applied by the issue 13 work.
-        let _ = judged;
-        self.score_in(Some(variant), mode, response)
+        self.score_in(Some(variant), mode, response, judged)
     }
 
     /// The reasons the calls of a later round of a loop are invalid (not JSON, an
@@ -295,6 +325,7 @@ impl<'a> CaseScorer<'a> {
         variant: Option<&str>,
         mode: &ToolChoice,
         response: &Response,
+        judged: Option<&JudgeVerdicts>,
     ) -> (TrialChecks, Vec<Reason>) {
         let original = response;
         let renamed = self.renamed(response);
@@ -314,6 +345,11 @@ impl<'a> CaseScorer<'a> {
         let mut reasons = invalid_reasons(&calls);
         let called = !response.tool_calls.is_empty();
         let text = response.text.as_deref().unwrap_or("");
+        let judged_behaviour = judged.and_then(|j| j.behaviour.as_ref());
+        // Classify only what a verdict or a record reads (most suites name no behaviour).
+        let observed =
+            (self.records_behaviour || judged_behaviour.is_some() || expect.names_text_behaviour())
+                .then(|| Observed::of(called, judged_behaviour, text));
         let mut args_matched = 0;
         let mut args_expected = 0;
         let mut expected_tools = Vec::new();
@@ -349,6 +385,19 @@ impl<'a> CaseScorer<'a> {
                         ),
                     ));
                 } else {
+                    if let (Some(want), Some(o)) = (t.behaviour, &observed)
+                        && o.behaviour != want
+                    {
+                        reasons.push(Reason::new(
+                            "wrong_behaviour",
+                            format!(
+                                "expected a text answer that is `{}` ({}); {}",
+                                want.suite_name(),
+                                meaning(want),
+                                o.describe()
+                            ),
+                        ));
+                    }
                     reasons.extend(self.check_text(t, text));
                 }
             }
@@ -382,13 +431,15 @@ impl<'a> CaseScorer<'a> {
                                 Err(format!("calls: {msg}"))
                             }
                         }
-                        Outcome::Clarify(t) => {
-                            if called {
-                                Err("clarify: a tool was called".to_string())
-                            } else if !(text.contains('?') || text.contains('？')) {
-                                Err("clarify: the answer asks no question".to_string())
-                            } else {
-                                join_text_reasons("clarify", self.check_text(t, text))
+                        Outcome::Clarify(t) | Outcome::CannotAnswer(t) | Outcome::Direct(t) => {
+                            let name = o.name();
+                            let want = o.behaviour().unwrap_or(Behaviour::Direct);
+                            match &observed {
+                                _ if called => Err(format!("{name}: a tool was called")),
+                                Some(seen) if seen.behaviour != want => {
+                                    Err(format!("{name}: {}", seen.describe()))
+                                }
+                                _ => join_text_reasons(name, self.check_text(t, text)),
                             }
                         }
                         Outcome::NoCall(t) => {
@@ -440,6 +491,27 @@ impl<'a> CaseScorer<'a> {
         if let Some(judge) = &self.judge {
             reasons = judge.reasons(original);
         }
+        if let Some((false, why)) = judged.and_then(|j| j.rubric.as_ref()) {
+            reasons.push(Reason::new(
+                "rubric_failed",
+                format!(
+                    "the judge found that the answer does not meet the rubric: {}",
+                    if why.trim().is_empty() {
+                        "(it gave no reason)".to_string()
+                    } else {
+                        clip(why.trim())
+                    }
+                ),
+            ));
+        }
+        let behaviour = observed
+            .filter(|_| self.records_behaviour || judged_behaviour.is_some())
+            .map(|o| BehaviourFacts {
+                expected: expect.expected_behaviour(),
+                observed: o.behaviour,
+                by: o.by,
+                why: o.why,
+            });
         let checks = TrialChecks {
             kind,
             called,
@@ -448,7 +520,7 @@ impl<'a> CaseScorer<'a> {
             right_tools,
             args_matched,
             args_expected,
-            behaviour: None,
+            behaviour,
         };
         (checks, reasons)
     }
@@ -730,6 +802,71 @@ impl<'a> CaseScorer<'a> {
             }
         }
         r
+    }
+}
+
+/// The behaviour a response showed, who decided it, and on what.
+struct Observed {
+    behaviour: Behaviour,
+    by: ObservedBy,
+    why: Option<String>,
+}
+
+impl Observed {
+    /// `tool_call` when a call was made; else the judge's verdict when there is one,
+    /// else the built-in classifier's reading of `text`.
+    fn of(called: bool, judged: Option<&(Behaviour, String)>, text: &str) -> Observed {
+        if called {
+            return Observed {
+                behaviour: Behaviour::ToolCall,
+                by: ObservedBy::Call,
+                why: None,
+            };
+        }
+        if let Some((behaviour, why)) = judged {
+            let why = why.trim();
+            return Observed {
+                behaviour: *behaviour,
+                by: ObservedBy::Judge,
+                why: (!why.is_empty()).then(|| clip(why)),
+            };
+        }
+        let c = classify(text);
+        Observed {
+            behaviour: c.behaviour,
+            by: ObservedBy::Classifier,
+            why: c.cue.map(|cue| clip(&cue)),
+        }
+    }
+
+    /// Who read the answer as what, and why: ``the classifier read it as `direct`
+    /// (answers directly) on the words "..."``.
+    fn describe(&self) -> String {
+        let who = match self.by {
+            ObservedBy::Call => return "a tool was called".to_string(),
+            ObservedBy::Classifier => "the classifier",
+            ObservedBy::Judge => "the judge",
+        };
+        let why = match (&self.why, self.by) {
+            (Some(w), ObservedBy::Judge) => format!(": {w:?}"),
+            (Some(w), _) => format!(" on the words {w:?}"),
+            (None, _) => String::new(),
+        };
+        format!(
+            "{who} read it as `{}` ({}){why}",
+            self.behaviour.suite_name(),
+            meaning(self.behaviour)
+        )
+    }
+}
+
+/// What a behaviour means, in a few words (for reasons).
+fn meaning(b: Behaviour) -> &'static str {
+    match b {
+        Behaviour::ToolCall => "calls a tool",
+        Behaviour::RequestForInfo => "asks for the missing information",
+        Behaviour::CannotAnswer => "says it cannot help",
+        Behaviour::Direct => "answers directly",
     }
 }
 
@@ -1529,8 +1666,8 @@ cases:
         assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
         assert_eq!(
             reasons[0].message,
-            "no acceptable outcome held: clarify: the answer asks no question | \
-             calls: expected a call to `get_weather` with {city: \"北京\"}, none matched"
+            "no acceptable outcome held: clarify: the classifier read it as `direct` \
+             (answers directly) | calls: expected a call to `get_weather` with {city: \"北京\"}, none matched"
         );
         // A wrong call.
         let (c, reasons) = score_in(

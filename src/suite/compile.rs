@@ -326,6 +326,11 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         .cassette
         .as_ref()
         .map(|p| lexical_join(path.parent().unwrap_or_else(|| Path::new("")), p));
+    let names_behaviours = cases.iter().any(|k| {
+        std::iter::once(&k.expect)
+            .chain(k.per_mode.iter().map(|o| &o.expect))
+            .any(names_behaviour)
+    });
     Ok(Suite {
         name,
         description: model.description,
@@ -342,6 +347,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         variant_systems,
         sampling: model.sampling,
         profile,
+        names_behaviours,
         mcp,
         distractors,
     })
@@ -1222,7 +1228,67 @@ fn compile_text_checks(
     TextChecks {
         contains: contains.to_vec(),
         regex,
+        behaviour: None,
     }
+}
+
+/// Whether `e` uses a key that makes the whole suite record behaviour facts:
+/// `behaviour:`, or a `cannot_answer` or `direct` outcome (`clarify` outcomes predate
+/// them and record facts for their own case only, so existing suites keep their records).
+fn names_behaviour(e: &Expectation) -> bool {
+    match e {
+        Expectation::NoCall(t) => t.behaviour.is_some(),
+        Expectation::AnyOf(o) => o
+            .iter()
+            .any(|o| matches!(o, Outcome::CannotAnswer(_) | Outcome::Direct(_))),
+        Expectation::Calls(_) => false,
+    }
+}
+
+/// The names `behaviour:` takes, as suites write them.
+const BEHAVIOUR_NAMES: [&str; 3] = ["direct", "cannot_answer", "clarify"];
+
+/// `behaviour:` of a `should_not_call` case: one of [`BEHAVIOUR_NAMES`].
+fn compile_behaviour(
+    c: &mut Checker<'_>,
+    b: &Spanned<String>,
+    field: &str,
+) -> Option<crate::behaviour::Behaviour> {
+    use crate::behaviour::Behaviour;
+    let name = b.value.as_str();
+    let found = match name {
+        "direct" => Some(Behaviour::Direct),
+        "cannot_answer" => Some(Behaviour::CannotAnswer),
+        "clarify" => Some(Behaviour::RequestForInfo),
+        _ => None,
+    };
+    if found.is_none() {
+        let hint = match Behaviour::parse(name) {
+            Some(Behaviour::ToolCall) => {
+                "a `should_not_call` case expects no call: use kind `should_call` to expect one"
+                    .to_string()
+            }
+            Some(Behaviour::RequestForInfo) => "suites write it `clarify`".to_string(),
+            _ => {
+                let mean = suggest::did_you_mean(name, BEHAVIOUR_NAMES);
+                format!(
+                    "use `direct` (answers without a tool), `cannot_answer` (says it cannot help) or `clarify` (asks for the missing information){}",
+                    if mean.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {mean}")
+                    }
+                )
+            }
+        };
+        c.report(
+            b.at(),
+            format!("{field}.behaviour"),
+            format!("unknown behaviour `{name}`"),
+            Some(hint),
+        );
+    }
+    found
 }
 
 fn compile_expect(
@@ -1235,6 +1301,26 @@ fn compile_expect(
     ctx: &CaseContext<'_>,
 ) -> Option<Expectation> {
     let has_text = !e.contains.is_empty() || e.regex.is_some();
+    if let Some(b) = e
+        .behaviour
+        .as_ref()
+        .filter(|_| kind != CaseKind::ShouldNotCall)
+    {
+        c.report(
+            b.at(),
+            format!("{field}.behaviour"),
+            format!(
+                "`behaviour` applies to `should_not_call` cases, not to `{}` ones",
+                kind.as_str()
+            ),
+            Some(if kind == CaseKind::Ambiguous {
+                "list the acceptable answers in `any_of`: `{clarify: true}`, `{cannot_answer: true}` or `{direct: true}`".into()
+            } else {
+                "a `should_call` case expects a call; use kind `should_not_call` with `behaviour: direct | cannot_answer | clarify` for a text answer".into()
+            }),
+        );
+        return None;
+    }
     match kind {
         CaseKind::ShouldCall if e.any_call => {
             if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() || has_text {
@@ -1297,16 +1383,16 @@ fn compile_expect(
         }
         CaseKind::ShouldNotCall => {
             if e.calls.is_some() || e.any_of.is_some() || e.count.is_some() || e.any_call {
-                c.report(at, field, "a `should_not_call` case takes only `contains` and `regex` (checks on the text answer)", Some("use kind `should_call` or `ambiguous` to expect calls".into()));
+                c.report(at, field, "a `should_not_call` case takes only `behaviour`, `contains` and `regex` (checks on the text answer)", Some("use kind `should_call` or `ambiguous` to expect calls".into()));
                 return None;
             }
-            Some(Expectation::NoCall(compile_text_checks(
-                c,
-                &e.contains,
-                &e.regex,
-                field,
-                ctx.norm,
-            )))
+            let behaviour = match &e.behaviour {
+                Some(b) => Some(compile_behaviour(c, b, field)?),
+                None => None,
+            };
+            let mut text = compile_text_checks(c, &e.contains, &e.regex, field, ctx.norm);
+            text.behaviour = behaviour;
+            Some(Expectation::NoCall(text))
         }
         CaseKind::Ambiguous => {
             let Some(options) = e.any_of.as_ref().filter(|o| !o.is_empty()) else {
@@ -1314,7 +1400,7 @@ fn compile_expect(
                     at,
                     format!("{field}.any_of"),
                     "an `ambiguous` case needs `expect.any_of` with at least one outcome",
-                    Some("e.g. `any_of: [{clarify: true}, {calls: [...]}]`".into()),
+                    Some("e.g. `any_of: [{clarify: true}, {calls: [...]}]`; the text outcomes are `clarify`, `cannot_answer`, `direct` and `no_call`".into()),
                 );
                 return None;
             };
@@ -1407,16 +1493,37 @@ fn compile_outcome(
     at: (u32, u32),
     ctx: &CaseContext<'_>,
 ) -> Option<Outcome> {
-    let chosen = [o.clarify, o.no_call, o.calls.is_some()]
-        .iter()
-        .filter(|b| **b)
-        .count();
-    if chosen != 1 {
+    let named: Vec<&str> = [
+        (o.clarify, "clarify"),
+        (o.cannot_answer, "cannot_answer"),
+        (o.direct, "direct"),
+        (o.no_call, "no_call"),
+        (o.calls.is_some(), "calls"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    if named.len() != 1 {
         c.report(
             at,
             field,
-            "an outcome needs exactly one of `clarify: true`, `no_call: true` or `calls`",
-            None,
+            if named.is_empty() {
+                "an outcome needs exactly one of `clarify: true`, `cannot_answer: true`, `direct: true`, `no_call: true` or `calls`, and names none".to_string()
+            } else {
+                format!(
+                    "an outcome needs exactly one of `clarify: true`, `cannot_answer: true`, `direct: true`, `no_call: true` or `calls`, but names {}",
+                    named
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                )
+            },
+            Some(if named.is_empty() {
+                "`clarify` asks for the missing information, `cannot_answer` says it cannot help, `direct` answers without a tool, `no_call` accepts any text answer, `calls` lists the calls".into()
+            } else {
+                "give each acceptable answer its own `any_of` entry, e.g. `any_of: [{clarify: true}, {cannot_answer: true}]`".into()
+            }),
         );
         return None;
     }
@@ -1426,8 +1533,8 @@ fn compile_outcome(
             c.report(
                 at,
                 field,
-                "text checks apply to `clarify` and `no_call` outcomes",
-                None,
+                "text checks apply to the text outcomes (`clarify`, `cannot_answer`, `direct`, `no_call`)",
+                Some("check a call's arguments in `calls` instead".into()),
             );
         }
         if calls.is_empty() {
@@ -1443,6 +1550,10 @@ fn compile_outcome(
     }
     Some(if o.clarify {
         Outcome::Clarify(text)
+    } else if o.cannot_answer {
+        Outcome::CannotAnswer(text)
+    } else if o.direct {
+        Outcome::Direct(text)
     } else {
         Outcome::NoCall(text)
     })

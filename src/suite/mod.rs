@@ -43,6 +43,7 @@ pub use normalize::Normalizer;
 /// profile's logic lives with its judge).
 pub use crate::judge::profile::Profile;
 
+use crate::behaviour::Behaviour;
 use crate::provider::types::{Message, ToolChoice, ToolDefinition};
 
 /// A loaded, checked suite.
@@ -84,6 +85,10 @@ pub struct Suite {
     pub mcp: Option<Arc<tools_from::McpSource>>,
     /// `distractors:`, the tool-count axis.
     pub distractors: Option<Arc<distractors::Distractors>>,
+    /// Some case names a text behaviour with `behaviour:` or a `cannot_answer` or
+    /// `direct` outcome: every trial of the suite then records its behaviour facts (see
+    /// [`crate::score::trial::CaseScorer::records_behaviour`]).
+    pub names_behaviours: bool,
 }
 
 /// A tool with its compiled argument schema.
@@ -304,6 +309,7 @@ pub struct ModeOverride {
 pub static NO_CALL: Expectation = Expectation::NoCall(TextChecks {
     contains: Vec::new(),
     regex: None,
+    behaviour: None,
 });
 
 impl Case {
@@ -333,10 +339,53 @@ impl Case {
 pub enum Expectation {
     /// `should_call`: these calls.
     Calls(CallsExpectation),
-    /// `should_not_call`: no call, with optional checks on the text.
+    /// `should_not_call`: no call, with optional checks on the text (and, with
+    /// `behaviour:`, the behaviour the text must show: [`TextChecks::behaviour`]).
     NoCall(TextChecks),
     /// `ambiguous`: any of these outcomes.
     AnyOf(Vec<Outcome>),
+}
+
+impl Expectation {
+    /// The behaviours that satisfy this expectation, in [`Behaviour::ALL`] order;
+    /// `None` when any text answer may (a `should_not_call` case without
+    /// `behaviour:`, or a `no_call` outcome).
+    pub fn behaviours(&self) -> Option<Vec<Behaviour>> {
+        let mut out = match self {
+            Expectation::Calls(_) => vec![Behaviour::ToolCall],
+            Expectation::NoCall(t) => vec![t.behaviour?],
+            Expectation::AnyOf(outcomes) => outcomes
+                .iter()
+                .map(Outcome::behaviour)
+                .collect::<Option<Vec<_>>>()?,
+        };
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The one behaviour this expectation asks for (`tool_call` for calls), `None`
+    /// when it accepts several or any text: the `expected` of the trial's
+    /// [`crate::behaviour::BehaviourFacts`].
+    pub fn expected_behaviour(&self) -> Option<Behaviour> {
+        match self.behaviours()?.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// Whether the verdict on a text answer depends on its behaviour (`behaviour:`, or
+    /// a `clarify`, `cannot_answer` or `direct` outcome): a judge model, when one is
+    /// set, is asked about the text answers of such expectations.
+    pub fn names_text_behaviour(&self) -> bool {
+        match self {
+            Expectation::Calls(_) => false,
+            Expectation::NoCall(t) => t.behaviour.is_some(),
+            Expectation::AnyOf(outcomes) => outcomes
+                .iter()
+                .any(|o| o.behaviour().is_some_and(|b| b != Behaviour::ToolCall)),
+        }
+    }
 }
 
 /// Expected calls and how extra calls count.
@@ -368,10 +417,14 @@ pub struct TextChecks {
     pub contains: Vec<String>,
     /// A regex that must find a match.
     pub regex: Option<Regex>,
+    /// The behaviour the answer must show (`behaviour:` of a `should_not_call` case),
+    /// as the judge model or else the built-in classifier decides. Always `None` in an
+    /// [`Outcome`], whose variant names its behaviour, and in `final:` checks.
+    pub behaviour: Option<Behaviour>,
 }
 
 impl TextChecks {
-    /// True when there is nothing to check.
+    /// True when there is nothing to check on the words (`contains`, `regex`).
     pub fn is_empty(&self) -> bool {
         self.contains.is_empty() && self.regex.is_none()
     }
@@ -380,12 +433,53 @@ impl TextChecks {
 /// One acceptable outcome of an ambiguous case.
 #[derive(Debug)]
 pub enum Outcome {
-    /// No call, and the text asks a question.
+    /// No call, and the text asks for the missing information (`request_for_info`).
     Clarify(TextChecks),
-    /// No call.
+    /// No call, and the text says it cannot help (`cannot_answer`).
+    CannotAnswer(TextChecks),
+    /// No call, and the text answers directly (`direct`).
+    Direct(TextChecks),
+    /// No call (any text).
     NoCall(TextChecks),
     /// These calls.
     Calls(CallsExpectation),
+}
+
+impl Outcome {
+    /// The behaviour this outcome names (`tool_call` for calls); `None` for `no_call`,
+    /// which any text answer satisfies.
+    pub fn behaviour(&self) -> Option<Behaviour> {
+        match self {
+            Outcome::Clarify(_) => Some(Behaviour::RequestForInfo),
+            Outcome::CannotAnswer(_) => Some(Behaviour::CannotAnswer),
+            Outcome::Direct(_) => Some(Behaviour::Direct),
+            Outcome::NoCall(_) => None,
+            Outcome::Calls(_) => Some(Behaviour::ToolCall),
+        }
+    }
+
+    /// The text checks of a text outcome (`None` for calls).
+    pub fn text_checks(&self) -> Option<&TextChecks> {
+        match self {
+            Outcome::Clarify(t)
+            | Outcome::CannotAnswer(t)
+            | Outcome::Direct(t)
+            | Outcome::NoCall(t) => Some(t),
+            Outcome::Calls(_) => None,
+        }
+    }
+
+    /// The outcome's name in a suite (`clarify`, `cannot_answer`, `direct`, `no_call`,
+    /// `calls`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Clarify(_) => "clarify",
+            Outcome::CannotAnswer(_) => "cannot_answer",
+            Outcome::Direct(_) => "direct",
+            Outcome::NoCall(_) => "no_call",
+            Outcome::Calls(_) => "calls",
+        }
+    }
 }
 
 /// The matrix as declared in the suite.

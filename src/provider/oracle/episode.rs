@@ -684,7 +684,7 @@ impl<'a> Play<'a> {
         let checks = self.expect.final_answer.as_ref().map(|f| &f.text);
         let (base, problems) = match checks {
             Some(c) if !c.contains.is_empty() || c.regex.is_some() => {
-                text_answer(self.suite.norm, self.ground(), self.seed, c, false)
+                text_answer(self.suite.norm, self.ground(), self.seed, c, None)
             }
             _ => (String::new(), Vec::new()),
         };

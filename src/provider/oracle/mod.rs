@@ -35,6 +35,7 @@ use serde_json::Value;
 use self::ground::Grounding;
 use self::regex_gen::{intersect, samples, seed_of};
 use self::value::Values;
+use crate::behaviour::{Behaviour, classify};
 use crate::provider::{Response, ToolCall, ToolChoice, ToolDefinition};
 use crate::score::trial::CaseScorer;
 use crate::suite::{CallsExpectation, Case, Expectation, Normalizer, Outcome, Suite, TextChecks};
@@ -53,7 +54,8 @@ enum Want<'e> {
     Calls(&'e CallsExpectation),
     Text {
         checks: &'e TextChecks,
-        clarify: bool,
+        /// The behaviour the text must show (`None`: any text).
+        behaviour: Option<Behaviour>,
     },
 }
 
@@ -69,8 +71,13 @@ impl Want<'_> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            Want::Text { clarify: true, .. } => "a clarifying question".to_string(),
-            Want::Text { .. } => "no call".to_string(),
+            Want::Text { behaviour, .. } => match behaviour {
+                Some(Behaviour::RequestForInfo) => "a clarifying question",
+                Some(Behaviour::CannotAnswer) => "an answer that says it cannot help",
+                Some(Behaviour::Direct) => "a direct answer",
+                Some(Behaviour::ToolCall) | None => "no call",
+            }
+            .to_string(),
         }
     }
 
@@ -116,19 +123,18 @@ fn answer_in(
         Expectation::Calls(e) => vec![Want::Calls(e)],
         Expectation::NoCall(t) => vec![Want::Text {
             checks: t,
-            clarify: false,
+            behaviour: t.behaviour,
         }],
         Expectation::AnyOf(outcomes) => outcomes
             .iter()
             .map(|o| match o {
                 Outcome::Calls(e) => Want::Calls(e),
-                Outcome::Clarify(t) => Want::Text {
+                Outcome::Clarify(t)
+                | Outcome::CannotAnswer(t)
+                | Outcome::Direct(t)
+                | Outcome::NoCall(t) => Want::Text {
                     checks: t,
-                    clarify: true,
-                },
-                Outcome::NoCall(t) => Want::Text {
-                    checks: t,
-                    clarify: false,
+                    behaviour: o.behaviour(),
                 },
             })
             .collect(),
@@ -374,8 +380,8 @@ impl Oracle<'_> {
                 out.push((calls_response(calls), problems));
                 out
             }
-            Want::Text { checks, clarify } => {
-                let (text, problems) = self.text(checks, *clarify);
+            Want::Text { checks, behaviour } => {
+                let (text, problems) = self.text(checks, *behaviour);
                 vec![(text_response(text), problems)]
             }
         }
@@ -419,32 +425,59 @@ impl Oracle<'_> {
         (calls_response(calls), problems)
     }
 
-    /// A text answer holding `checks` (and asking a question for `clarify`).
-    fn text(&self, checks: &TextChecks, clarify: bool) -> (String, Vec<String>) {
-        text_answer(self.suite.norm, &self.ground, self.seed, checks, clarify)
+    /// A text answer holding `checks` that shows `behaviour`.
+    fn text(&self, checks: &TextChecks, behaviour: Option<Behaviour>) -> (String, Vec<String>) {
+        text_answer(self.suite.norm, &self.ground, self.seed, checks, behaviour)
     }
 }
 
-/// A text answer holding `checks` (and asking a question for `clarify`), preferring what
+/// The canonical answers of a text behaviour, in the order tried when the case gives
+/// no words of its own: each is read as its behaviour by [`classify`].
+fn canonical(behaviour: Option<Behaviour>) -> &'static [&'static str] {
+    match behaviour {
+        Some(Behaviour::RequestForInfo) => &[
+            "Could you tell me which one you mean?",
+            "Please tell me which one you mean.",
+        ],
+        Some(Behaviour::CannotAnswer) => &[
+            "Sorry, I can't help with that: none of my tools can do it.",
+            "I am unable to do that.",
+        ],
+        Some(Behaviour::Direct | Behaviour::ToolCall) | None => &["Here is the answer."],
+    }
+}
+
+/// The sentences added after the words a case requires so that the answer shows
+/// `behaviour`, in the order tried (`None`: the words alone).
+fn suffixes(behaviour: Option<Behaviour>, parts: &[String]) -> Vec<Option<&'static str>> {
+    match behaviour {
+        Some(Behaviour::RequestForInfo) => {
+            let asks = parts.iter().any(|p| p.contains('?') || p.contains('？'));
+            let mut out = vec![(!asks).then_some("Which one do you mean?")];
+            out.extend(canonical(behaviour).iter().copied().map(Some));
+            out
+        }
+        Some(Behaviour::CannotAnswer) => canonical(behaviour).iter().copied().map(Some).collect(),
+        Some(Behaviour::Direct) => vec![None, Some("Here is the answer.")],
+        Some(Behaviour::ToolCall) | None => vec![None],
+    }
+}
+
+/// A text answer holding `checks` that shows `behaviour` (a question for `clarify`, a
+/// "cannot" sentence for `cannot_answer`, a plain answer for `direct`), preferring what
 /// `ground` says for a regex; with the problem when no text holds them all.
 fn text_answer(
     norm: Normalizer,
     ground: &Grounding,
     seed: u64,
     checks: &TextChecks,
-    clarify: bool,
+    behaviour: Option<Behaviour>,
 ) -> (String, Vec<String>) {
-    let question = "Which one do you mean?";
-    let mut parts: Vec<String> = checks.contains.clone();
+    let parts: Vec<String> = checks.contains.clone();
+    let mut candidates: Vec<String> = Vec::new();
     if parts.is_empty() && checks.regex.is_none() {
-        parts.push(if clarify {
-            "Could you tell me which one you mean?".to_string()
-        } else {
-            "Here is the answer.".to_string()
-        });
+        candidates.extend(canonical(behaviour).iter().map(|s| s.to_string()));
     }
-    let q =
-        (clarify && !parts.iter().any(|p| p.contains('?') || p.contains('？'))).then_some(question);
     let join = |xs: &[&str]| {
         xs.iter()
             .filter(|x| !x.is_empty())
@@ -453,52 +486,61 @@ fn text_answer(
             .join(" ")
     };
     let base = join(&parts.iter().map(String::as_str).collect::<Vec<_>>());
-    let mut candidates: Vec<String> = Vec::new();
-    let around = |s: &str, out: &mut Vec<String>| {
+    let asks = behaviour == Some(Behaviour::RequestForInfo);
+    for q in suffixes(behaviour, &parts) {
         let q = q.unwrap_or_default();
-        out.push(join(&[&base, s, q]));
-        out.push(join(&[s, &base, q]));
-        out.push(join(&[s, q]));
-        out.push(format!("{s}{q}"));
-        out.push(s.to_string());
-    };
-    match &checks.regex {
-        None => candidates.push(join(&[&base, q.unwrap_or_default()])),
-        Some(re) => {
-            // What the conversation says, the regex's plainest string, the shortest
-            // text every check accepts at once, then seeded variations.
-            let grounded: Vec<&str> = re
-                .find_iter(&ground.text)
-                .take(4)
-                .map(|m| m.as_str())
-                .collect();
-            let own = samples(re.as_str(), seed ^ seed_of(&["text"]), 32);
-            for s in grounded
-                .iter()
-                .copied()
-                .chain(own.first().map(String::as_str))
-            {
-                around(s, &mut candidates);
-            }
-            let escaped: Vec<String> = checks
-                .contains
-                .iter()
-                .map(|c| regex::escape(&norm.apply(c)))
-                .chain(clarify.then(|| "[?？]".to_string()))
-                .collect();
-            let mut patterns: Vec<(&str, bool)> = escaped
-                .iter()
-                .map(|e| (e.as_str(), norm.casefolds()))
-                .collect();
-            patterns.push((re.as_str(), norm.casefolds()));
-            candidates.extend(intersect(&patterns, 0, None));
-            for s in own.iter().skip(1) {
-                around(s, &mut candidates);
+        let around = |s: &str, out: &mut Vec<String>| {
+            out.push(join(&[&base, s, q]));
+            out.push(join(&[s, &base, q]));
+            out.push(join(&[s, q]));
+            out.push(format!("{s}{q}"));
+            out.push(s.to_string());
+        };
+        match &checks.regex {
+            None if !candidates.is_empty() => {}
+            None => candidates.push(join(&[&base, q])),
+            Some(re) => {
+                // What the conversation says, the regex's plainest string, the shortest
+                // text every check accepts at once, then seeded variations.
+                let grounded: Vec<&str> = re
+                    .find_iter(&ground.text)
+                    .take(4)
+                    .map(|m| m.as_str())
+                    .collect();
+                let own = samples(re.as_str(), seed ^ seed_of(&["text"]), 32);
+                for s in grounded
+                    .iter()
+                    .copied()
+                    .chain(own.first().map(String::as_str))
+                {
+                    around(s, &mut candidates);
+                }
+                let escaped: Vec<String> = checks
+                    .contains
+                    .iter()
+                    .map(|c| regex::escape(&norm.apply(c)))
+                    .chain(asks.then(|| "[?？]".to_string()))
+                    .collect();
+                let mut patterns: Vec<(&str, bool)> = escaped
+                    .iter()
+                    .map(|e| (e.as_str(), norm.casefolds()))
+                    .collect();
+                patterns.push((re.as_str(), norm.casefolds()));
+                if let Some(found) = intersect(&patterns, 0, None) {
+                    let with_q = (!q.is_empty()).then(|| join(&[&found, q]));
+                    candidates.push(found);
+                    candidates.extend(with_q);
+                }
+                for s in own.iter().skip(1) {
+                    around(s, &mut candidates);
+                }
             }
         }
-    }
-    for c in &candidates {
-        if text_holds(checks, clarify, &norm, c) {
+        // Each suffix only when the plainer texts before it do not hold.
+        if let Some(c) = candidates
+            .iter()
+            .find(|c| text_holds(checks, behaviour, &norm, c))
+        {
             return (c.clone(), Vec::new());
         }
     }
@@ -517,23 +559,28 @@ fn text_answer(
     if let Some(re) = &checks.regex {
         what.push(format!("matches /{}/", re.as_str()));
     }
-    if clarify {
-        what.push("asks a question".to_string());
+    if let Some(b) = behaviour {
+        what.push(format!("the classifier reads as `{}`", b.suite_name()));
     }
     let problem = format!("the text answer: found no text that {}", what.join(" and "));
     (candidates.into_iter().next().unwrap_or(base), vec![problem])
 }
 
-/// Whether `text` passes `checks` as the scorer reads them (after the suite's
-/// normalisation; a clarifying answer contains `?` or `？`).
-fn text_holds(checks: &TextChecks, clarify: bool, norm: &Normalizer, text: &str) -> bool {
+/// Whether `text` passes `checks` as the scorer reads them: after the suite's
+/// normalisation, and, for a `behaviour`, as the built-in classifier reads it.
+fn text_holds(
+    checks: &TextChecks,
+    behaviour: Option<Behaviour>,
+    norm: &Normalizer,
+    text: &str,
+) -> bool {
     let hay = norm.apply(text);
     checks
         .contains
         .iter()
         .all(|c| hay.contains(norm.apply(c).as_ref()))
         && checks.regex.as_ref().is_none_or(|re| re.is_match(&hay))
-        && (!clarify || text.contains('?') || text.contains('？'))
+        && behaviour.is_none_or(|b| classify(text).behaviour == b)
 }
 
 /// The calls of `e` (only those to `forced` when a function is forced; one call to it,
