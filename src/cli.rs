@@ -36,6 +36,9 @@ pub enum Command {
     /// Merge the run directories of `run --shard K/N` into one run directory whose
     /// reports equal an unsharded run's.
     Merge(MergeArgs),
+    /// Classify a text answer as request_for_info, cannot_answer or direct (the
+    /// built-in classifier), or measure the classifier on labelled answers.
+    Classify(ClassifyArgs),
     /// Look at an MCP server's tools, and pin them to a snapshot file.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -115,6 +118,34 @@ pub struct ImportMcpArgs {
     /// Replace the suite and snapshot files if they exist.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `toolgauge classify`: one text, or a labelled file to measure on.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["text", "when2call", "jsonl"])))]
+pub struct ClassifyArgs {
+    /// The answer to classify (`-` reads it from standard input).
+    #[arg(value_name = "TEXT")]
+    pub text: Option<String>,
+    /// Measure on the example text answers of a When2Call file (answers.direct,
+    /// answers.request_for_info and answers.cannot_answer of each item).
+    #[arg(long, value_name = "FILE")]
+    pub when2call: Option<PathBuf>,
+    /// Which When2Call items: `dev` (even 0-based index, the half the classifier's cues
+    /// were written on), `held-out` (odd index) or `all`.
+    #[arg(long, value_name = "HALF", requires = "when2call", default_value = "all",
+          value_parser = ["dev", "held-out", "all"])]
+    pub half: String,
+    /// Measure on a JSON Lines file of `{"text": ..., "label": ...}` (labels
+    /// request_for_info or clarify, cannot_answer, direct).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// Also list every answer classified otherwise than labelled.
+    #[arg(long)]
+    pub misses: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `toolgauge merge`.

@@ -32,6 +32,7 @@ macro_rules! sayln {
 }
 
 mod cassette;
+mod classify;
 mod compare;
 mod mcp;
 mod mcp_conformance;
@@ -102,6 +103,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Classify(args) => classify::classify(&args),
         Command::Schema(args) => {
             sayln!(
                 "{}",

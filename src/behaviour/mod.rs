@@ -7,6 +7,9 @@
 //! `direct`); suites name the text behaviours `clarify`, `cannot_answer` and `direct`.
 
 pub mod classify;
+pub mod lexicon;
+pub mod measure;
+pub mod sentences;
 
 use serde::{Deserialize, Serialize};
 
