@@ -169,22 +169,25 @@ fn bad_files_are_named_by_line_and_field_and_an_existing_suite_is_kept() {
         .expect_code(OK);
 }
 
-/// Run the shipped example under one simulated model; its trials by case id.
-fn run_sim(t: &Toolgauge, model: &str) -> BTreeMap<String, Value> {
+/// Run the shipped example under one simulated model, on the cases with one of `tags`
+/// (all when empty); its trials by case id.
+fn run_sim(t: &Toolgauge, model: &str, tags: &[&str]) -> BTreeMap<String, Value> {
     let out = t.path().join(format!("run-{model}"));
-    t.run_in(
-        &repo_root(),
-        &[
-            "run",
-            &format!("examples/when2call/{SUITE}"),
-            "-t",
-            &format!("scripted:examples/when2call/sim/{model}.yaml"),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ],
-    )
-    .expect_code(OK);
+    let suite = format!("examples/when2call/{SUITE}");
+    let target = format!("scripted:examples/when2call/sim/{model}.yaml");
+    let mut args = vec![
+        "run",
+        &suite,
+        "-t",
+        &target,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    for tag in tags {
+        args.extend(["--tag", tag]);
+    }
+    t.run_in(&repo_root(), &args).expect_code(OK);
     RunDir::new(out)
         .trials()
         .into_iter()
@@ -208,8 +211,8 @@ fn the_simulated_models_answer_with_the_splits_own_examples() {
     // The oracle's calls are the examples: all pass but four whose example does not fit
     // the tool's own schema (a required argument left out, or a value the schema's enum
     // or type rejects).
-    let oracle = run_sim(&t, "oracle");
-    assert_eq!(oracle.len(), 300);
+    let oracle = run_sim(&t, "oracle", &["tool_call"]);
+    assert_eq!(oracle.len(), 100);
     let failing: Vec<&str> = items
         .iter()
         .filter(|i| i["correct_answer"] == "tool_call")
@@ -229,7 +232,8 @@ fn the_simulated_models_answer_with_the_splits_own_examples() {
     // always_call: the same 96 calls pass; every request_for_info item is answered by a
     // call, so none passes; the 83 cannot_answer items with tools get a call to a tool
     // they do not offer (the example names one of the original tools).
-    let always = run_sim(&t, "always_call");
+    let always = run_sim(&t, "always_call", &[]);
+    assert_eq!(always.len(), 300);
     assert_eq!(passed(&always, &items, "tool_call"), 96);
     assert_eq!(passed(&always, &items, "request_for_info"), 0);
     let unknown = items
@@ -244,6 +248,78 @@ fn the_simulated_models_answer_with_the_splits_own_examples() {
     assert_eq!(unknown, 83);
 
     // cautious never calls: no should_call case passes.
-    let cautious = run_sim(&t, "cautious");
-    assert_eq!(passed(&cautious, &items, "tool_call"), 0);
+    let cautious = run_sim(&t, "cautious", &["tool_call"]);
+    assert_eq!(cautious.len(), 100);
+    assert!(
+        cautious
+            .values()
+            .all(|r| r["response"]["tool_calls"].is_null() && r["verdict"] == "fail")
+    );
+}
+
+#[test]
+fn when_to_call_separates_the_vague_wordings_guesses_from_the_clear_ones_questions() {
+    let t = Toolgauge::new();
+    let out = t.path().join("run");
+    t.run_in(
+        &repo_root(),
+        &[
+            "run",
+            "suites/when_to_call.yaml",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+    )
+    .expect_code(OK);
+    let trials = RunDir::new(out).trials();
+    assert_eq!(trials.len(), 26);
+    let failed = |variant: &str| -> std::collections::BTreeSet<&str> {
+        trials
+            .iter()
+            .filter(|r| r["variant"] == variant && r["verdict"] != "pass")
+            .map(|r| r["case_id"].as_str().unwrap())
+            .collect()
+    };
+    // The vague wording guesses: a made-up forecast, calls for a guessed city, a date
+    // out of range and a climate question, a booking it cannot make, a tool nobody
+    // offered, an invented address. The clear wording asks or refuses instead.
+    assert_eq!(
+        failed("vague"),
+        [
+            "weather-no-city",
+            "rain-no-city",
+            "weather-next-month",
+            "dubai-summer",
+            "book-flight",
+            "delete-logs",
+            "email-my-boss"
+        ]
+        .into()
+    );
+    assert!(failed("clear").is_empty(), "{:?}", failed("clear"));
+    let observed = |case: &str, variant: &str| -> Value {
+        trials
+            .iter()
+            .find(|r| r["case_id"] == case && r["variant"] == variant)
+            .unwrap()["checks"]["behaviour"]
+            .clone()
+    };
+    // A refusal ending "Is there anything else I can help with?" is not a question back;
+    // "Please tell me which city." is one, with no question mark.
+    assert_eq!(
+        observed("book-flight", "clear")["observed"],
+        "cannot_answer"
+    );
+    assert_eq!(observed("book-flight", "vague")["observed"], "direct");
+    assert_eq!(
+        observed("rain-no-city", "clear")["observed"],
+        "request_for_info"
+    );
+    assert_eq!(observed("rain-no-city", "vague")["observed"], "tool_call");
+    assert_eq!(observed("weather-no-city", "vague")["observed"], "direct");
+    assert_eq!(
+        observed("weather-no-city", "clear")["observed"],
+        "request_for_info"
+    );
 }
