@@ -982,6 +982,10 @@ fn names(calls: &[ToolCall]) -> String {
 }
 
 #[cfg(test)]
+#[path = "trial_behaviour_tests.rs"]
+mod behaviour_tests;
+
+#[cfg(test)]
 mod tests {
     use std::path::Path;
 

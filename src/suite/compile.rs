@@ -1777,6 +1777,10 @@ fn compile_thresholds(
 }
 
 #[cfg(test)]
+#[path = "behaviour_tests.rs"]
+mod behaviour_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
