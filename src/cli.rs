@@ -132,10 +132,9 @@ pub struct ClassifyArgs {
     #[arg(long, value_name = "FILE")]
     pub when2call: Option<PathBuf>,
     /// Which When2Call items: `dev` (even 0-based index, the half the classifier's cues
-    /// were written on), `held-out` (odd index) or `all`.
-    #[arg(long, value_name = "HALF", requires = "when2call", default_value = "all",
-          value_parser = ["dev", "held-out", "all"])]
-    pub half: String,
+    /// were written on), `held-out` (odd index) or `all` (the default).
+    #[arg(long, value_name = "HALF", requires = "when2call", value_parser = ["dev", "held-out", "all"])]
+    pub half: Option<String>,
     /// Measure on a JSON Lines file of `{"text": ..., "label": ...}` (labels
     /// request_for_info or clarify, cannot_answer, direct).
     #[arg(long, value_name = "FILE")]

@@ -14,6 +14,14 @@ use crate::exit;
 
 /// Run `toolgauge classify`.
 pub(crate) fn classify(args: &ClassifyArgs) -> Result<u8, AppError> {
+    if let (Some(half), None) = (&args.half, &args.when2call) {
+        return Err(AppError::bad(
+            format!("--half {half} needs --when2call FILE"),
+            Some(
+                "the halves split the items of a When2Call file; a TEXT or --jsonl file is classified whole",
+            ),
+        ));
+    }
     if let Some(text) = &args.text {
         let text = if text == "-" {
             let mut s = String::new();
@@ -42,7 +50,11 @@ pub(crate) fn classify(args: &ClassifyArgs) -> Result<u8, AppError> {
         return Ok(exit::OK);
     }
     let (what, examples) = if let Some(path) = &args.when2call {
-        let half = Half::parse(&args.half).unwrap_or(Half::All);
+        let half = args
+            .half
+            .as_deref()
+            .and_then(Half::parse)
+            .unwrap_or(Half::All);
         let examples = measure::when2call_examples(path, half).map_err(|e| {
             AppError::bad(
                 e.to_string(),
