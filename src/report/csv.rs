@@ -1,4 +1,5 @@
-//! `trials.csv` (one row per trial) and `summary.csv` (one row per cell, then `overall`).
+//! `trials.csv` (one row per trial) and `summary.csv` (one row per cell, then `overall`);
+//! `behaviour.csv` too when some trial expects a behaviour (see `report::behaviour`).
 //! Column names are stable and documented in `docs/reports.md`.
 
 use super::format::{MACHINE_DIGITS, round_sig};
@@ -201,15 +202,50 @@ fn err(e: impl std::fmt::Display) -> ReportError {
     }
 }
 
+/// `behaviour.csv`: a row per cell with behaviour metrics, then `overall`; `None` when
+/// no trial expects a behaviour (the file is then not written).
+fn behaviour_csv(report: &RunReport) -> Result<Option<Vec<u8>>, ReportError> {
+    let Some(overall) = &report.summary.overall.behaviour else {
+        return Ok(None);
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(super::behaviour::csv_header())
+        .map_err(err)?;
+    for c in &report.summary.cells {
+        if let Some(b) = &c.metrics.behaviour {
+            let cell = [
+                c.target.as_str(),
+                c.variant.as_str(),
+                c.tool_choice.as_str(),
+            ];
+            w.write_record(super::behaviour::csv_row(cell, c.distractors, b, opt))
+                .map_err(err)?;
+        }
+    }
+    w.write_record(super::behaviour::csv_row(
+        ["overall", "", ""],
+        None,
+        overall,
+        opt,
+    ))
+    .map_err(err)?;
+    Ok(Some(w.into_inner().map_err(err)?))
+}
+
 impl Exporter for CsvExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         // Runs with the tool-count axis get its columns at the end; others keep the
         // stable columns alone.
         let axis = report.trials.iter().any(|t| t.distractors.is_some());
+        // Likewise the behaviour columns, for runs whose trials have behaviour facts.
+        let behaviour = super::behaviour::any_facts(&report.trials);
         let mut trials = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<&str> = TRIAL_COLUMNS.to_vec();
         if axis {
             header.extend(DISTRACTOR_TRIAL_COLUMNS);
+        }
+        if behaviour {
+            header.extend(super::behaviour::TRIAL_COLUMNS);
         }
         trials.write_record(&header).map_err(err)?;
         for t in &report.trials {
@@ -288,6 +324,9 @@ impl Exporter for CsvExporter {
                         .unwrap_or_default(),
                 ]);
             }
+            if behaviour {
+                row.extend(super::behaviour::trial_cells(t));
+            }
             trials.write_record(&row).map_err(err)?;
         }
         let mut summary = csv::Writer::from_writer(Vec::new());
@@ -314,12 +353,16 @@ impl Exporter for CsvExporter {
             row.push(String::new());
         }
         summary.write_record(&row).map_err(err)?;
-        Ok(vec![
+        let mut files = vec![
             ("trials.csv".to_string(), trials.into_inner().map_err(err)?),
             (
                 "summary.csv".to_string(),
                 summary.into_inner().map_err(err)?,
             ),
-        ])
+        ];
+        if let Some(bytes) = behaviour_csv(report)? {
+            files.push(("behaviour.csv".to_string(), bytes));
+        }
+        Ok(files)
     }
 }

@@ -6,6 +6,10 @@
 //! A loop trial's testcase has the properties `rounds`, `tool_calls` and `stop` (absent
 //! when an infrastructure failure ended it), and its failure message ends with how the
 //! loop stopped: `(loop: max_rounds after 3 round(s), 6 tool call(s))`.
+//! A trial with behaviour facts has the properties `expected_behaviour` (when its case
+//! expects one), `observed_behaviour` and `behaviour_by`; a cell with behaviour metrics
+//! has them as its testsuite's `behaviour.*` properties (macro-F1 and the two
+//! hallucination rates with their intervals, the non-zero confusion counts).
 //! Written with `quick-junit` (from the nextest project), which escapes all text.
 
 use std::time::Duration;
@@ -79,6 +83,16 @@ impl Exporter for JunitExporter {
                     case.add_property(Property::new("stop", stop.as_str()));
                 }
             }
+            if let Some(f) = t.checks.as_ref().and_then(|c| c.behaviour.as_ref()) {
+                if let Some(e) = f.expected {
+                    case.add_property(Property::new("expected_behaviour", e.label()));
+                }
+                case.add_property(Property::new("observed_behaviour", f.observed.label()));
+                case.add_property(Property::new(
+                    "behaviour_by",
+                    super::behaviour::by_label(f.by),
+                ));
+            }
             if let Some(latency) = t.latency_ms() {
                 case.set_time(Duration::from_secs_f64(latency.max(0.0) / 1000.0));
             }
@@ -86,6 +100,21 @@ impl Exporter for JunitExporter {
                 .entry(cell.clone())
                 .or_insert_with(|| TestSuite::new(format!("{suite}: {cell}")))
                 .add_test_case(case);
+        }
+        // Each cell's behaviour metrics as its testsuite's properties.
+        for c in &report.summary.cells {
+            let Some(b) = &c.metrics.behaviour else {
+                continue;
+            };
+            let mut label = format!("{} × {} × {}", c.target, c.variant, c.tool_choice);
+            if let Some(n) = c.distractors {
+                label.push_str(&format!(" × N={n}"));
+            }
+            if let Some(s) = suites.get_mut(&label) {
+                s.add_properties(super::behaviour::junit_properties(b, |v| {
+                    v.map_or_else(String::new, |x| format!("{x:.6}"))
+                }));
+            }
         }
         let mut junit = Report::new(format!("toolgauge {suite}"));
         junit.add_test_suites(suites.into_values());

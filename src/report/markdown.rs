@@ -1,7 +1,8 @@
 //! `summary.md`: a short summary fit for a pull-request comment: the verdict line,
 //! failing thresholds first, then one table row per cell (weakest accuracy first), and
 //! the first failures. Model and suite text is escaped for Markdown tables. A run with
-//! tool loops adds a "Tool loops" table: one row per cell with loop trials.
+//! tool loops adds a "Tool loops" table: one row per cell with loop trials; one whose
+//! cases expect behaviours a "Behaviour" table and the overall confusion matrix.
 
 use std::fmt::Write as _;
 
@@ -135,6 +136,7 @@ impl Exporter for MarkdownExporter {
             );
         }
         out.push_str(&loop_table(&s.cells));
+        out.push_str(&super::behaviour::markdown(s, &cell_text));
         if !s.distractors.is_empty() {
             out.push('\n');
             out.push_str(&super::distractors::markdown(&s.distractors));

@@ -3,6 +3,7 @@
 //! A run directory holds `run.json` (what ran), `trials.jsonl` (the journal, written
 //! during the run) and the exporters' files, written when the run ends.
 
+pub mod behaviour;
 pub mod csv;
 pub mod distractors;
 #[cfg(test)]

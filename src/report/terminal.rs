@@ -536,6 +536,11 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
         }
     }
     loop_block(&mut out, report, max);
+    for text in super::behaviour::terminal_lines(s, printable) {
+        for l in format::wrap(&text, max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     if !s.variants.is_empty() {
         let sizes: Vec<String> = s
             .variants

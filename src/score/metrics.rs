@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::behaviour::BehaviourMetrics;
 use super::loops::LoopMetrics;
 use super::record::{TrialRecord, Verdict};
 use super::stats::{Rate, pass_at_k, pass_hat_k, percentile};
@@ -126,6 +127,11 @@ pub struct Metrics {
     /// single-turn run's summary is as before loops existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<LoopMetrics>,
+    /// The behaviour metrics (confusion matrix, macro-F1, hallucination rates) of the
+    /// trials whose case expects one behaviour; absent when none does (so summaries of
+    /// suites without behaviours are as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<BehaviourMetrics>,
 }
 
 impl Metrics {
@@ -136,6 +142,7 @@ impl Metrics {
         let mut by_case: HashMap<(&str, &str, String, &str), (u64, u64)> = HashMap::new();
         let mut max_repeat = 0;
         let mut loop_trials = Vec::new();
+        let mut behaviour_trials = Vec::new();
         for t in trials {
             if t.is_loop() {
                 loop_trials.push(t);
@@ -178,6 +185,9 @@ impl Metrics {
                 None => a.unpriced += 1,
             }
             let Some(c) = &t.checks else { continue };
+            if c.behaviour.as_ref().is_some_and(|b| b.expected.is_some()) {
+                behaviour_trials.push(t);
+            }
             match (c.kind, c.called) {
                 (CaseKind::ShouldCall, true) => a.tp += 1,
                 (CaseKind::ShouldCall, false) => a.fn_ += 1,
@@ -275,6 +285,7 @@ impl Metrics {
             },
             consistency,
             loops: LoopMetrics::of(loop_trials),
+            behaviour: BehaviourMetrics::of(behaviour_trials),
         }
     }
 

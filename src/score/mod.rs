@@ -1,6 +1,7 @@
 //! Scoring: per-trial checks and verdicts, optimal call assignment, aggregate metrics
-//! with intervals, thresholds, token counts and prices.
+//! with intervals (behaviour metrics too), thresholds, token counts and prices.
 
+pub mod behaviour;
 pub mod distractors;
 pub mod loops;
 pub mod metrics;

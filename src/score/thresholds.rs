@@ -50,6 +50,11 @@ fn value_of(name: &str, metrics: &Metrics, tool_definition_tokens: Option<u64>) 
         "duplicate_side_effect_rate" => metrics.loops.as_ref()?.duplicate_side_effect_rate.value,
         "data_flow_accuracy" => metrics.loops.as_ref()?.data_flow_accuracy.value,
         "grounded_answer_rate" => metrics.loops.as_ref()?.grounded_answer_rate.value,
+        // Behaviour rates: undefined without a trial expecting a behaviour (or, for a
+        // hallucination rate, without one expecting its behaviour), so they fail there.
+        "macro_f1" | "tool_hallucination_rate" | "answer_hallucination_rate" => {
+            metrics.behaviour.as_ref()?.value(name)
+        }
         _ => metrics.value(name),
     }
 }
@@ -459,5 +464,63 @@ mod tests {
             let r = check(&[gate(name, Some(0.0), None)], &single, &[]);
             assert_eq!(summary(&r), vec![("overall", None, false)], "{name}");
         }
+    }
+
+    #[test]
+    fn behaviour_rates_gate_the_trials_expecting_a_behaviour_and_fail_without_any() {
+        // The sample of score::behaviour: macro-F1 53/84 ≈ 0.631, tool and answer
+        // hallucination 1/4 each.
+        let m = Metrics::of(&crate::score::behaviour::tests::sample());
+        let r = check(
+            &[
+                gate("macro_f1", Some(0.6), None),
+                gate("macro_f1", Some(0.65), None),
+                gate("tool_hallucination_rate", None, Some(0.25)),
+                gate("answer_hallucination_rate", None, Some(0.2)),
+            ],
+            &m,
+            &[],
+        );
+        let macro_f1 = 53.0 / 84.0;
+        let got = summary(&r);
+        assert_eq!(got[0].0, "overall");
+        assert!((got[0].1.unwrap() - macro_f1).abs() < 1e-12);
+        assert_eq!(
+            got.iter().map(|x| x.2).collect::<Vec<_>>(),
+            [true, false, true, false]
+        );
+        assert_eq!((got[2].1, got[3].1), (Some(0.25), Some(0.25)));
+        // No trial expecting a behaviour: nothing measured, so every behaviour gate
+        // fails, whatever its bound.
+        let none = Metrics::of(&[trial("default", ToolChoice::Auto, true)]);
+        for name in [
+            "macro_f1",
+            "tool_hallucination_rate",
+            "answer_hallucination_rate",
+        ] {
+            let r = check(&[gate(name, Some(0.0), Some(1.0))], &none, &[]);
+            assert_eq!(summary(&r), vec![("overall", None, false)], "{name}");
+        }
+        // Trials expecting only tool calls: macro-F1 is defined, the two hallucination
+        // rates are not (0/0), so their gates fail rather than pass on nothing.
+        use crate::behaviour::Behaviour::ToolCall;
+        let calls = Metrics::of(&[crate::score::behaviour::tests::record(
+            "c",
+            0,
+            Some(ToolCall),
+            ToolCall,
+        )]);
+        let r = check(
+            &[
+                gate("macro_f1", Some(1.0), None),
+                gate("tool_hallucination_rate", None, Some(1.0)),
+            ],
+            &calls,
+            &[],
+        );
+        assert_eq!(
+            summary(&r),
+            vec![("overall", Some(1.0), true), ("overall", None, false)]
+        );
     }
 }

@@ -33,7 +33,8 @@ pub const METRIC_NAMES: &[&str] = &[
 /// `tool_definition_tokens` is a property of a variant's tool definitions (per cell: its
 /// variant's; overall: the largest of the run's variants); the others are rates of the
 /// loop trials (`score::loops`), undefined (so a gate on them fails) in a
-/// set without loop trials.
+/// set without loop trials, and of the behaviour metrics (`score::behaviour`), undefined
+/// in a set without a trial expecting a behaviour.
 pub const EXTRA_THRESHOLD_METRICS: &[&str] = &[
     "tool_definition_tokens",
     "task_success",
@@ -41,6 +42,9 @@ pub const EXTRA_THRESHOLD_METRICS: &[&str] = &[
     "duplicate_side_effect_rate",
     "data_flow_accuracy",
     "grounded_answer_rate",
+    "macro_f1",
+    "tool_hallucination_rate",
+    "answer_hallucination_rate",
 ];
 
 /// The threshold metrics that are amounts (tokens, milliseconds, dollars), never
@@ -207,8 +211,8 @@ mod tests {
             .filter(|m| is_rate(m))
             .collect();
         let mut expected = METRIC_NAMES[..14].to_vec();
-        // The loop rates come after them (tool_definition_tokens, first of the extras,
-        // is an amount).
+        // The loop and behaviour rates come after them (tool_definition_tokens, first of
+        // the extras, is an amount).
         expected.extend(&EXTRA_THRESHOLD_METRICS[1..]);
         assert_eq!(rates, expected);
         assert_eq!(
@@ -218,7 +222,10 @@ mod tests {
                 "recovery",
                 "duplicate_side_effect_rate",
                 "data_flow_accuracy",
-                "grounded_answer_rate"
+                "grounded_answer_rate",
+                "macro_f1",
+                "tool_hallucination_rate",
+                "answer_hallucination_rate"
             ]
         );
         assert!(rates.contains(&"pass_hat_k") && !is_rate("cost_usd") && !is_rate("speed"));
