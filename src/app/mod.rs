@@ -34,6 +34,7 @@ macro_rules! sayln {
 mod cassette;
 mod classify;
 mod compare;
+mod judge;
 mod mcp;
 mod mcp_conformance;
 mod merge;

@@ -19,8 +19,8 @@ use super::{AppError, load_suite};
 use crate::bfcl::result::ResultStyle;
 use crate::cli::RunArgs;
 use crate::exit;
-use crate::provider::Provider;
 use crate::provider::registry::LiveSettings;
+use crate::provider::{Provider, Target};
 use crate::report::progress::{Progress, ProgressMode};
 use crate::report::terminal::{self, TerminalOptions};
 use crate::report::{
@@ -66,6 +66,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
     let options = RunOptions {
         concurrency: args.concurrency,
         prices,
+        judge: None,
     };
     if let Some(dir) = &args.resume {
         return resume(dir, args, &options);
@@ -151,6 +152,8 @@ struct Prepared {
     suite: Arc<Suite>,
     plan: Plan,
     providers: HashMap<String, Arc<dyn Provider>>,
+    /// The judge target and its provider, when the run has a judge.
+    judge: Option<(Target, Arc<dyn Provider>)>,
     dir: PathBuf,
     meta: RunMeta,
 }
@@ -177,6 +180,8 @@ struct Answers {
     cassette: Option<PathBuf>,
     /// `--bfcl-style` for `bfcl-result` targets (`None`: detected per file).
     bfcl_style: Option<ResultStyle>,
+    /// The judge target as written (`--judge`, else the suite's `judge:`).
+    judge: Option<String>,
 }
 
 /// Set up providers and the plan for `suite` with the resolved matrix and settings.
@@ -193,12 +198,14 @@ fn prepare(
         source,
         cassette,
         bfcl_style,
+        judge,
     } = answers;
     let live = &live;
     let in_suite = in_suite(path);
+    let mut judge = super::judge::judge_target(&suite, judge.as_deref(), path)?;
     // Sampling parameters belong to every non-scripted target (and so to its cassette
     // keys), whether it replays, records or runs live.
-    for t in &mut r.targets {
+    for t in r.targets.iter_mut().chain(judge.as_mut()) {
         if t.provider != "scripted" && t.provider != "bfcl-result" {
             t.params = live.params();
         }
@@ -206,6 +213,7 @@ fn prepare(
     let providers = providers_for(
         &suite,
         &r.targets,
+        judge.as_ref(),
         cassette.as_deref(),
         source,
         live,
@@ -213,6 +221,10 @@ fn prepare(
         bfcl_style,
     )
     .map_err(in_suite)?;
+    let judge = judge.map(|t| {
+        let p = providers[&t.spec].clone();
+        (t, p)
+    });
     // The oracle is a suite's self-test: name the expectations no answer can satisfy.
     if r.targets
         .iter()
@@ -285,6 +297,7 @@ fn prepare(
             paths: locations,
             // Filled in by `execute`, from the table it charges.
             prices: None,
+            judge: judge.as_ref().map(|(t, _)| t.spec.clone()),
         },
         selection: None,
         merged_from: Vec::new(),
@@ -293,6 +306,7 @@ fn prepare(
         suite,
         plan,
         providers,
+        judge,
         dir,
         meta,
     })
@@ -354,6 +368,10 @@ fn run_suite(
         source,
         cassette,
         bfcl_style: bfcl_style(args.bfcl_style.as_deref())?,
+        judge: args
+            .judge
+            .clone()
+            .or_else(|| suite.judge.as_ref().map(|j| j.target.clone())),
     };
     let (selection, mask) = Selection::new(
         &suite,
@@ -484,6 +502,8 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         source,
         cassette,
         bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
+        // The judge the run began with.
+        judge: s.judge.clone(),
     };
     // The same cases and shards as the run being resumed (the suite is unchanged).
     let old_selection = old.selection.clone().unwrap_or_default();
@@ -503,6 +523,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     let contents = read_resumable_journal(&journal_path)?;
     // The prices the run began with, not the built-in table or the file as it is now.
     let options = &RunOptions {
+        judge: None,
         concurrency: options.concurrency,
         prices: super::prices::for_resume(
             &old,
@@ -677,9 +698,18 @@ fn execute(
         suite,
         plan,
         providers,
+        judge,
         dir,
         mut meta,
     } = p;
+    let judge = judge
+        .map(|(target, provider)| super::judge::build(&suite, target, provider, &options.prices))
+        .transpose()?;
+    let options = &RunOptions {
+        concurrency: options.concurrency,
+        prices: options.prices.clone(),
+        judge,
+    };
     let trials = plan.trials();
     meta.trials_planned = trials.len() as u64;
     meta.settings.prices = Some(super::prices::kept(&meta, &options.prices));

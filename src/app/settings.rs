@@ -273,9 +273,15 @@ pub(crate) fn live_settings(
     })
 }
 
+/// The provider of every target, and of the judge target `judge` when it is not one
+/// of them (a judge that is a run target shares its provider, so its rate limits).
+/// The judge's provider is built as the targets' are: it replays from and records
+/// into the same cassette.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn providers_for(
     suite: &Arc<Suite>,
     targets: &[Target],
+    judge: Option<&Target>,
     cassette_flag: Option<&Path>,
     source: Source,
     live: &LiveSettings,
@@ -288,8 +294,13 @@ pub(crate) fn providers_for(
         .or_else(|| suite.cassette.clone());
     let mut cassette: Option<Arc<Cassette>> = None;
     let mut recorder: Option<Arc<Recorder>> = None;
-    for t in targets {
-        let p: Arc<dyn Provider> = if t.provider == "bfcl-result" {
+    let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec));
+    for t in targets.iter().chain(judge) {
+        let p: Arc<dyn Provider> = if t.provider == "scripted"
+            && t.model == crate::provider::scripted_judge::MODEL
+        {
+            Arc::new(crate::provider::scripted_judge::ScriptedJudge)
+        } else if t.provider == "bfcl-result" {
             let p = crate::bfcl::result::BfclResultProvider::open(Path::new(&t.model), bfcl_style).map_err(|e| {
                 AppError::bad(
                     e.to_string(),
@@ -302,12 +313,13 @@ pub(crate) fn providers_for(
                 AppError::bad(
                     e.to_string(),
                     Some(&format!(
-                        "scripted models are: {}, or a script file (.yaml)",
+                        "scripted models are: {}, {}, or a script file (.yaml)",
                         crate::provider::scripted::BEHAVIOURS
                             .iter()
                             .map(|(n, _)| *n)
                             .collect::<Vec<_>>()
-                            .join(", ")
+                            .join(", "),
+                        crate::provider::scripted_judge::MODEL
                     )),
                 )
             })?)

@@ -1,8 +1,13 @@
 //! The judge model: a target that reads a trial's text answer and says which behaviour
 //! it shows, or whether it meets a free-text rubric, as When2Call's own protocol does.
 //!
-//! BASE: the record and verdict types; the judge's requests and prompts are added by
-//! the issue 13 work.
+//! Here: the record and verdict types; the prompts ([`prompt`]) and the reading of the
+//! judge's answers ([`verdict`]). The requests are sent by the runner
+//! ([`crate::runner::judged`]) through the run's providers, so they are recorded,
+//! replayed, rate-limited and budgeted as the model's are (docs/judge.md).
+
+pub mod prompt;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 

@@ -22,6 +22,7 @@ pub mod oracle;
 pub mod record;
 pub mod registry;
 pub mod scripted;
+pub mod scripted_judge;
 pub mod types;
 pub mod usage;
 

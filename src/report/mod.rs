@@ -122,6 +122,9 @@ pub struct RunSettings {
     /// prices were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prices: Option<crate::score::prices::RunPrices>,
+    /// The judge model the run asked (`judge:` or `--judge`), so `--resume` asks the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
 }
 
 /// A file a run used, located two ways: `report` and `--resume` try the path relative

@@ -35,8 +35,9 @@ pub struct Progress {
     last_line: Option<Instant>,
 }
 
-/// What finished trials spent: tokens (input + output, every round of a loop trial) and
-/// cost in USD. The progress display and the run's budget both count with it.
+/// What finished trials spent: tokens (input + output, every round of a loop trial, and
+/// the judge model's requests) and cost in USD. The progress display and the run's
+/// budget both count with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Spend {
     /// Tokens, input and output.
@@ -57,6 +58,17 @@ impl Spend {
         // A cost that is no price (only an edited journal has one) adds nothing.
         if let Some(c) = t.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
             self.cost = (self.cost + c).min(f64::MAX);
+        }
+        // The judge model's requests are spent by the run too (`--max-cost`/`--max-tokens`).
+        for j in &t.judge {
+            if let Some(u) = j.usage {
+                self.tokens = self
+                    .tokens
+                    .saturating_add(u.input_tokens.saturating_add(u.output_tokens));
+            }
+            if let Some(c) = j.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+                self.cost = (self.cost + c).min(f64::MAX);
+            }
         }
     }
 }

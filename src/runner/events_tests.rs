@@ -82,6 +82,7 @@ fn options(concurrency: usize) -> RunOptions {
     RunOptions {
         concurrency,
         prices: crate::score::prices::PriceTable::default(),
+        judge: None,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod events;
 #[cfg(test)]
 mod events_tests;
 pub mod journal;
+pub mod judged;
 mod looped;
 pub mod matrix;
 pub mod select;
@@ -101,6 +102,8 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// Prices for cost.
     pub prices: PriceTable,
+    /// The judge model, when the suite or `--judge` sets one.
+    pub judge: Option<Arc<judged::Judge>>,
 }
 
 /// Run `trials` of `plan`, telling every observer each event as it happens
@@ -179,6 +182,9 @@ pub async fn execute(
                     return (index, record);
                 };
                 let endpoint = p.endpoint();
+                let tools = request.tools.clone();
+                let context = request.messages.len();
+                let judge_key = key.clone();
                 match looped::play(p, host, case, request, key, (index, notes)).await {
                     Ok(outcome) => {
                         let failure = looped::provider_error(&outcome)
@@ -192,6 +198,19 @@ pub async fn execute(
                             price,
                         };
                         looped::score(&scoring, outcome, &mut record);
+                        let rubric = judged::LoopRubric {
+                            case,
+                            tools: &tools,
+                            context,
+                            key: &judge_key,
+                        };
+                        judged::loop_rubric(
+                            options.judge.as_deref(),
+                            &rubric,
+                            &mut record,
+                            &control.breakers,
+                        )
+                        .await;
                     }
                     Err(message) => {
                         record.reasons.push(Reason::new("provider_error", message));
@@ -204,6 +223,7 @@ pub async fn execute(
             // The provider's work (building the body, HTTP, parsing the answer) runs as
             // its own task, so on a multi-thread runtime the answers of a wave are
             // handled in parallel instead of one after another in this driver task.
+            let judge_key = key.clone();
             let (request, result) = match provider {
                 Some(p) => {
                     let task = tokio::spawn(async move {
@@ -237,15 +257,36 @@ pub async fn execute(
                         response.usage =
                             Some(tokens::estimate_usage(&request, &response, tool_tokens));
                     }
-                    let (checks, reasons) =
-                        scorer.score_variant(&cell.variant, &cell.tool_choice, &response);
-                    record.verdict = if reasons.is_empty() {
-                        Verdict::Pass
+                    let asked = judged::SingleTurn::new(
+                        case,
+                        &cell.tool_choice,
+                        &request,
+                        &response,
+                        &judge_key,
+                    );
+                    let judged =
+                        judged::single_turn(options.judge.as_deref(), &asked, &control.breakers)
+                            .await;
+                    record.judge = judged.calls;
+                    let (checks, reasons) = scorer.score_judged(
+                        &cell.variant,
+                        &cell.tool_choice,
+                        &response,
+                        judged.verdicts.as_ref(),
+                    );
+                    if let Some(reason) = judged.error {
+                        // No verdict without the judge's: the answer is kept (its
+                        // tokens were spent), the trial is an error.
+                        record.reasons = vec![reason];
                     } else {
-                        Verdict::Fail
-                    };
-                    record.reasons = reasons;
-                    record.checks = Some(checks);
+                        record.verdict = if reasons.is_empty() {
+                            Verdict::Pass
+                        } else {
+                            Verdict::Fail
+                        };
+                        record.reasons = reasons;
+                        record.checks = Some(checks);
+                    }
                     if let (Some(p), Some(u)) = (price, response.usage) {
                         record.cost_usd = Some(p.cost(u.input_tokens, u.output_tokens));
                     }

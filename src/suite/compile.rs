@@ -58,6 +58,25 @@ impl Checker<'_> {
             source_line: source_line(self.text, at.0),
         });
     }
+
+    /// A located problem to report later (when the run knows whether it is one).
+    pub(super) fn diagnostic(
+        &self,
+        at: (u32, u32),
+        field: impl Into<String>,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            file: self.path.to_path_buf(),
+            line: at.0,
+            column: at.1,
+            field: field.into(),
+            message: message.into(),
+            hint,
+            source_line: source_line(self.text, at.0),
+        }
+    }
 }
 
 /// Check `model` (parsed from `text`) and build the suite.
@@ -318,6 +337,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         Arc::new(source)
     });
 
+    let judge = super::judge::compile_judge(&mut c, model.judge.as_ref(), path, &cases);
     super::placeholder::report(&mut c, text);
     if !c.diags.is_empty() {
         return Err(SuiteError::Invalid(c.diags));
@@ -350,6 +370,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
         names_behaviours,
         mcp,
         distractors,
+        judge,
     })
 }
 
@@ -1106,6 +1127,7 @@ fn compile_case(
         episode: None,
         suite_system,
         loop_expect,
+        rubric: super::judge::compile_rubric(c, spec, field),
     })
 }
 

@@ -8,6 +8,7 @@
 pub mod compile;
 pub mod distractors;
 pub mod error;
+pub mod judge;
 pub mod load;
 mod loop_compile;
 pub mod loops;
@@ -85,6 +86,8 @@ pub struct Suite {
     pub mcp: Option<Arc<tools_from::McpSource>>,
     /// `distractors:`, the tool-count axis.
     pub distractors: Option<Arc<distractors::Distractors>>,
+    /// `judge:`, the suite's judge model (`run --judge` overrides its target).
+    pub judge: Option<judge::SuiteJudge>,
     /// Some case names a text behaviour with `behaviour:` or a `cannot_answer` or
     /// `direct` outcome: every trial of the suite then records its behaviour facts (see
     /// [`crate::score::trial::CaseScorer::records_behaviour`]).
@@ -248,6 +251,8 @@ pub struct Case {
     /// What the whole episode must do when the case runs as a loop (`None`: the case
     /// gives no loop expectation).
     pub loop_expect: Option<trajectory::LoopExpectation>,
+    /// `final.rubric`: what the judge model checks the final answer against.
+    pub rubric: Option<judge::Rubric>,
 }
 
 impl Suite {

@@ -262,7 +262,11 @@ pub struct LoopContext<'a> {
 
 /// Whether `e` gives any loop expectation.
 pub fn given(e: &super::model::ExpectSpec) -> bool {
-    e.trajectory.is_some() || !e.never.is_empty() || e.final_answer.is_some() || e.stop.is_some()
+    // A `final` with only a rubric is the judge's (any case may have one), not the loop's.
+    let final_checks = e.final_answer.as_ref().is_some_and(|f| {
+        !f.contains.is_empty() || f.regex.is_some() || f.grounded || f.no_success_after_error
+    });
+    e.trajectory.is_some() || !e.never.is_empty() || final_checks || e.stop.is_some()
 }
 
 /// Compile a trajectory (`field` is the path of `expect.trajectory`).

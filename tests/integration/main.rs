@@ -13,6 +13,7 @@ mod ci_recipe;
 mod compare;
 mod distractors;
 mod hostile;
+mod judge;
 mod live;
 mod loop_live;
 mod loop_reports;
