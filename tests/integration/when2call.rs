@@ -246,6 +246,17 @@ fn the_simulated_models_answer_with_the_splits_own_examples() {
         })
         .count();
     assert_eq!(unknown, 83);
+    // ...and the behaviour metrics count those calls as tool hallucinations (README).
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("run-always_call/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let b = &summary["cells"][0]["metrics"]["behaviour"];
+    assert_eq!(b["tool_hallucination_rate"]["num"], 83);
+    assert_eq!(b["tool_hallucination_rate"]["den"], 100);
+    assert_eq!(b["confusion"]["request_for_info"]["tool_call"], 100);
+    assert_eq!(b["confusion"]["tool_call"]["tool_call"], 100);
+    assert_eq!(b["answer_hallucination_rate"]["num"], 0);
 
     // cautious never calls: no should_call case passes.
     let cautious = run_sim(&t, "cautious", &["tool_call"]);
