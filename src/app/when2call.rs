@@ -16,7 +16,10 @@ pub(crate) fn import_when2call(args: &ImportWhen2CallArgs) -> Result<u8, AppErro
         force: args.force,
     };
     let done = import::import(&args.file, &args.out, &opts).map_err(|e| match e {
-        ImportError::Write { .. } => AppError::Incomplete(e.to_string()),
+        // A directory that cannot be created or written is the user's --out to fix.
+        ImportError::Write { .. } => {
+            AppError::bad(e.to_string(), Some("give --out a directory you can write to"))
+        }
         ImportError::Exists { .. } => {
             AppError::bad(e.to_string(), Some("give --force to replace it, or another --out"))
         }
