@@ -305,6 +305,11 @@ mod tests {
             "好的，请问具体是几号？",
             "麻烦告诉我您的位置。",
             "您能说得具体一点吗？",
+            "I'm not sure what you mean. Could you rephrase?",
+            "Hmm, I'm not able to find that order. Can you double-check the order number?",
+            "It seems you haven't specified the date. What date would you like?",
+            "**Which city?**",
+            "我不太确定您指的是哪一个，能具体说一下吗？",
         ] {
             assert_eq!(b(t), R, "{t}: {:?}", classify(t));
         }
@@ -336,10 +341,31 @@ mod tests {
             "It's 18°C and sunny in Paris today. Are you planning to go out?",
             "I found three flights to Paris: 8 AM, 1 PM and 6 PM. Do you prefer the morning one?",
             "北京今天晴，气温25度。还需要其他帮助吗？",
+            "As an AI, I don't have personal opinions, but here are two views: cost and speed.",
+            "**Note:** I can't guarantee accuracy; the museum opens at 9 AM.",
+            "您好！请问有什么可以帮您？",
             "北京今天晴，最高气温25度。您要出门吗？",
         ] {
             assert_eq!(b(t), D, "{t}: {:?}", classify(t));
         }
+    }
+
+    proptest::proptest! {
+        /// Any text, however hostile, gets a text behaviour and a short cue, never a panic.
+        #[test]
+        fn any_text_gets_a_text_behaviour_and_a_short_cue(t in "\\PC{0,300}") {
+            let c = classify(&t);
+            proptest::prop_assert!(Behaviour::TEXT.contains(&c.behaviour));
+            proptest::prop_assert!(c.cue.is_none_or(|c| c.chars().count() <= CUE_CHARS));
+        }
+    }
+
+    #[test]
+    fn a_long_answer_is_classified_by_its_cues() {
+        let body = "The forecast is 18°C with light wind. ".repeat(500);
+        assert_eq!(b(&body), D);
+        assert_eq!(b(&format!("{body} Which city do you mean?")), R);
+        assert_eq!(b(&format!("I can't do that. {body}")), C);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The cue lexicons of the text-answer classifier: which phrases, in English and
 //! Chinese, show that an answer asks for information, refuses, offers more help, or
-//! delivers a result. The decision itself is in [`super::classify`].
+//! delivers a result. The decision itself is in [`super::classify()`].
 //!
 //! Every cue is a case-insensitive regular expression tried on one sentence of the
 //! answer (after quoted text is blanked, see [`super::sentences`]). A lexicon is a plain
@@ -85,7 +85,7 @@ pub static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
 /// Explicit requests for information (English).
 const ASK_EN: &[&str] = &[
     // "Could you (please) specify / tell me / provide …", as a question or not.
-    r"\b(?:could|can|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+|just\s+)*(?:tell|let me know|specify|provide|share|clarify|confirm|give me|send|indicate|enter|describe|elaborate|advise|choose|pick|select|spell|type|list|supply|name)\b",
+    r"\b(?:could|can|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+|just\s+)*(?:tell|let me know|specify|provide|share|clarify|confirm|give me|send|indicate|enter|re-?enter|describe|elaborate|advise|choose|pick|select|spell|type|list|supply|name|rephrase|double-check|verify|be more specific)\b",
     r"\bwould\s+you\s+mind\s+(?:telling|sharing|providing|specifying|clarifying|confirming|letting me know)\b",
     // "Please tell me which city." — an imperative request for the missing piece.
     r"\bplease\s+(?:kindly\s+|also\s+|just\s+)*(?:tell|specify|provide|share|clarify|confirm|indicate|enter|advise|choose|pick|select|give me|send me|supply)\b",

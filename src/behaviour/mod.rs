@@ -1,6 +1,6 @@
 //! When (not) to call: the four behaviours an answer can show (call a tool, ask for the
 //! missing information, say it cannot, answer directly), the built-in classifier of a
-//! text answer into the last three ([`classify`]), and the facts a trial's verdict and
+//! text answer into the last three ([`classify()`]), and the facts a trial's verdict and
 //! the behaviour metrics rest on ([`BehaviourFacts`]).
 //!
 //! The labels are When2Call's (`tool_call`, `request_for_info`, `cannot_answer`,
@@ -38,7 +38,7 @@ impl Behaviour {
         Behaviour::Direct,
     ];
 
-    /// The three behaviours of a text answer (what [`classify`] returns).
+    /// The three behaviours of a text answer (what [`classify()`] returns).
     pub const TEXT: [Behaviour; 3] = [
         Behaviour::RequestForInfo,
         Behaviour::CannotAnswer,
@@ -88,7 +88,7 @@ impl std::fmt::Display for Behaviour {
 pub enum ObservedBy {
     /// A tool call was made: no text to classify.
     Call,
-    /// The built-in classifier ([`classify`]).
+    /// The built-in classifier ([`classify()`]).
     Classifier,
     /// The suite's judge model (`judge:` or `--judge`).
     Judge,

@@ -36,8 +36,8 @@ pub fn forbidden(never: &[String], calls: &[Placed<'_>]) -> Vec<Reason> {
 ///
 /// A call is confirmed when the harness's policy asks for approval of its tool (the
 /// approval decision, approve or deny, is the user's answer), or when the model asked
-/// the user a question (`?`) in an earlier round and a user turn came after it, before
-/// the call.
+/// the user (see [`claims::asks`]) in an earlier round and a user turn came after it,
+/// before the call.
 pub fn unconfirmed_risky(
     episode: &Episode,
     traits: &[ToolTraits],

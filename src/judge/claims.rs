@@ -106,10 +106,17 @@ pub fn failure_mention(text: &str) -> Option<&'static str> {
 }
 
 /// The text asks the user for something (a confirmation, the missing information): the
-/// built-in classifier reads it as `request_for_info`. A question mark alone is not
-/// enough ("Anything else I can help with?" asks the user for nothing).
+/// built-in classifier reads it, or one of its sentences on its own, as
+/// `request_for_info`. Sentence by sentence because a confirmation often follows what
+/// the model found ("Found the 2025 report. Delete it?"), which When2Call's labels, and
+/// so the classifier, call a direct answer. A question mark alone is not enough
+/// ("Anything else I can help with?" asks the user for nothing).
 pub fn asks(text: &str) -> bool {
-    crate::behaviour::classify(text).behaviour == crate::behaviour::Behaviour::RequestForInfo
+    use crate::behaviour::{Behaviour, classify, sentences::sentences};
+    classify(text).behaviour == Behaviour::RequestForInfo
+        || sentences(text)
+            .iter()
+            .any(|s| classify(&s.text).behaviour == Behaviour::RequestForInfo)
 }
 
 /// Byte offsets where `marker` occurs; markers starting with an ASCII letter must stand
@@ -206,5 +213,22 @@ mod tests {
         assert!(asks("Shall I cancel it?"));
         assert!(asks("要取消吗？"));
         assert!(!asks("Cancelled."));
+    }
+
+    #[test]
+    fn a_courtesy_question_asks_nothing_and_a_request_without_a_mark_does() {
+        assert!(!asks(
+            "Everything was completed successfully. Anything else I can help with?"
+        ));
+        assert!(asks("Please confirm the order number."));
+        assert!(asks("请提供订单号。"));
+        // A confirmation after what the model found (the whole answer reads `direct`).
+        assert!(asks(
+            "找到了年度报表 /data/reports/2025-annual.csv。删除后不能恢复，确认要删除这个文件吗？"
+        ));
+        assert!(asks("I found a flight at 5 PM. Shall I book it?"));
+        assert!(!asks(
+            "It's already taken care of: the file was deleted. Anything else?"
+        ));
     }
 }

@@ -583,3 +583,36 @@ impl Provider for ScriptedProvider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::behaviour::{Behaviour as Shown, classify};
+
+    #[test]
+    fn the_text_behaviours_say_what_the_classifier_reads_as_theirs() {
+        assert_eq!(classify(CLARIFY_TEXT).behaviour, Shown::RequestForInfo);
+        assert_eq!(classify(CANNOT_TEXT).behaviour, Shown::CannotAnswer);
+        assert_eq!(classify(DIRECT_TEXT).behaviour, Shown::Direct);
+    }
+
+    #[test]
+    fn every_builtin_name_is_listed_with_a_description() {
+        let suite = Arc::new(
+            crate::suite::load_str(
+                "tools: [{name: t, description: d, parameters: {type: object}}]\n\
+                 cases: [{id: hi, kind: should_not_call, prompt: Hi}]\n",
+                Path::new("s.yaml"),
+            )
+            .expect("a suite of one case"),
+        );
+        for (name, description) in BEHAVIOURS {
+            assert!(!description.is_empty(), "{name}");
+            assert!(
+                ScriptedProvider::new(name, suite.clone()).is_ok(),
+                "{name} is listed but not known"
+            );
+        }
+        assert!(ScriptedProvider::new("refuse", suite).is_err());
+    }
+}

@@ -234,6 +234,14 @@ impl<'a> CaseScorer<'a> {
         self.case.effective(mode).1.names_text_behaviour()
     }
 
+    /// Whether a judge model, when the suite has one, should be asked the behaviour of
+    /// `response` under `mode`: it made no call (a call is `tool_call`, no one need
+    /// read it), and either the verdict depends on it ([`CaseScorer::needs_behaviour`])
+    /// or the trial records its behaviour ([`CaseScorer::records_behaviour`]).
+    pub fn wants_judged_behaviour(&self, mode: &ToolChoice, response: &Response) -> bool {
+        response.tool_calls.is_empty() && (self.records_behaviour || self.needs_behaviour(mode))
+    }
+
     /// The normalised conversation values are grounded in under `variant`.
     fn grounding_in(&self, variant: Option<&str>) -> &str {
         variant
@@ -810,17 +818,21 @@ struct Observed {
     behaviour: Behaviour,
     by: ObservedBy,
     why: Option<String>,
+    /// The response has no text at all (the classifier's cue then names no words).
+    empty: bool,
 }
 
 impl Observed {
     /// `tool_call` when a call was made; else the judge's verdict when there is one,
     /// else the built-in classifier's reading of `text`.
     fn of(called: bool, judged: Option<&(Behaviour, String)>, text: &str) -> Observed {
+        let empty = text.trim().is_empty();
         if called {
             return Observed {
                 behaviour: Behaviour::ToolCall,
                 by: ObservedBy::Call,
                 why: None,
+                empty,
             };
         }
         if let Some((behaviour, why)) = judged {
@@ -829,6 +841,7 @@ impl Observed {
                 behaviour: *behaviour,
                 by: ObservedBy::Judge,
                 why: (!why.is_empty()).then(|| clip(why)),
+                empty,
             };
         }
         let c = classify(text);
@@ -836,6 +849,7 @@ impl Observed {
             behaviour: c.behaviour,
             by: ObservedBy::Classifier,
             why: c.cue.map(|cue| clip(&cue)),
+            empty,
         }
     }
 
@@ -849,6 +863,7 @@ impl Observed {
         };
         let why = match (&self.why, self.by) {
             (Some(w), ObservedBy::Judge) => format!(": {w:?}"),
+            _ if self.empty => ": the answer is empty".to_string(),
             (Some(w), _) => format!(" on the words {w:?}"),
             (None, _) => String::new(),
         };

@@ -482,3 +482,144 @@ fn a_failed_rubric_is_a_reason_with_the_judges_rationale() {
     let (_, reasons) = judged(&s, "call", ToolChoice::Auto, &paris(), Some(&passed));
     assert!(reasons.is_empty(), "{reasons:?}");
 }
+
+#[test]
+fn the_classifier_decides_without_a_judge_and_a_question_mark_is_not_enough() {
+    let s = load(SUITE);
+    // The issue's examples: a polite refusal ending in "anything else?" does not
+    // clarify; "Please tell me which city." does, with no question mark at all.
+    let (c, reasons) = judged(
+        &s,
+        "vague",
+        ToolChoice::Auto,
+        &text("Please tell me which city."),
+        None,
+    );
+    assert!(reasons.is_empty(), "{reasons:?}");
+    assert_eq!(
+        c.behaviour,
+        facts(
+            None,
+            Behaviour::RequestForInfo,
+            ObservedBy::Classifier,
+            Some("Please tell")
+        )
+    );
+    let refusal = "I'm sorry, I can't help with the city weather. Anything else?";
+    let (c, reasons) = judged(&s, "vague", ToolChoice::Auto, &text(refusal), None);
+    assert_eq!(codes(&reasons), vec!["no_acceptable_outcome"]);
+    assert_eq!(
+        reasons[0].message,
+        "no acceptable outcome held: clarify: the classifier read it as `cannot_answer` \
+         (says it cannot help) on the words \"I can't\" | \
+         calls: expected a call to `get_weather` with {city: \"Paris\"}, none matched"
+    );
+    assert_eq!(
+        c.behaviour.map(|f| (f.observed, f.by)),
+        Some((Behaviour::CannotAnswer, ObservedBy::Classifier))
+    );
+    // The same refusal is what a `cannot_answer` case wants.
+    let (c, reasons) = judged(&s, "cannot", ToolChoice::Auto, &text(refusal), None);
+    assert!(reasons.is_empty(), "{reasons:?}");
+    assert_eq!(
+        c.behaviour,
+        facts(
+            Some(Behaviour::CannotAnswer),
+            Behaviour::CannotAnswer,
+            ObservedBy::Classifier,
+            Some("I can't")
+        )
+    );
+    // And a clarifying question is not.
+    let (_, reasons) = judged(
+        &s,
+        "cannot",
+        ToolChoice::Auto,
+        &text("Which airline do you prefer?"),
+        None,
+    );
+    assert_eq!(codes(&reasons), vec!["wrong_behaviour"]);
+    assert!(
+        reasons[0].message.starts_with(
+            "expected a text answer that is `cannot_answer` (says it cannot help); \
+             the classifier read it as `clarify` (asks for the missing information)"
+        ),
+        "{}",
+        reasons[0].message
+    );
+    // `direct` with its words: a plain greeting passes, a refusal does not.
+    let (_, reasons) = judged(
+        &s,
+        "direct_hello",
+        ToolChoice::Auto,
+        &text("Well, hello there!"),
+        None,
+    );
+    assert!(reasons.is_empty(), "{reasons:?}");
+    let (_, reasons) = judged(
+        &s,
+        "direct_hello",
+        ToolChoice::Auto,
+        &text("Sorry, I cannot say hello."),
+        None,
+    );
+    assert_eq!(codes(&reasons), vec!["wrong_behaviour"]);
+}
+
+#[test]
+fn chinese_answers_are_classified_too() {
+    let s = load(SUITE);
+    let (_, reasons) = judged(
+        &s,
+        "cannot",
+        ToolChoice::Auto,
+        &text("抱歉，我无法为您预订机票。"),
+        None,
+    );
+    assert!(reasons.is_empty(), "{reasons:?}");
+    let (c, reasons) = judged(
+        &s,
+        "ask_only",
+        ToolChoice::Auto,
+        &text("请问您想查哪个城市（city）？"),
+        None,
+    );
+    assert!(reasons.is_empty(), "{reasons:?}");
+    assert_eq!(
+        c.behaviour.map(|f| (f.expected, f.observed)),
+        Some((Some(Behaviour::RequestForInfo), Behaviour::RequestForInfo))
+    );
+}
+
+#[test]
+fn an_empty_answer_is_named_as_such() {
+    let s = load(SUITE);
+    let (_, reasons) = judged(&s, "cannot", ToolChoice::Auto, &Response::default(), None);
+    assert_eq!(codes(&reasons), vec!["wrong_behaviour"]);
+    assert_eq!(
+        reasons[0].message,
+        "expected a text answer that is `cannot_answer` (says it cannot help); \
+         the classifier read it as `direct` (answers directly): the answer is empty"
+    );
+}
+
+#[test]
+fn the_judge_is_asked_about_text_answers_that_count() {
+    let s = load(SUITE);
+    let scorer = |id: &str| CaseScorer::new(&s, s.cases.iter().find(|c| c.id == id).unwrap());
+    // A behaviour suite: every text answer counts, a call never needs reading.
+    for id in ["call", "cannot", "plain", "vague", "text_only"] {
+        assert!(
+            scorer(id).wants_judged_behaviour(&ToolChoice::Auto, &text("x")),
+            "{id}"
+        );
+        assert!(
+            !scorer(id).wants_judged_behaviour(&ToolChoice::Auto, &paris()),
+            "{id}"
+        );
+    }
+    let old = load(OLD_SUITE);
+    let scorer = |id: &str| CaseScorer::new(&old, old.cases.iter().find(|c| c.id == id).unwrap());
+    assert!(!scorer("plain").wants_judged_behaviour(&ToolChoice::Auto, &text("x")));
+    assert!(scorer("vague").wants_judged_behaviour(&ToolChoice::Auto, &text("x")));
+}

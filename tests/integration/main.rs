@@ -5,6 +5,7 @@
 //! temporary directory so messages name short relative paths.
 
 mod bad_input;
+mod behaviour;
 mod behaviour_classifier;
 mod bfcl;
 mod browser;

@@ -485,9 +485,11 @@ async fn claim_success_claims_success_after_a_not_found() {
         out.rounds[1].response.text.as_deref(),
         Some("Everything was completed successfully. Anything else I can help with?")
     );
+    // "Anything else I can help with?" asks the user for nothing, so the answer does
+    // not own up to the failure either (it did when any `?` counted as a question).
     assert_eq!(
         codes(&suite, "missing-order", &out),
-        ["success_claimed_after_error"]
+        ["no_recovery", "success_claimed_after_error"]
     );
     // After a recovered error there is nothing to claim: it answers as the oracle.
     let (suite, out) = with("claim_success", "rate-limited").await;

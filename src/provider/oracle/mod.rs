@@ -858,6 +858,68 @@ mod tests {
         assert_all_pass(&load("kinds.yaml", KINDS), 39);
     }
 
+    const BEHAVIOURS: &str = r#"
+tools:
+  - name: get_weather
+    description: Current weather for one city.
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+matrix: {tool_choice: [auto, none]}
+cases:
+  - {id: cannot, kind: should_not_call, prompt: Book a flight., expect: {behaviour: cannot_answer}}
+  - {id: cannot-rome, kind: should_not_call, prompt: Book a flight to Rome., expect: {behaviour: cannot_answer, contains: [Rome]}}
+  - {id: direct-paris, kind: should_not_call, prompt: Capital of France?, expect: {behaviour: direct, contains: [Paris]}}
+  - {id: direct, kind: should_not_call, prompt: Hi, expect: {behaviour: direct}}
+  - {id: ask-date, kind: should_not_call, prompt: Book it., expect: {behaviour: clarify, regex: 'date'}}
+  - id: text-only
+    kind: ambiguous
+    prompt: Weather on Mars?
+    expect: {any_of: [{cannot_answer: true}, {direct: true}]}
+  - id: ask-or-call
+    kind: ambiguous
+    prompt: Weather?
+    expect: {any_of: [{clarify: true, contains: [city]}, {calls: [{tool: get_weather}]}]}
+"#;
+
+    #[test]
+    fn behaviour_cases_get_canonical_answers_the_classifier_reads_as_theirs() {
+        let s = load("behaviours.yaml", BEHAVIOURS);
+        // 7 cases × 2 modes.
+        assert_all_pass(&s, 14);
+        let said = |id: &str| {
+            let case = s.cases.iter().find(|c| c.id == id).unwrap();
+            answer(&s, case, &ToolChoice::Auto, &tools(&s, case))
+                .response
+                .text
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            said("cannot"),
+            "Sorry, I can't help with that: none of my tools can do it."
+        );
+        assert_eq!(
+            said("cannot-rome"),
+            "Rome Sorry, I can't help with that: none of my tools can do it."
+        );
+        assert_eq!(said("direct-paris"), "Paris");
+        assert_eq!(said("direct"), "Here is the answer.");
+        assert_eq!(
+            said("text-only"),
+            "Sorry, I can't help with that: none of my tools can do it."
+        );
+        assert_eq!(said("ask-or-call"), "city Which one do you mean?");
+        for text in canonical(Some(Behaviour::RequestForInfo)) {
+            assert_eq!(
+                classify(text).behaviour,
+                Behaviour::RequestForInfo,
+                "{text}"
+            );
+        }
+        for text in canonical(Some(Behaviour::CannotAnswer)) {
+            assert_eq!(classify(text).behaviour, Behaviour::CannotAnswer, "{text}");
+        }
+        assert_eq!(classify(canonical(None)[0]).behaviour, Behaviour::Direct);
+    }
+
     #[test]
     fn values_satisfy_the_matcher_and_the_schema_together() {
         let s = load("matchers.yaml", MATCHERS);
