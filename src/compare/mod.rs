@@ -34,9 +34,11 @@
 //! p < 0.05; [`Paired::test`] says which test ran. The pooled (`overall`) row treats the
 //! same case in two cells as two units.
 //!
-//! Per-metric deltas (every metric in [`METRIC_NAMES`]) are computed with
-//! [`Metrics::of`] over all of each side's trials in the cell, paired or not.
+//! Per-metric deltas (every metric in [`METRIC_NAMES`], and the behaviour metrics when a
+//! side has them, see [`behaviour`]) are computed with [`Metrics::of`] over all of each
+//! side's trials in the cell, paired or not.
 
+pub mod behaviour;
 pub mod html;
 
 use std::collections::HashSet;
@@ -621,7 +623,7 @@ fn compare_cell(
     });
     let only_candidate = ci.keys().filter(|id| !bi.contains_key(*id)).count() as u64;
 
-    let metrics = METRIC_NAMES
+    let mut metrics: Vec<MetricDelta> = METRIC_NAMES
         .iter()
         .map(|name| {
             let b = mb.as_ref().and_then(|m| m.value(name));
@@ -634,6 +636,7 @@ fn compare_cell(
             }
         })
         .collect();
+    metrics.extend(behaviour::deltas(mb.as_ref(), mc.as_ref()));
 
     let case_diffs: Vec<CaseDiff> = by_case.into_values().collect();
     let (b_id, c_id) = (cell_id(baseline), cell_id(candidate));
@@ -1051,6 +1054,7 @@ pub fn render_terminal(c: &Comparison) -> String {
     for note in unpaired_notes(c) {
         let _ = writeln!(out, "{note}");
     }
+    out.push_str(&behaviour::terminal(c));
     out
 }
 
@@ -1135,6 +1139,7 @@ pub fn render_markdown(c: &Comparison) -> String {
             let _ = writeln!(out, "- {note}");
         }
     }
+    out.push_str(&behaviour::markdown(c, md_escape));
     let flips: Vec<(&CellComparison, &Flip)> = order
         .iter()
         .flat_map(|cell| {

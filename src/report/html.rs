@@ -496,6 +496,11 @@ struct View {
     trials: Vec<TrialRow>,
     /// The tool-loop section (stop reasons, tokens per round), when there are loop trials.
     loops: Option<LoopsView>,
+    /// The behaviour section (confusion matrices, macro-F1, hallucination rates), when
+    /// some trial expects a behaviour.
+    behaviour: Option<super::behaviour_view::BehaviourView>,
+    /// Some trial has behaviour facts or judge calls: its detail shows them.
+    trial_behaviour: bool,
     kinds: Vec<&'static str>,
     cell_labels: Vec<String>,
     /// For the chart, not serialised.
@@ -849,6 +854,10 @@ impl View {
             ungrounded_total,
             trials,
             loops,
+            behaviour: super::behaviour_view::BehaviourView::build(&report.summary),
+            trial_behaviour: report.trials.iter().any(|t| {
+                !t.judge.is_empty() || t.checks.as_ref().is_some_and(|c| c.behaviour.is_some())
+            }),
             kinds: kinds.into_iter().collect(),
             cell_labels,
             variant_points,
@@ -1146,6 +1155,9 @@ struct TrialData<'a> {
     /// first round sent, and `response` is left out (it is the first round's).
     #[serde(skip_serializing_if = "Option::is_none")]
     episode: Option<Cow<'a, EpisodeRecord>>,
+    /// The judge model's calls (verdicts and rationales); left out when none was made.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    judge: Cow<'a, [crate::judge::model::JudgeCall]>,
 }
 
 #[derive(Serialize)]
@@ -1210,10 +1222,21 @@ fn embedded_checks(c: &TrialChecks) -> Cow<'_, TrialChecks> {
             .chain(&x.ungrounded)
             .any(|s| too_long(s))
     });
-    if !long {
+    // The judge's rationale for the observed behaviour can be as long as it likes.
+    let long_why = c
+        .behaviour
+        .as_ref()
+        .and_then(|b| b.why.as_deref())
+        .is_some_and(too_long);
+    if !long && !long_why {
         return Cow::Borrowed(c);
     }
     let mut c = c.clone();
+    if let Some(why) = c.behaviour.as_mut().and_then(|b| b.why.as_mut())
+        && let Some(cut) = cut_long(why)
+    {
+        *why = cut;
+    }
     for x in &mut c.calls {
         for s in x.schema_errors.iter_mut().chain(x.ungrounded.iter_mut()) {
             if let Some(cut) = cut_long(s) {
@@ -1287,6 +1310,7 @@ impl<'a> Data<'a> {
                         .episode
                         .as_ref()
                         .map(|e| loop_view::embedded_episode(e, too_long, cut_long)),
+                    judge: super::behaviour_view::embedded_judge(&t.judge, too_long, cut_long),
                 }
             })
             .collect();
@@ -2454,6 +2478,88 @@ mod tests {
             "episode",
         ] {
             assert!(!html.contains(loop_only), "{loop_only}");
+        }
+    }
+
+    #[test]
+    fn behaviour_trials_add_their_matrix_rates_and_each_trials_facts_and_judge() {
+        use crate::judge::model::{JudgeCall, JudgeQuestion};
+        // The sample of score::behaviour (12 trials with an expected behaviour).
+        let mut trials = crate::score::behaviour::tests::sample();
+        // A judge decided #12 (CA expected, direct observed), with a hostile rationale.
+        let last = trials.iter_mut().find(|t| t.case_id == "c12").unwrap();
+        let facts = last.checks.as_mut().unwrap().behaviour.as_mut().unwrap();
+        facts.by = crate::behaviour::ObservedBy::Judge;
+        facts.why = Some(format!("answers the capital {SCRIPT}"));
+        last.judge = vec![JudgeCall {
+            question: JudgeQuestion::Behaviour,
+            target: "openai:judge".into(),
+            behaviour: Some(crate::behaviour::Behaviour::Direct),
+            pass: None,
+            rationale: format!("it answers {IMG}"),
+            error: None,
+            usage: None,
+            cost_usd: None,
+            latency_ms: 1.0,
+        }];
+        let report = report_of(trials, &[("default", 10)]);
+        let html = render_html(&report).unwrap();
+        let (data, rest) = split_data(&html);
+        assert!(!html.contains("<img") && !html.contains("<script>alert"));
+        assert!(rest.contains(r##"<a href="#behaviour">Behaviour</a>"##));
+        let section = &rest[rest.find(r#"<section id="behaviour">"#).unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        // One cell and overall (the same trials): macro-F1 53/84 = 0.631 with the pinned
+        // bootstrap interval, both hallucination rates 1/4 = 25.0% [5–70%].
+        assert_eq!(section.matches(r#"<h3 class="mono">"#).count(), 2);
+        assert!(
+            section.contains(r#"<b class="macro-f1">0.631</b><span class="ci">0.293–0.896</span>"#),
+            "{section}"
+        );
+        assert_eq!(
+            section
+                .matches(r#"<b title="1&#x2f;4">25.0%</b><span class="ci">5–70%</span> (1&#x2f;4)"#)
+                .count(),
+            4,
+            "{section}"
+        );
+        // The cannot_answer row: 1 call (25%), 0, 2 right (50%), 1 direct (25%), n 4.
+        assert!(section.contains(r#"<tr><td class="mono">cannot_answer</td><td class="n fail">1 <span class="ci">25%</span></td><td class="n">0 <span class="ci">0%</span></td><td class="n pass">2 <span class="ci">50%</span></td><td class="n fail">1 <span class="ci">25%</span></td><td class="n">4</td></tr>"#), "{section}");
+        // No trial expected direct: no such row, but its scores (shown twice) are listed.
+        let matrix = &section[section.find(r#"<table class="bmatrix">"#).unwrap()..];
+        let matrix = &matrix[..matrix.find("</table>").unwrap()];
+        assert!(!matrix.contains(r#"mono">direct<"#), "{matrix}");
+        assert!(section.contains(r#"<tr><td class="mono">direct</td><td class="n">0</td>"#));
+        assert!(
+            section.contains("Decided by: 4 call, 7 classifier, 1 judge."),
+            "{section}"
+        );
+        // The detail script and each trial's facts and judge calls in the data.
+        assert!(html.contains("plainTranscript"));
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        let t = v["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["case_id"] == "c12")
+            .unwrap();
+        assert_eq!(t["checks"]["behaviour"]["by"], "judge");
+        assert_eq!(t["judge"][0]["rationale"], format!("it answers {IMG}"));
+        assert_eq!(t["judge"][0]["behaviour"], "direct");
+        // Without behaviour facts none of it is there.
+        let plain = trial(
+            "chat",
+            CaseKind::ShouldNotCall,
+            "m",
+            "v",
+            0,
+            Some("hi"),
+            vec![],
+            Verdict::Pass,
+        );
+        let html = render_html(&report_of(vec![plain], &[("v", 10)])).unwrap();
+        for only in ["id=\"behaviour\"", "plainTranscript", "\"judge\""] {
+            assert!(!html.contains(only), "{only}");
         }
     }
 

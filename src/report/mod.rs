@@ -4,6 +4,7 @@
 //! during the run) and the exporters' files, written when the run ends.
 
 pub mod behaviour;
+mod behaviour_view;
 pub mod csv;
 pub mod distractors;
 #[cfg(test)]

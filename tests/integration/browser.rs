@@ -394,3 +394,42 @@ fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
     assert!(text.contains(r#""status":"shipped <script>window.pwned=1</script>""#));
     assert!(text.contains("Hi there! <img src=x onerror=alert(1)>"));
 }
+
+#[test]
+fn behaviour_report_shows_the_matrix_and_each_trials_behaviour() {
+    // The suite and answers of the behaviour end-to-end test (its figures are derived by
+    // hand there): macro-F1 0.3, both hallucination rates 1/2.
+    let t = Toolgauge::new();
+    t.write("s.yaml", crate::behaviour_metrics::SUITE);
+    t.write("answers.yaml", crate::behaviour_metrics::ANSWERS);
+    t.run(&["run", "s.yaml", "--out", "out", "--quiet"])
+        .assert_code(crate::support::THRESHOLD_FAILED);
+    let dir = t.path().join("out");
+    let Some(v) = open(&dir.join("report.html"), &shots_dir("behaviour")) else {
+        return;
+    };
+    assert_quiet(&v);
+    let page = &v["page"];
+    assert!(
+        page["sections"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("behaviour")),
+        "{}",
+        page["sections"]
+    );
+    let text = page["body_text"].as_str().unwrap();
+    assert!(text.contains("macro-F1 0.300"), "{text}");
+    assert!(text.contains("tool hallucination 50.0%"), "{text}");
+    // Every transcript open: each behaviour trial says what it showed and who decided.
+    let shown = v["transcripts"]["text"].as_str().unwrap();
+    assert_eq!(v["transcripts"]["open"], 7);
+    assert!(
+        shown.contains("observed tool_call (decided by call), expected cannot_answer"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("observed direct (decided by classifier), expected request_for_info"),
+        "{shown}"
+    );
+}

@@ -7,6 +7,7 @@
 mod bad_input;
 mod behaviour;
 mod behaviour_classifier;
+mod behaviour_metrics;
 mod bfcl;
 mod browser;
 mod cassettes;
