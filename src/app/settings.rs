@@ -443,6 +443,44 @@ mod tests {
     }
 
     #[test]
+    fn the_judge_gets_its_own_provider_unless_it_is_a_run_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(
+            &path,
+            "name: s\ntools: [{name: f, description: d, parameters: {type: object}}]\ncases: [{id: a, kind: should_not_call, prompt: hi}]\n",
+        )
+        .unwrap();
+        let suite = Arc::new(crate::suite::load(&path).unwrap());
+        let live = live_settings(&run_args(&[]), &Default::default()).unwrap();
+        let target = |s: &str| Target::parse(s).unwrap();
+        let targets = [target("scripted:oracle")];
+        let build = |judge: &str| {
+            let mut specs: Vec<String> = providers_for(
+                &suite,
+                &targets,
+                Some(&target(judge)),
+                None,
+                Source::Live,
+                &live,
+                (None, None),
+                None,
+            )
+            .unwrap()
+            .into_keys()
+            .collect();
+            specs.sort();
+            specs
+        };
+        assert_eq!(
+            build("scripted:judge"),
+            ["scripted:judge", "scripted:oracle"]
+        );
+        // A judge that is a run target is answered by that target's provider.
+        assert_eq!(build("scripted:oracle"), ["scripted:oracle"]);
+    }
+
+    #[test]
     fn a_cassette_replays_unless_live_or_record() {
         let c = Some(Path::new("c.jsonl"));
         assert_eq!(source_for(false, false, c), Source::Replay);

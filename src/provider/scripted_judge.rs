@@ -3,7 +3,7 @@
 //! rules decide, in the JSON a judge is asked for, so suites with `judge:` and
 //! `final.rubric` run (and their judge plumbing is tested) with no network and no key.
 //!
-//! - The behaviour question: the built-in classifier ([`crate::behaviour::classify`])
+//! - The behaviour question: the built-in classifier ([`crate::behaviour::classify()`])
 //!   on the answer, `{"behaviour": LABEL, "rationale": "…"}`.
 //! - The rubric question: it can not understand a rubric. It passes the answer when
 //!   every phrase the rubric quotes (in `"…"`, `“…”` or `「…」`) appears in it

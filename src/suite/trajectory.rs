@@ -264,7 +264,11 @@ pub struct LoopContext<'a> {
 pub fn given(e: &super::model::ExpectSpec) -> bool {
     // A `final` with only a rubric is the judge's (any case may have one), not the loop's.
     let final_checks = e.final_answer.as_ref().is_some_and(|f| {
-        !f.contains.is_empty() || f.regex.is_some() || f.grounded || f.no_success_after_error
+        f.rubric.is_none()
+            || !f.contains.is_empty()
+            || f.regex.is_some()
+            || f.grounded
+            || f.no_success_after_error
     });
     e.trajectory.is_some() || !e.never.is_empty() || final_checks || e.stop.is_some()
 }

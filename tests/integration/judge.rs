@@ -223,6 +223,12 @@ fn the_judge_decides_behaviours_and_rubrics_and_its_failures_are_error_trials() 
                 "usage": {"input_tokens": 1000, "output_tokens": 20},
                 "latency_ms": vague["judge"][0]["latency_ms"]}])
     );
+    // The behaviour facts name the judge as the decider, with its rationale.
+    assert_eq!(
+        vague["checks"]["behaviour"]["observed"], "request_for_info",
+        "{vague}"
+    );
+    assert_eq!(vague["checks"]["behaviour"]["by"], "judge", "{vague}");
     let asks = &trials["asks"];
     assert_eq!(asks["verdict"], "fail", "{asks}");
     assert_eq!(asks["judge"][0]["behaviour"], "direct");

@@ -54,6 +54,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
 /// Functions minijinja defines itself, which a template may call.
 const BUILT_IN_GLOBALS: &[&str] = &["range", "dict", "namespace", "debug"];
 
+/// The most work (minijinja fuel: about one unit per instruction) rendering one prompt
+/// may take.
+pub const PROMPT_FUEL: u64 = 5_000_000;
+
 /// Longest prompt template accepted (a prompt is a page of text).
 pub const MAX_PROMPT_BYTES: usize = 256 * 1024;
 
@@ -147,6 +151,9 @@ fn environment() -> Environment<'static> {
     // Every variable is always given; a typo is caught at load, and any other
     // undefined value must fail loudly rather than render as nothing.
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // A suite's template runs on every judged trial: a runaway loop in it must fail
+    // the judge call, not hang the run. The built-in prompts use a few hundred units.
+    env.set_fuel(Some(PROMPT_FUEL));
     env
 }
 
@@ -413,6 +420,16 @@ mod tests {
         let mut r = input(JudgeQuestion::Rubric);
         r.rubric = "x".into();
         assert_eq!(p.render(&r).unwrap(), "R: x: Which city?");
+    }
+
+    #[test]
+    fn a_runaway_template_fails_instead_of_hanging() {
+        let p = Prompts::new(Some(
+            "{% for a in range(10000) %}{% for b in range(10000) %}.{% endfor %}{% endfor %}{{ answer }}",
+        ))
+        .unwrap();
+        let e = p.render(&input(JudgeQuestion::Behaviour)).unwrap_err();
+        assert!(e.to_string().contains("fuel"), "{e}");
     }
 
     #[test]

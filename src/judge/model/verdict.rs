@@ -44,11 +44,22 @@ fn clip(text: &str) -> String {
     }
 }
 
+/// How much of a judge's answer is searched for the verdict, and from how many `{`: a
+/// verdict is a short object near the start, and a hostile answer (megabytes of
+/// unclosed objects) must not make the search quadratic.
+const MAX_SEARCH_BYTES: usize = 64 * 1024;
+const MAX_STARTS: usize = 64;
+
 /// The first JSON object in `text` that holds `field`, else the first object at all:
 /// the whole text, a fenced block, or an object inside prose.
 fn find_object(text: &str, field: &str) -> Option<Map<String, Value>> {
+    let mut end = text.len().min(MAX_SEARCH_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
     let mut first = None;
-    for (i, _) in text.match_indices('{') {
+    for (i, _) in text.match_indices('{').take(MAX_STARTS) {
         let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
         if let Some(Ok(Value::Object(map))) = stream.next() {
             if map.contains_key(field) || (field == "behaviour" && map.contains_key("behavior")) {
@@ -172,5 +183,16 @@ mod tests {
         assert!(parse_rubric(r#"{"pass": 1}"#).is_err());
         assert!(parse_rubric(r#"{"pass": "maybe"}"#).is_err());
         assert!(parse_behaviour("{\"behaviour\": \"direct\"").is_err());
+        // A hostile answer: megabytes of unclosed objects, then a verdict too late to
+        // count. The search stays bounded and finds nothing.
+        let hostile = format!(
+            "{}{}",
+            "{\"a\": \"".repeat(200_000),
+            r#"{"behaviour": "direct"}"#
+        );
+        assert!(matches!(
+            parse_behaviour(&hostile),
+            Err(VerdictError::NoObject(_))
+        ));
     }
 }
