@@ -186,6 +186,40 @@ pub enum ImportCommand {
     Bfcl(ImportBfclArgs),
     /// An MCP server's tools, as a suite with placeholder cases to fill in.
     Mcp(ImportMcpArgs),
+    /// When2Call's items (NVIDIA; JSONL) as one suite: should call, should not call
+    /// (cannot answer / answer directly) and ambiguous (ask for what is missing).
+    When2call(ImportWhen2CallArgs),
+}
+
+/// `toolgauge import when2call`.
+#[derive(Debug, Args)]
+pub struct ImportWhen2CallArgs {
+    /// A When2Call JSONL file, e.g. datasets/when2call/when2call_test_llm_judge.jsonl.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Directory the suite is written to (created if missing), as `<FILE stem>.json`.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replace the suite file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// How a `tool_call` item's example arguments are matched: `values` (each given
+    /// argument with the example's value, strings after whitespace/case/full-width
+    /// normalisation), `names` (each given argument, any valid value) or `tool` (the
+    /// tool only).
+    #[arg(long, value_enum, value_name = "HOW", default_value = "values")]
+    pub args: When2CallArgMatch,
+}
+
+/// `--args` of `toolgauge import when2call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum When2CallArgMatch {
+    /// Each argument of the example, with its value.
+    Values,
+    /// Each argument of the example, any value its schema accepts.
+    Names,
+    /// The target tool only, any arguments its schema accepts.
+    Tool,
 }
 
 /// `toolgauge import bfcl`.

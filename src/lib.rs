@@ -26,3 +26,4 @@ pub mod score;
 pub mod suite;
 pub mod tools;
 pub mod util;
+pub mod when2call;

@@ -45,6 +45,7 @@ mod report;
 mod run;
 mod rundir;
 mod settings;
+mod when2call;
 
 use std::path::Path;
 
@@ -119,6 +120,7 @@ pub fn main(cli: Cli) -> u8 {
         }
         Command::Import(ImportCommand::Bfcl(args)) => import_bfcl(&args),
         Command::Import(ImportCommand::Mcp(args)) => mcp::import_mcp(&args),
+        Command::Import(ImportCommand::When2call(args)) => when2call::import_when2call(&args),
         Command::Mcp(McpCommand::Tools(args)) => mcp::tools(&args),
         Command::Mcp(McpCommand::Snapshot(args)) => mcp::snapshot(&args),
         Command::McpConformance(args) => mcp_conformance::mcp_conformance(&args),

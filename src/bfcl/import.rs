@@ -380,8 +380,9 @@ fn case<'a>(
     Ok(case)
 }
 
-/// One BFCL function (its JSON text) as a suite tool (compact JSON text).
-fn tool(raw: &RawValue) -> Result<Arc<RawValue>, String> {
+/// One BFCL function (its JSON text) as a suite tool (compact JSON text). Also used by
+/// the When2Call importer, whose tools are BFCL functions.
+pub(crate) fn tool(raw: &RawValue) -> Result<Arc<RawValue>, String> {
     let f: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
     let f = &f;
     let name = f
@@ -526,8 +527,9 @@ pub fn to_bfcl_schema(node: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The matcher for one parameter's acceptable values.
-fn matcher(options: &[Value]) -> Value {
+/// The matcher for one parameter's acceptable values (also the When2Call importer's, for
+/// its one example value).
+pub(crate) fn matcher(options: &[Value]) -> Value {
     let optional = options.iter().any(|o| o.as_str() == Some(""));
     let values: Vec<Value> = options
         .iter()

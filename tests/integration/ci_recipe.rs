@@ -39,6 +39,7 @@ const SUITES: &[&str] = &[
     "loops",
     "safety",
     "mcp_tools",
+    "when_to_call",
 ];
 
 /// Steps that cannot run here, and what stands in for each.

@@ -42,3 +42,4 @@ mod support;
 mod validate;
 mod variants;
 mod warnings;
+mod when2call;

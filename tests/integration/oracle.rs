@@ -161,7 +161,12 @@ fn expectations_no_model_can_meet_are_named() {
 
 #[test]
 fn shipped_suites_pass_except_where_tool_choice_makes_the_expectation_impossible() {
-    for (name, trials) in [("enum", 32), ("parallel", 24), ("weather", 52)] {
+    for (name, trials) in [
+        ("enum", 32),
+        ("parallel", 24),
+        ("weather", 52),
+        ("when_to_call", 26),
+    ] {
         let t = Toolgauge::new();
         let suite = repo_root().join(format!("suites/{name}.yaml"));
         let (o, got) = oracle_run(&t, suite.to_str().unwrap());

@@ -8,6 +8,7 @@ const SUITES: &[&str] = &[
     "suites/parallel.yaml",
     "suites/tool_choice.yaml",
     "suites/variants.yaml",
+    "suites/when_to_call.yaml",
     "suites/loops.yaml",
     "suites/safety.yaml",
     "suites/mcp_tools.yaml",
