@@ -27,7 +27,6 @@ use crate::score::prices::Price;
 use crate::score::trial::Reason;
 use crate::score::{TrialRecord, Verdict, tokens};
 use crate::suite::Case;
-use crate::suite::judge::names_behaviour;
 
 /// A run's judge model: its target, the provider that answers for it, its prompts and
 /// its price.
@@ -201,7 +200,10 @@ impl Judged {
 pub struct SingleTurn<'a> {
     /// The case.
     pub case: &'a Case,
-    /// Whether the trial's effective expectation names a text behaviour.
+    /// Whether the judge reads the behaviour of this answer: a text answer whose
+    /// verdict depends on it, or that the suite records (a text answer to a
+    /// `should_call` case of a suite naming behaviours, for the confusion matrix); see
+    /// [`crate::score::CaseScorer::wants_judged_behaviour`].
     pub names_behaviour: bool,
     /// The request the model answered.
     pub request: &'a Request,
@@ -212,9 +214,11 @@ pub struct SingleTurn<'a> {
 }
 
 impl<'a> SingleTurn<'a> {
-    /// The facts of trial `key` of `case` under `mode`, answered `response` to `request`.
+    /// The facts of trial `key` of `case` (scored by `scorer`) under `mode`, answered
+    /// `response` to `request`.
     pub fn new(
         case: &'a Case,
+        scorer: &crate::score::CaseScorer<'_>,
         mode: &ToolChoice,
         request: &'a Request,
         response: &'a Response,
@@ -222,7 +226,7 @@ impl<'a> SingleTurn<'a> {
     ) -> SingleTurn<'a> {
         SingleTurn {
             case,
-            names_behaviour: names_behaviour(case.effective(mode).1),
+            names_behaviour: scorer.wants_judged_behaviour(mode, response),
             request,
             response,
             key,

@@ -259,6 +259,7 @@ pub async fn execute(
                     }
                     let asked = judged::SingleTurn::new(
                         case,
+                        scorer,
                         &cell.tool_choice,
                         &request,
                         &response,
