@@ -7,6 +7,7 @@
 //! the classifier's cue lexicons were written looking only at the even items (the
 //! development half); the odd items are held out.
 
+use crate::util::json_kind::json_kind;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -121,22 +122,11 @@ fn objects(path: &Path) -> Result<Vec<Line>, MeasureError> {
         };
         match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(o)) => out.push((i + 1, o)),
-            Ok(other) => return Err(json(format!("found {}", kind(&other)))),
+            Ok(other) => return Err(json(format!("found {}", json_kind(&other)))),
             Err(e) => return Err(json(e.to_string())),
         }
     }
     Ok(out)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The example text answers of the When2Call items of `half` in `path` (three per item:
@@ -161,7 +151,7 @@ pub fn when2call_examples(path: &Path, half: Half) -> Result<Vec<Example>, Measu
                     "answers",
                     format!(
                         "expected an object of answers by behaviour, found {}",
-                        kind(other)
+                        json_kind(other)
                     ),
                 ));
             }
@@ -183,7 +173,7 @@ pub fn when2call_examples(path: &Path, half: Half) -> Result<Vec<Example>, Measu
                 Some(other) => {
                     return Err(field(
                         &name,
-                        format!("expected a string, found {}", kind(other)),
+                        format!("expected a string, found {}", json_kind(other)),
                     ));
                 }
                 None => return Err(field(&name, "missing".to_string())),
@@ -214,7 +204,7 @@ pub fn labelled_examples(path: &Path) -> Result<Vec<Example>, MeasureError> {
             Some(other) => {
                 return Err(field(
                     "text",
-                    format!("expected a string, found {}", kind(other)),
+                    format!("expected a string, found {}", json_kind(other)),
                 ));
             }
             None => return Err(field("text", "missing".to_string())),
@@ -234,7 +224,7 @@ pub fn labelled_examples(path: &Path) -> Result<Vec<Example>, MeasureError> {
             Some(other) => {
                 return Err(field(
                     "label",
-                    format!("expected a string, found {}", kind(other)),
+                    format!("expected a string, found {}", json_kind(other)),
                 ));
             }
             None => return Err(field("label", "missing".to_string())),

@@ -50,6 +50,7 @@
 //! fields; answers without them (OpenAI's own) have no state and go back as before. A
 //! turn's state of another provider is not sent.
 
+use crate::util::json_kind::json_kind;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -349,18 +350,6 @@ fn tool_choice_json(choice: &ToolChoice) -> Value {
     }
 }
 
-/// The JSON type of `v`, for error messages.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The message of an `error` object some servers return with status 200.
 fn embedded_error(obj: &Map<String, Value>) -> Option<String> {
     match obj.get("error")? {
@@ -420,13 +409,13 @@ fn message_text(message: &Map<String, Value>) -> Option<String> {
 fn parse_call(entry: &Value, at: &str) -> Result<ToolCall, String> {
     let obj = entry
         .as_object()
-        .ok_or_else(|| format!("`{at}` is {} instead of an object", kind(entry)))?;
+        .ok_or_else(|| format!("`{at}` is {} instead of an object", json_kind(entry)))?;
     let function = match obj.get("function") {
         Some(Value::Object(f)) => f,
         Some(other) => {
             return Err(format!(
                 "`{at}.function` is {} instead of an object",
-                kind(other)
+                json_kind(other)
             ));
         }
         None => obj,
@@ -462,7 +451,10 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
         return UsageReading::Absent;
     };
     let Some(usage) = usage.as_object() else {
-        return UsageReading::Implausible(format!("`usage` is {}, not an object", kind(usage)));
+        return UsageReading::Implausible(format!(
+            "`usage` is {}, not an object",
+            json_kind(usage)
+        ));
     };
     usage::reading(
         usage::first_count(usage, &["prompt_tokens", "input_tokens"]),
@@ -476,11 +468,16 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
 pub fn parse_response(body: &Value) -> Result<Response, String> {
     let obj = body
         .as_object()
-        .ok_or_else(|| format!("the body is {} instead of an object", kind(body)))?;
+        .ok_or_else(|| format!("the body is {} instead of an object", json_kind(body)))?;
     let choices = match obj.get("choices") {
         Some(Value::Array(choices)) => choices,
         None | Some(Value::Null) => return Err(missing_choices(obj)),
-        Some(other) => return Err(format!("`choices` is {} instead of an array", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "`choices` is {} instead of an array",
+                json_kind(other)
+            ));
+        }
     };
     let Some(choice) = choices.first() else {
         return Err(match embedded_error(obj) {
@@ -490,14 +487,14 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
     };
     let choice = choice
         .as_object()
-        .ok_or_else(|| format!("`choices[0]` is {} instead of an object", kind(choice)))?;
+        .ok_or_else(|| format!("`choices[0]` is {} instead of an object", json_kind(choice)))?;
     let message = match choice.get("message") {
         Some(Value::Object(m)) => m,
         None | Some(Value::Null) => return Err("`choices[0]` has no `message`".to_string()),
         Some(other) => {
             return Err(format!(
                 "`choices[0].message` is {} instead of an object",
-                kind(other)
+                json_kind(other)
             ));
         }
     };
@@ -511,7 +508,7 @@ pub fn parse_response(body: &Value) -> Result<Response, String> {
         Some(other) => {
             return Err(format!(
                 "`choices[0].message.tool_calls` is {} instead of an array",
-                kind(other)
+                json_kind(other)
             ));
         }
     };

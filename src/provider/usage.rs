@@ -13,6 +13,7 @@
 //! `12.0`), not negative, and at most [`MAX_TOKENS_PER_REQUEST`]. Null or absent is "not
 //! given", not implausible.
 
+use crate::util::json_kind::json_kind;
 use serde_json::{Map, Value};
 
 use super::{Response, Usage};
@@ -129,17 +130,6 @@ pub fn reading(
             output_tokens: o.unwrap_or(0),
             estimated: false,
         }),
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod assign;
 pub mod digest;
 pub mod file_name;
+pub mod json_kind;
 pub mod limits;
 pub mod metric_names;
 pub mod parse_error;

@@ -8,6 +8,7 @@
 //! `tool_call` one is a JSON string `{"name", "arguments"}`). Other fields (`orig_tools`,
 //! `orig_question`, `held_out_param`) are kept by upstream for provenance and ignored here.
 
+use crate::util::json_kind::json_kind;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -152,7 +153,7 @@ impl LineCtx<'_> {
             Some(Value::String(_)) => Err(self.err(Some(field), "is empty")),
             Some(other) => Err(self.err(
                 Some(field),
-                format!("must be a string, got {}", kind_of(other)),
+                format!("must be a string, got {}", json_kind(other)),
             )),
             None => Err(self.err(Some(field), "is missing")),
         }
@@ -165,7 +166,7 @@ impl LineCtx<'_> {
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other) => Err(self.err(
                 Some(field),
-                format!("must be a string, got {}", kind_of(other)),
+                format!("must be a string, got {}", json_kind(other)),
             )),
         }
     }
@@ -181,20 +182,9 @@ impl LineCtx<'_> {
             Value::Object(o) => Ok(o),
             other => Err(self.err(
                 Some(field),
-                format!("must be a JSON object, got {}", kind_of(&other)),
+                format!("must be a JSON object, got {}", json_kind(&other)),
             )),
         }
-    }
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -224,7 +214,7 @@ fn parse_line(line: &str, number: usize, path: &str) -> Result<Item, ItemError> 
             None,
             format!(
                 "{} is not an item; When2Call files hold one JSON object per line (JSONL)",
-                kind_of(&value)
+                json_kind(&value)
             ),
         ));
     };
@@ -257,7 +247,7 @@ fn parse_line(line: &str, number: usize, path: &str) -> Result<Item, ItemError> 
         Some(other) => {
             return Err(ctx.err(
                 Some("tools"),
-                format!("must be a list of functions, got {}", kind_of(other)),
+                format!("must be a list of functions, got {}", json_kind(other)),
             ));
         }
     };
@@ -274,7 +264,7 @@ fn parse_line(line: &str, number: usize, path: &str) -> Result<Item, ItemError> 
                 Some(&format!("{field}.parameters")),
                 format!(
                     "must be an object (a BFCL `dict` schema), got {}",
-                    kind_of(p)
+                    json_kind(p)
                 ),
             ));
         }
@@ -299,7 +289,7 @@ fn parse_line(line: &str, number: usize, path: &str) -> Result<Item, ItemError> 
         {
             return Err(ctx.err(
                 Some("answers"),
-                format!("must be an object of example answers, got {}", kind_of(a)),
+                format!("must be an object of example answers, got {}", json_kind(a)),
             ));
         }
         None
@@ -352,7 +342,7 @@ fn example_call(
                 Some("answers"),
                 format!(
                     "must be an object of example answers, got {}",
-                    kind_of(other)
+                    json_kind(other)
                 ),
             ));
         }
@@ -474,7 +464,7 @@ mod tests {
         assert!(e.starts_with("`f.jsonl` line 2: not a JSON object"), "{e}");
 
         let e = parse("[1, 2]", "f.jsonl").unwrap_err().to_string();
-        assert!(e.contains("line 1: a list is not an item"), "{e}");
+        assert!(e.contains("line 1: an array is not an item"), "{e}");
 
         let mut v = call_item();
         v.as_object_mut().unwrap().remove("question");

@@ -1,5 +1,6 @@
 //! FC models' results: a list of one-key objects whose values are JSON arguments.
 
+use crate::util::json_kind::json_kind;
 use serde_json::Value;
 
 use super::{failed, python_json_loads};
@@ -67,17 +68,6 @@ fn fc_attempt(items: &[Value]) -> bool {
     items.iter().any(
         |item| matches!(item, Value::Object(o) if o.keys().next().is_some_and(|k| !k.is_empty())),
     )
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
