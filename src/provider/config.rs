@@ -34,6 +34,9 @@ pub struct ProviderConfig {
     pub parallel_tool_calls: Option<bool>,
     /// Extra top-level request fields, passed through unchanged (they win over ours).
     pub extra: Map<String, Value>,
+    /// Ask for a streamed answer (server-sent events) and assemble it
+    /// ([`super::stream`]).
+    pub stream: bool,
 }
 
 impl ProviderConfig {
@@ -51,6 +54,7 @@ impl ProviderConfig {
             seed: None,
             parallel_tool_calls: None,
             extra: Map::new(),
+            stream: false,
         }
     }
 

@@ -48,6 +48,17 @@ pub struct HttpReply {
     pub attempts: u32,
 }
 
+/// A 2xx answer whose body is still to be read (a streamed answer).
+#[derive(Debug)]
+pub struct HttpStream {
+    /// The response; read its body with `bytes_stream()`.
+    pub response: reqwest::Response,
+    /// When the successful attempt started: the origin of every stream timing.
+    pub started: Instant,
+    /// Attempts made, the successful one included.
+    pub attempts: u32,
+}
+
 /// Why a request failed (after retries, where retrying made sense). Messages never hold
 /// a secret: every text taken from a response is scrubbed first.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -186,6 +197,21 @@ fn origin(url: &str) -> String {
     }
 }
 
+/// The headers to send, credentials marked sensitive.
+fn header_map(headers: &[Header]) -> Result<HeaderMap, HttpError> {
+    let mut map = HeaderMap::new();
+    for h in headers {
+        let name = HeaderName::from_bytes(h.name.as_bytes())
+            .map_err(|_| HttpError::Setup(format!("`{}` is not a header name", h.name)))?;
+        let mut value = HeaderValue::from_str(&h.value)
+            .map_err(|_| HttpError::Setup(format!("header `{}` has an invalid value", h.name)))?;
+        value.set_sensitive(h.sensitive);
+        // Appended, not inserted: a custom header may add to one of ours.
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
 fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status) && status != 501
 }
@@ -256,17 +282,7 @@ impl Http {
         payload: Vec<u8>,
         secrets: &[&str],
     ) -> Result<HttpReply, HttpError> {
-        let mut map = HeaderMap::new();
-        for h in headers {
-            let name = HeaderName::from_bytes(h.name.as_bytes())
-                .map_err(|_| HttpError::Setup(format!("`{}` is not a header name", h.name)))?;
-            let mut value = HeaderValue::from_str(&h.value).map_err(|_| {
-                HttpError::Setup(format!("header `{}` has an invalid value", h.name))
-            })?;
-            value.set_sensitive(h.sensitive);
-            // Appended, not inserted: a custom header may add to one of ours.
-            map.append(name, value);
-        }
+        let map = header_map(headers)?;
         // Bytes: a retry sends the same buffer without copying it.
         let payload = bytes::Bytes::from(payload);
         let max = self.settings.max_attempts.max(1);
@@ -334,6 +350,86 @@ impl Http {
                 .min(self.settings.max_delay);
             tokio::time::sleep(delay).await;
         }
+    }
+
+    /// POST `payload` and hand back the answer's body unread, for a streamed answer
+    /// ([`super::stream`]). What fails before the body starts (a refused connection, a
+    /// 429 or 5xx status, a timeout waiting for the headers) is retried exactly as in
+    /// [`Http::post_bytes`]; once a 2xx status arrived nothing is retried, since part of
+    /// the answer may already have been read.
+    pub async fn post_stream(
+        &self,
+        url: &str,
+        headers: &[Header],
+        payload: Vec<u8>,
+        secrets: &[&str],
+    ) -> Result<HttpStream, HttpError> {
+        let map = header_map(headers)?;
+        let payload = bytes::Bytes::from(payload);
+        let max = self.settings.max_attempts.max(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let sent = self
+                .client
+                .post(url)
+                .headers(map.clone())
+                .header("content-type", "application/json")
+                .header("accept", "text/event-stream")
+                .body(payload.clone())
+                .send()
+                .await;
+            let (error, wait) = match sent {
+                Ok(resp) if resp.status().is_success() => {
+                    return Ok(HttpStream {
+                        response: resp,
+                        started,
+                        attempts: attempt,
+                    });
+                }
+                Ok(resp) => {
+                    let status = resp.status().as_u16();
+                    let asked = retry_after(resp.headers(), SystemTime::now());
+                    match resp.bytes().await {
+                        Ok(bytes) => {
+                            let asked = asked.or_else(|| retry_delay_in_body(&bytes));
+                            let e = HttpError::Status {
+                                status,
+                                message: snippet(&scrubbed(&bytes, secrets)),
+                                attempts: attempt,
+                            };
+                            if !retryable_status(status) {
+                                return Err(e);
+                            }
+                            (e, asked)
+                        }
+                        Err(e) => (self.transport_error(&e, url, attempt, secrets), asked),
+                    }
+                }
+                Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
+            };
+            if attempt >= max {
+                return Err(error);
+            }
+            let delay = wait
+                .map(|w| w.max(self.backoff(attempt)))
+                .unwrap_or_else(|| self.backoff(attempt))
+                .min(self.settings.max_delay);
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The error of a body that broke off mid-stream, in the words of
+    /// [`HttpError`] (a timeout, or a connection failure with the cause chain).
+    pub fn stream_error(
+        &self,
+        e: &reqwest::Error,
+        url: &str,
+        attempts: u32,
+        secrets: &[&str],
+    ) -> HttpError {
+        self.transport_error(e, url, attempts, secrets)
     }
 
     fn transport_error(

@@ -23,6 +23,7 @@ pub mod record;
 pub mod registry;
 pub mod scripted;
 pub mod scripted_judge;
+pub mod stream;
 pub mod types;
 pub mod usage;
 
@@ -31,8 +32,8 @@ use std::fmt;
 use async_trait::async_trait;
 
 pub use types::{
-    AssistantTurn, Message, Request, Response, ToolCall, ToolChoice, ToolDefinition, ToolResult,
-    Usage,
+    AssistantTurn, Message, Request, Response, StreamTiming, ToolCall, ToolChoice, ToolDefinition,
+    ToolResult, Usage,
 };
 
 /// Which trial a request belongs to; providers use it for lookups and messages only
@@ -75,6 +76,9 @@ pub struct Target {
     /// Sampling parameters sent with every request (temperature, max tokens, seed,
     /// extra fields), as canonical JSON; part of the cassette key when present.
     pub params: Option<serde_json::Value>,
+    /// Ask this target for streamed answers (`--stream`, `sampling.stream`). A run
+    /// with both modes holds the target twice, once with each value.
+    pub stream: bool,
 }
 
 /// A target string that does not parse.
@@ -123,6 +127,7 @@ impl Target {
             model: model.to_string(),
             base_url,
             params: None,
+            stream: false,
         })
     }
 }
@@ -176,6 +181,16 @@ pub enum ProviderError {
         /// Provider name.
         provider: String,
         /// What was missing or wrong (secrets scrubbed).
+        message: String,
+    },
+    /// A streamed answer broke off, ended before the provider's terminal event, or
+    /// held an event that is not what the API documents; the trial is an error, never
+    /// a shortened answer.
+    #[error("{provider} stream failed: {message}")]
+    Stream {
+        /// Provider name.
+        provider: String,
+        /// What went wrong, with the event's number (secrets scrubbed).
         message: String,
     },
     /// The request can not be expressed for this provider (e.g. a tool_choice mode it

@@ -175,6 +175,7 @@ pub fn live_provider(
     config.seed = settings.seed;
     config.parallel_tool_calls = settings.parallel_tool_calls;
     config.extra = settings.extra.clone();
+    config.stream = target.stream;
     let http = Http::for_url(settings.http.clone(), url)
         .map_err(|e| RegistryError::Http(e.to_string()))?;
     Ok(match target.provider.as_str() {

@@ -64,6 +64,27 @@ pub struct Response {
     /// implausible usage that was ignored (and counted offline instead).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How a streamed answer arrived (time to first token and to the first tool-call
+    /// byte); absent for answers that were not streamed, so their lines are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamTiming>,
+}
+
+/// The timing of a streamed answer, measured from the start of the successful attempt
+/// (the same origin as [`Response::latency_ms`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamTiming {
+    /// Milliseconds to the first event carrying output: a text fragment or any part of
+    /// a tool call. Absent when the answer had no output at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<f64>,
+    /// Milliseconds to the first byte of a tool call (its name, id or first argument
+    /// fragment). Absent when the answer made no call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tool_byte_ms: Option<f64>,
+    /// Server-sent events read, keep-alives included.
+    #[serde(default)]
+    pub events: u32,
 }
 
 /// A [`Response`] as stored in a file, its usage not yet checked.
@@ -85,6 +106,8 @@ struct StoredResponse {
     attempts: u32,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default)]
+    stream: Option<StreamTiming>,
 }
 
 impl From<StoredResponse> for Response {
@@ -99,6 +122,7 @@ impl From<StoredResponse> for Response {
             raw: None,
             attempts: s.attempts,
             warnings: s.warnings,
+            stream: s.stream,
         };
         stored_usage(s.usage.as_ref()).apply(&mut response, "a stored response");
         response
