@@ -26,7 +26,8 @@
 //!   instead of a string: the value's JSON text is appended, as the non-streamed reader
 //!   does; `null` fragments add nothing, but a call whose only arguments were `null`
 //!   keeps the text `null`, again as non-streamed.
-//! - usage only in a last chunk with `choices: []`, or nowhere (no usage, not zero).
+//! - usage only in a last chunk with `choices: []`, in `x_groq.usage` (Groq), or
+//!   nowhere (no usage, not zero).
 //! - `finish_reason: "stop"` after tool calls (kept as sent, as non-streamed).
 //! - a first delta with `content: ""` and `refusal: null`: no text, and no token.
 //!
@@ -70,6 +71,9 @@ pub(crate) struct OpenAiAssembler {
     finish_reason: Option<String>,
     /// The last non-null `usage` given.
     usage: Option<Value>,
+    /// The last `x_groq.usage` (Groq streams its usage there, not in `usage`); used
+    /// only when no `usage` came.
+    groq_usage: Option<Value>,
 }
 
 /// A call being assembled.
@@ -212,6 +216,13 @@ impl OpenAiAssembler {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
             self.usage = Some(usage.clone());
+        }
+        if let Some(usage) = chunk
+            .get("x_groq")
+            .and_then(|x| x.get("usage"))
+            .filter(|u| !u.is_null())
+        {
+            self.groq_usage = Some(usage.clone());
         }
         let choices = match chunk.get("choices") {
             None | Some(Value::Null) => return Ok(()),
@@ -375,7 +386,7 @@ impl OpenAiAssembler {
                 "finish_reason": self.finish_reason,
             }],
         });
-        if let Some(usage) = &self.usage {
+        if let Some(usage) = self.usage.as_ref().or(self.groq_usage.as_ref()) {
             body["usage"] = usage.clone();
         }
         body

@@ -562,6 +562,76 @@ fn ollama_calls_without_index_start_a_call_per_id_or_name() {
     );
 }
 
+/// llama-cpp-python's server (`chatml-function-calling`) repeats the call's id and name
+/// in every chunk, sends a legacy `function_call` beside `tool_calls`, `null` for the
+/// fields it does not fill, and numbers a second call's entries with the next index.
+#[test]
+fn llama_cpp_python_repeated_ids_and_names_continue_their_call() {
+    let entry = |index: u64, id: &str, args: &str| {
+        json!({"choices": [{"index": 0, "finish_reason": null, "logprobs": null, "delta": {
+            "role": null, "content": null,
+            "function_call": {"name": "get_weather", "arguments": args},
+            "tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": "get_weather", "arguments": args}}]}}]})
+        .to_string()
+    };
+    let a = "call__0_get_weather_cmpl-1";
+    let b = "call__0_get_weather_cmpl-2";
+    let r = assemble(&[
+        json!({"choices": [{"index": 0, "finish_reason": null, "logprobs": null, "delta": {
+            "role": "assistant", "content": null, "function_call": null, "tool_calls": null}}]})
+        .to_string(),
+        entry(0, a, "{\"city\": \""),
+        entry(0, a, "Paris"),
+        entry(0, a, "\"}"),
+        entry(1, b, "{\"city\": \"Lyon\"}"),
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": null,
+            "delta": {"role": null, "content": null, "function_call": null, "tool_calls": null}}]})
+        .to_string(),
+        "[DONE]".into(),
+    ])
+    .unwrap();
+    assert_eq!(
+        r.tool_calls,
+        vec![
+            call(a, "get_weather", r#"{"city": "Paris"}"#),
+            call(b, "get_weather", r#"{"city": "Lyon"}"#),
+        ]
+    );
+    assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(r.usage, None);
+}
+
+#[test]
+fn usage_in_every_chunk_or_in_x_groq_is_read_from_the_last() {
+    // Cumulative usage on every chunk (vLLM's continuous usage stats): the last wins.
+    let r = assemble(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+        r#"{"choices":[],"usage":null}"#,
+        "[DONE]",
+    ])
+    .unwrap();
+    assert_eq!(r.usage, usage(5, 2));
+    // Groq: only in `x_groq.usage` of the last chunk.
+    let r = assemble(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}],"x_groq":{"id":"req_1"}}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"req_1","usage":{"prompt_tokens":8,"completion_tokens":3}}}"#,
+        "[DONE]",
+    ])
+    .unwrap();
+    assert_eq!(r.usage, usage(8, 3));
+    // An implausible count is dropped with a warning, as non-streamed.
+    let r = assemble(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":-4,"completion_tokens":3}}"#,
+        "[DONE]",
+    ])
+    .unwrap();
+    assert_eq!(r.usage, None);
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+}
+
 // ---- what is an error ----
 
 fn err_of<S: AsRef<str>>(datas: &[S]) -> String {
