@@ -36,7 +36,7 @@
 //!
 //! What ends the trial as an error: an event that is not JSON, a chunk that is not an
 //! object, a chunk with an `error` object (servers that fail mid-stream send one as a
-//! data event), `choices`, a choice, its `delta` or `tool_calls` of the wrong JSON
+//! data event) or an event named `error`, `choices`, a choice, its `delta` or `tool_calls` of the wrong JSON
 //! type, an argument fragment before any call; and at the end, a body that stops before
 //! `data: [DONE]` (even after a `finish_reason`: the usage chunk and the terminal event
 //! may still be missing, so the answer is not known to be whole), a stream with no
@@ -449,6 +449,14 @@ impl Assembler for OpenAiAssembler {
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Step::Done);
+        }
+        // Some servers name a failure's event (`event: error`) and put plain text in it.
+        if event.event.as_deref() == Some("error") {
+            let reason = serde_json::from_str::<Value>(data)
+                .ok()
+                .and_then(|v| v.as_object().and_then(embedded_error))
+                .unwrap_or_else(|| data.to_string());
+            return Err(format!("the server sent an error event: {reason}"));
         }
         let chunk: Value =
             serde_json::from_str(data).map_err(|e| format!("the event is not JSON ({e})"))?;

@@ -703,6 +703,27 @@ fn an_error_object_inside_the_stream_is_an_error() {
 }
 
 #[test]
+fn an_event_named_error_is_an_error_with_its_text() {
+    let mut a = OpenAiAssembler::new(0);
+    let mut marks = Marks::new(Instant::now());
+    let named = |data: &str| SseEvent {
+        event: Some("error".into()),
+        data: data.into(),
+    };
+    let e = a
+        .event(&named("upstream timed out"), &mut marks)
+        .unwrap_err();
+    assert_eq!(e, "the server sent an error event: upstream timed out");
+    let e = a
+        .event(
+            &named(r#"{"error":{"message":"context too long"}}"#),
+            &mut marks,
+        )
+        .unwrap_err();
+    assert_eq!(e, "the server sent an error event: context too long");
+}
+
+#[test]
 fn done_without_any_choice_or_a_call_without_a_name_is_an_error() {
     let e = err_of(&[
         r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}"#,
@@ -963,4 +984,60 @@ fn the_stream_fields_are_sent_and_extra_still_wins() {
         .build_body(&request())
         .unwrap();
     assert!(body.get("stream").is_none() && body.get("stream_options").is_none());
+}
+
+/// The same answer through the whole provider, streamed (split at hostile points) and
+/// not: equal responses, and request bodies that differ only in the stream fields.
+#[tokio::test]
+async fn streamed_and_non_streamed_answers_are_equal_through_the_provider() {
+    let answers = [
+        serde_json::from_str::<Value>(PARALLEL).unwrap(),
+        ollama_as_choice(),
+        // No ids (assigned by round), Chinese text and emoji arguments.
+        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "稍等 🙏",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather",
+                    "arguments": "{\"city\": \"北京\", \"emoji\": \"🌧️\"}"}},
+                {"type": "function", "function": {"name": "get_weather",
+                    "arguments": "{\"city\": \"東京\""}}]},
+            "finish_reason": "stop"}], "usage": {"prompt_tokens": 30, "completion_tokens": 12}}),
+    ];
+    for answer in answers {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_raw(answer.to_string().into_bytes(), "application/json"),
+            )
+            .mount(&server)
+            .await;
+        let mut plain = streaming(&format!("{}/v1", server.uri()), 1)
+            .config()
+            .clone();
+        plain.stream = false;
+        let want = OpenAiProvider::new(plain, Http::new(settings(1)).unwrap())
+            .complete(&request(), &trial())
+            .await
+            .unwrap();
+        let sent_plain: Value =
+            serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
+
+        let body: String = streamed(&answer, 3)
+            .iter()
+            .map(|d| format!("data: {d}\n\n"))
+            .collect();
+        let (got, mut sent_streamed) =
+            over_http(split_at(body.as_bytes(), &hostile_offsets(body.as_bytes()))).await;
+        let mut got = got.unwrap();
+        assert!(got.stream.is_some() && want.stream.is_none());
+        got.latency_ms = want.latency_ms;
+        got.stream = None;
+        got.raw = want.raw.clone();
+        assert_eq!(got, want, "{answer}");
+        let fields = sent_streamed.as_object_mut().unwrap();
+        assert_eq!(fields.remove("stream"), Some(json!(true)));
+        assert!(fields.remove("stream_options").is_some());
+        assert_eq!(sent_streamed, sent_plain);
+    }
 }
