@@ -1,4 +1,5 @@
-//! The Anthropic Messages API (`POST {base_url}/messages`, non-streaming).
+//! The Anthropic Messages API (`POST {base_url}/messages`; with `config.stream`, the
+//! same request with `"stream": true`, read by [`super::anthropic_stream`]).
 //!
 //! Request mapping from the neutral [`Request`]:
 //! - system messages, wherever they are, are joined with a blank line into the top-level
@@ -53,6 +54,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
 use super::Exchange;
+use super::anthropic_stream::AnthropicAssembler;
 use super::config::ProviderConfig;
 use super::http::{Header, Http};
 use super::usage::{self, UsageReading};
@@ -212,8 +214,9 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
     }
 }
 
-/// The text of an error body `{"type": "error", "error": {"type", "message"}}`.
-fn api_error(body: &Value) -> String {
+/// The text of an error body `{"type": "error", "error": {"type", "message"}}` (also
+/// the data of a streamed `error` event).
+pub(super) fn api_error(body: &Value) -> String {
     let error = body.get("error");
     let kind = error
         .and_then(|e| e.get("type"))
@@ -487,12 +490,17 @@ impl Provider for AnthropicProvider {
         _key: &TrialKey,
     ) -> Result<Response, ProviderError> {
         // Serialised before the await: the request tree is freed while it is still hot.
-        let payload = serde_json::to_vec(&self.build_body(request)?).map_err(|e| {
-            ProviderError::Unsupported {
+        let payload = {
+            let mut body = self.build_body(request)?;
+            if self.config.stream {
+                // Set after the extra fields: how the answer is read decides.
+                body["stream"] = Value::Bool(true);
+            }
+            serde_json::to_vec(&body).map_err(|e| ProviderError::Unsupported {
                 provider: self.config.provider.clone(),
                 message: e.to_string(),
-            }
-        })?;
+            })?
+        };
         let url = format!("{}/messages", self.config.base_url);
         let mut headers = vec![Header {
             name: "anthropic-version".into(),
@@ -508,15 +516,17 @@ impl Provider for AnthropicProvider {
         }
         headers.extend(self.config.custom_headers());
         let secrets = self.config.secrets();
-        Exchange {
+        let exchange = Exchange {
             http: &self.http,
             provider: &self.config.provider,
             url: &url,
             headers: &headers,
             secrets: &secrets,
+        };
+        if self.config.stream {
+            return exchange.stream(payload, AnthropicAssembler::new()).await;
         }
-        .send(payload, Self::parse_response)
-        .await
+        exchange.send(payload, Self::parse_response).await
     }
 
     fn source(&self) -> String {

@@ -1,6 +1,7 @@
 //! Google Gemini: the unary `generateContent` method of the Gemini API
 //! (`POST {base_url}/models/{model}:generateContent`, default base URL
-//! `https://generativelanguage.googleapis.com/v1beta`).
+//! `https://generativelanguage.googleapis.com/v1beta`); with `config.stream`, the same
+//! body to `:streamGenerateContent?alt=sse`, read by [`super::gemini_stream`].
 //!
 //! The key travels in the `x-goog-api-key` header (marked sensitive), never in the URL,
 //! so it can not leak through logged URLs or error texts.
@@ -92,6 +93,7 @@ use serde_json::{Map, Value, json};
 
 use super::Exchange;
 use super::config::ProviderConfig;
+use super::gemini_stream::GeminiAssembler;
 use super::http::{Header, Http};
 use super::types::{Message, Request, Response, ToolCall, ToolChoice, Usage, error_object};
 use super::usage::{self, UsageReading};
@@ -126,6 +128,20 @@ impl GeminiProvider {
             .strip_prefix("models/")
             .unwrap_or(&self.config.model);
         format!("{}/models/{model}:generateContent", self.config.base_url)
+    }
+
+    /// The streaming endpoint: `{base_url}/models/{model}:streamGenerateContent?alt=sse`
+    /// (server-sent events; without `alt=sse` the answer is one JSON array).
+    pub fn stream_endpoint(&self) -> String {
+        let model = self
+            .config
+            .model
+            .strip_prefix("models/")
+            .unwrap_or(&self.config.model);
+        format!(
+            "{}/models/{model}:streamGenerateContent?alt=sse",
+            self.config.base_url
+        )
     }
 
     fn unsupported(&self, message: String) -> ProviderError {
@@ -536,10 +552,16 @@ fn json_schema(parameters: &Value) -> Option<Value> {
 
 /// A Google RPC error object as one line.
 fn describe_error(error: &Value) -> String {
+    format!("the body is {}", api_error(error))
+}
+
+/// A Google RPC error object in words: `an API error 400 INVALID_ARGUMENT: message
+/// (details)` (also the error of a streamed chunk).
+pub(super) fn api_error(error: &Value) -> String {
     let Some(obj) = error.as_object() else {
-        return format!("the body is an API error: {error}");
+        return format!("an API error: {error}");
     };
-    let mut out = String::from("the body is an API error");
+    let mut out = String::from("an API error");
     if let Some(code) = obj.get("code").and_then(Value::as_i64) {
         out.push_str(&format!(" {code}"));
     }
@@ -615,21 +637,32 @@ impl Provider for GeminiProvider {
             .into_iter()
             .chain(self.config.custom_headers())
             .collect();
-        Exchange {
+        let url = if self.config.stream {
+            self.stream_endpoint()
+        } else {
+            self.endpoint()
+        };
+        let exchange = Exchange {
             http: &self.http,
             provider: &self.config.provider,
-            url: &self.endpoint(),
+            url: &url,
             headers: &headers,
             secrets: &secrets,
+        };
+        if self.config.stream {
+            let mut response = exchange.stream(payload, GeminiAssembler::new()).await?;
+            response.assign_missing_ids(round);
+            return Ok(response);
         }
-        .send(payload, |body| {
-            // Gemini usually sends calls without ids; a loop pairs results by id.
-            Self::parse_response(body).map(|mut r| {
-                r.assign_missing_ids(round);
-                r
+        exchange
+            .send(payload, |body| {
+                // Gemini usually sends calls without ids; a loop pairs results by id.
+                Self::parse_response(body).map(|mut r| {
+                    r.assign_missing_ids(round);
+                    r
+                })
             })
-        })
-        .await
+            .await
     }
 
     fn source(&self) -> String {

@@ -8,10 +8,12 @@
 //! every answer reports.
 
 pub mod anthropic;
+pub mod anthropic_stream;
 pub mod cassette;
 pub mod config;
 pub mod crowded;
 pub mod gemini;
+pub mod gemini_stream;
 pub mod headers;
 pub mod http;
 pub mod limit;

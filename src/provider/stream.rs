@@ -126,7 +126,17 @@ impl Exchange<'_> {
             message: http::redact(&message, self.secrets),
         };
         let mut marks = Marks::new(reply.started);
-        let mut events = sse_stream::SseStream::from_bytes_stream(reply.response.bytes_stream());
+        // The body ends with one more blank line: an event whose closing blank line is
+        // missing at the very end (a fixture of Anthropic's own SDK ends so) still
+        // reaches the assembler, where a parser would drop it. An event cut inside a line
+        // then arrives incomplete and fails as malformed, never as a shorter answer.
+        let body = reply
+            .response
+            .bytes_stream()
+            .chain(futures::stream::iter([Ok(bytes::Bytes::from_static(
+                b"\n\n",
+            ))]));
+        let mut events = sse_stream::SseStream::from_bytes_stream(body);
         let mut raw = Vec::new();
         let mut count: u32 = 0;
         let mut terminated = false;
