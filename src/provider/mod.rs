@@ -18,6 +18,7 @@ pub mod limit;
 #[cfg(test)]
 mod loop_tests;
 pub mod openai;
+pub(crate) mod openai_stream;
 pub mod oracle;
 pub mod record;
 pub mod registry;

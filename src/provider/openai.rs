@@ -34,6 +34,10 @@
 //!   empty text) is sent back with `{}` as its arguments: vLLM and Ollama's `/v1` parse
 //!   them and refuse the request otherwise (the neutral conversation keeps them raw).
 //!
+//! With `stream` set in the config the body also asks for `"stream": true` and
+//! `"stream_options": {"include_usage": true}` (`extra` still wins), and the answer's
+//! chunks are assembled by `openai_stream` into the same [`Response`].
+//!
 //! Tool results go back as `{"role": "tool", "tool_call_id", "content"}` messages (Ollama's
 //! `/v1` and the other compatible servers take the same form). The API has neither an
 //! error flag nor a tool name on them: an error result's content is sent as a JSON
@@ -62,6 +66,7 @@ use serde_json::{Map, Value, json};
 use super::Exchange;
 use super::config::ProviderConfig;
 use super::http::{Header, Http, redact};
+use super::openai_stream::OpenAiAssembler;
 use super::types::{error_object, is_error_object};
 use super::usage::{self, UsageReading};
 use super::{
@@ -211,6 +216,12 @@ impl OpenAiProvider {
         if let Some(seed) = self.config.seed {
             body.insert("seed".into(), Value::from(seed));
         }
+        // A streamed answer (see `openai_stream`); usage comes in a last chunk only when
+        // asked for. `extra` may still override both.
+        if self.config.stream {
+            body.insert("stream".into(), Value::Bool(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
         let mut body = Value::Object(body);
         self.config.merge_extra(&mut body);
         Ok(body)
@@ -350,8 +361,9 @@ fn tool_choice_json(choice: &ToolChoice) -> Value {
     }
 }
 
-/// The message of an `error` object some servers return with status 200.
-fn embedded_error(obj: &Map<String, Value>) -> Option<String> {
+/// The message of an `error` object some servers return with status 200 (or send as
+/// an event inside a stream).
+pub(super) fn embedded_error(obj: &Map<String, Value>) -> Option<String> {
     match obj.get("error")? {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
@@ -554,22 +566,26 @@ impl Provider for OpenAiProvider {
             .into_iter()
             .chain(self.config.custom_headers())
             .collect();
-        Exchange {
+        let exchange = Exchange {
             http: &self.http,
             provider: &self.config.provider,
             url: &self.url,
             headers: &headers,
             secrets: &secrets,
+        };
+        if self.config.stream {
+            return exchange.stream(payload, OpenAiAssembler::new(round)).await;
         }
-        .send(payload, |body| {
-            // Some compatible servers send calls without ids; a loop needs one to
-            // pair each result with its call.
-            parse_response(body).map(|mut r| {
-                r.assign_missing_ids(round);
-                r
+        exchange
+            .send(payload, |body| {
+                // Some compatible servers send calls without ids; a loop needs one to
+                // pair each result with its call.
+                parse_response(body).map(|mut r| {
+                    r.assign_missing_ids(round);
+                    r
+                })
             })
-        })
-        .await
+            .await
     }
 
     fn source(&self) -> String {
