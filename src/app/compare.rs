@@ -481,6 +481,9 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     if let Some(c) = &mut candidate {
         c.data.retain(&args.targets, &args.tool_choice);
     }
+    // Said with the failing gate when nothing paired but pairing across stream modes
+    // would have.
+    let mut stream_hint: Option<String> = None;
     let comparison: Comparison = match (&candidate, &variants) {
         (None, _) if args.streamed => match &baseline.data {
             Loaded::Trials(t) => compare::compare_streamed(t),
@@ -523,10 +526,10 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
             if !args.across_stream && c.overall.n == 0 {
                 let across = compare::compare_sides(baseline, candidate, c.key.across_stream());
                 if across.overall.n > 0 {
-                    warnln!(
-                        "note: the runs pair only across stream modes ({} scored pairs): one was run with --stream and the other without; pass --across-stream to compare them",
+                    stream_hint = Some(format!(
+                        "the runs pair only across stream modes ({} scored pairs): one was run with --stream and the other without; pass --across-stream to compare them",
                         across.overall.n
-                    );
+                    ));
                 }
             }
             c
@@ -579,7 +582,12 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         return Ok(exit::OK);
     }
     for f in &failures {
-        warnln!("gate failed: {f}");
+        match (f, &stream_hint) {
+            (compare::GateFailure::NoPairs { .. }, Some(hint)) => {
+                warnln!("gate failed: {f}; {hint}")
+            }
+            _ => warnln!("gate failed: {f}"),
+        }
     }
     Ok(exit::THRESHOLD_FAILED)
 }
