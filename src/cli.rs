@@ -364,6 +364,18 @@ pub struct RunArgs {
     /// `disable_parallel_tool_use` when false).
     #[arg(long, value_name = "BOOL")]
     pub parallel_tool_calls: Option<bool>,
+    /// Ask live targets for streamed answers (server-sent events) and time the first
+    /// token and the first tool-call byte: `--stream` (= on), `--stream=off`, or
+    /// `--stream=both` (each live target runs once each way; compare them with
+    /// `toolgauge compare RUN --streamed`). Overrides the suite's `sampling.stream`.
+    #[arg(
+        long,
+        value_name = "on|off|both",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on"
+    )]
+    pub stream: Option<String>,
     /// Extra request fields as a JSON object, passed through to every live request.
     #[arg(long, value_name = "JSON")]
     pub extra: Option<String>,
@@ -425,8 +437,8 @@ pub struct CompareArgs {
     /// The baseline run directory (or a summary.json / trials.jsonl inside it).
     #[arg(value_name = "BASELINE")]
     pub baseline: PathBuf,
-    /// The candidate run directory; omit it with --variants.
-    #[arg(value_name = "CANDIDATE", required_unless_present = "variants")]
+    /// The candidate run directory; omit it with --variants or --streamed.
+    #[arg(value_name = "CANDIDATE", required_unless_present_any = ["variants", "streamed"])]
     pub candidate: Option<PathBuf>,
     /// Compare two description variants A,B inside the baseline run instead.
     #[arg(
@@ -439,6 +451,14 @@ pub struct CompareArgs {
     /// Pair trials across different targets (a new model against the old one).
     #[arg(long)]
     pub across_targets: bool,
+    /// Pair trials across stream modes: a run with --stream against one without
+    /// (cells match on target, variant and tool_choice only).
+    #[arg(long)]
+    pub across_stream: bool,
+    /// Compare inside the baseline run, made with `--stream both`: its non-streamed
+    /// trials (baseline) against its streamed ones (candidate).
+    #[arg(long, conflicts_with_all = ["candidate", "variants"])]
+    pub streamed: bool,
     /// Compare only these targets (on both sides); repeat or separate with commas.
     #[arg(long = "target", value_name = "TARGET", value_delimiter = ',')]
     pub targets: Vec<String>,

@@ -973,6 +973,7 @@ pub fn records(suite: &Suite, trials: Vec<Trial>) -> Vec<TrialRecord> {
                 variant: variants[(i / 2) % 2].to_string(),
                 tool_choice: t.mode.clone(),
                 repeat: ((i / 4) % 3) as u32,
+                stream: false,
                 messages: case.messages.clone(),
                 response: None,
                 checks: None,

@@ -200,7 +200,8 @@ fn in_matrix_order(trials: &mut [TrialRecord], meta: Option<&RunMeta>) {
             t.variant.clone(),
             t.tool_choice.to_string(),
         );
-        order.get(&cell).copied().unwrap_or(usize::MAX)
+        // A streamed cell after its unstreamed twin, as the summary lists them.
+        (order.get(&cell).copied().unwrap_or(usize::MAX), t.stream)
     });
 }
 
@@ -296,6 +297,29 @@ fn check_points(flag: &str, value: f64) -> Result<f64, AppError> {
         format!("{flag} takes percentage points in [0, 100]; {value} is not one")
     };
     Err(AppError::bad(message, None))
+}
+
+/// `--streamed` compares a run made with `--stream both`: refuse a run without both
+/// modes, which would compare its trials with nothing.
+fn check_both_modes(run: &Loaded, path: &Path) -> Result<(), AppError> {
+    let modes: Vec<bool> = match run {
+        Loaded::Trials(t) => t.iter().map(|t| t.stream).collect(),
+        Loaded::Cells(c) => c.iter().map(|c| c.stream).collect(),
+    };
+    let (off, on) = (modes.iter().any(|s| !s), modes.iter().any(|s| *s));
+    if off && on {
+        return Ok(());
+    }
+    Err(AppError::bad(
+        format!(
+            "--streamed compares a run's unstreamed trials with its streamed ones, but `{}` has {} trials only",
+            path.display(),
+            if on { "streamed" } else { "unstreamed" }
+        ),
+        Some(
+            "run the suite with --stream=both (each live target once each way), or compare two runs: toolgauge compare PLAIN STREAMED --across-stream",
+        ),
+    ))
 }
 
 /// The distinct values of one dimension over the given sides, in order of appearance.
@@ -401,6 +425,8 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     // after the runs are loaded so unknown names can be named with the arity.
     let mut problems: Vec<String> = Vec::new();
     let variants = match (&args.candidate, args.variants.as_slice()) {
+        // `--streamed` compares within the run (clap refuses it with either).
+        (None, []) if args.streamed => None,
         (None, [a, b]) if a == b => {
             problems.push(format!(
                 "--variants names `{a}` twice; give two different variants, e.g. --variants vague,clear"
@@ -448,26 +474,44 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     if !problems.is_empty() {
         return Err(AppError::bad(problems.join("; "), None));
     }
+    if args.streamed {
+        check_both_modes(&baseline.data, &args.baseline)?;
+    }
     baseline.data.retain(&args.targets, &args.tool_choice);
     if let Some(c) = &mut candidate {
         c.data.retain(&args.targets, &args.tool_choice);
     }
+    // Said with the failing gate when nothing paired but pairing across stream modes
+    // would have.
+    let mut stream_hint: Option<String> = None;
     let comparison: Comparison = match (&candidate, &variants) {
+        (None, _) if args.streamed => match &baseline.data {
+            Loaded::Trials(t) => compare::compare_streamed(t),
+            Loaded::Cells(c) => compare::compare_streamed_cells(c),
+        },
         (None, Some((a, b))) => match &baseline.data {
             Loaded::Trials(t) => compare::compare_variants(t, a, b),
             Loaded::Cells(c) => compare::compare_variants_of_cells(c, a, b),
         },
         (Some(candidate), _) => {
             let (baseline, candidate) = (baseline.data.side(), candidate.data.side());
-            let key = if args.across_targets {
+            let stream_key = |k: CellKey| {
+                if args.across_stream {
+                    k.across_stream()
+                } else {
+                    k
+                }
+            };
+            let key = stream_key(if args.across_targets {
                 CellKey::IGNORE_TARGET
             } else {
                 CellKey::ALL
-            };
+            });
             let c = compare::compare_sides(baseline, candidate, key);
             // Runs of different models share no target: pair across targets then.
-            if !args.across_targets && c.overall.n == 0 {
-                let across = compare::compare_sides(baseline, candidate, CellKey::IGNORE_TARGET);
+            let c = if !args.across_targets && c.overall.n == 0 {
+                let across =
+                    compare::compare_sides(baseline, candidate, stream_key(CellKey::IGNORE_TARGET));
                 if across.overall.n > 0 {
                     warnln!("note: the runs share no target; trials are paired across targets");
                     across
@@ -476,7 +520,19 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
                 }
             } else {
                 c
+            };
+            // Never paired across stream modes unasked (a streamed run is not the same
+            // measurement), but a comparison that pairs nothing says when that would.
+            if !args.across_stream && c.overall.n == 0 {
+                let across = compare::compare_sides(baseline, candidate, c.key.across_stream());
+                if across.overall.n > 0 {
+                    stream_hint = Some(format!(
+                        "the runs pair only across stream modes ({} scored pairs): one was run with --stream and the other without; pass --across-stream to compare them",
+                        across.overall.n
+                    ));
+                }
             }
+            c
         }
         (None, None) => unreachable!("checked above"),
     };
@@ -487,6 +543,10 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     };
     let failures = compare::check_gates(&comparison, &gate);
     let (base_name, cand_name) = match (&args.candidate, &variants) {
+        (None, _) if args.streamed => (
+            format!("{} not streamed", args.baseline.display()),
+            "streamed".to_string(),
+        ),
         (Some(c), _) => (args.baseline.display().to_string(), c.display().to_string()),
         (None, Some((a, b))) => (
             format!("{} variant {a}", args.baseline.display()),
@@ -522,7 +582,12 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         return Ok(exit::OK);
     }
     for f in &failures {
-        warnln!("gate failed: {f}");
+        match (f, &stream_hint) {
+            (compare::GateFailure::NoPairs { .. }, Some(hint)) => {
+                warnln!("gate failed: {f}; {hint}")
+            }
+            _ => warnln!("gate failed: {f}"),
+        }
     }
     Ok(exit::THRESHOLD_FAILED)
 }

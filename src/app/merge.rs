@@ -44,7 +44,7 @@ type TrialId = (String, String, String, String, u32);
 
 fn trial_id(t: &TrialRecord) -> TrialId {
     (
-        t.target.clone(),
+        crate::score::stream::identity_target(&t.target, t.stream).into_owned(),
         crate::score::distractors::identity_variant(
             &t.variant,
             crate::score::distractors::record_n(t),
@@ -425,6 +425,13 @@ fn plan_of(
         .iter()
         .map(|t| Target::parse(t).map_err(|e| bad(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
+    // The shards' stream mode: each target once per mode, as the shards ran it.
+    let stream = match &meta.settings.stream {
+        None => crate::suite::stream::StreamMode::Off,
+        Some(m) => crate::suite::stream::StreamMode::parse_flag(m)
+            .map_err(|_| bad(format!("`settings.stream` is `{m}`: not on or both")))?,
+    };
+    let targets = super::stream::expand(&targets, stream);
     let modes = meta
         .matrix
         .tool_choice
@@ -456,19 +463,8 @@ fn check_trials(
         .into_iter()
         .enumerate()
         .map(|(i, t)| {
-            let (_, key) = plan.request(t);
-            let id = (
-                key.target,
-                crate::score::distractors::identity_variant(
-                    &key.variant,
-                    plan.cells[t.cell].distractors,
-                )
-                .into_owned(),
-                key.tool_choice.to_string(),
-                key.case_id,
-                key.repeat,
-            );
-            (id, i)
+            let (case, target, variant, mode, repeat) = plan.identity(t);
+            ((target, variant, mode, case, repeat), i)
         })
         .collect();
     let mut seen: HashMap<TrialId, &Path> = HashMap::new();

@@ -45,6 +45,7 @@ mod report;
 mod run;
 mod rundir;
 mod settings;
+mod stream;
 mod when2call;
 
 use std::path::Path;

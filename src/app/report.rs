@@ -97,6 +97,13 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
         let next = case_index.len();
         case_index.entry(t.case_id.clone()).or_insert(next);
     }
+    // A run with both stream modes runs each target unstreamed, then streamed.
+    let target_index: HashMap<&str, usize> = m
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
     trials.sort_by_key(|t| {
         let cell = (
             t.target.clone(),
@@ -104,6 +111,11 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
             t.tool_choice.to_string(),
         );
         (
+            target_index
+                .get(t.target.as_str())
+                .copied()
+                .unwrap_or(usize::MAX),
+            t.stream,
             cell_index.get(&cell).copied().unwrap_or(usize::MAX),
             crate::score::distractors::record_n(t),
             case_index[&t.case_id],

@@ -182,6 +182,8 @@ struct Answers {
     bfcl_style: Option<ResultStyle>,
     /// The judge target as written (`--judge`, else the suite's `judge:`).
     judge: Option<String>,
+    /// Whether live targets stream (`--stream`, else the suite's `sampling.stream`).
+    stream: crate::suite::stream::StreamMode,
 }
 
 /// Set up providers and the plan for `suite` with the resolved matrix and settings.
@@ -199,6 +201,7 @@ fn prepare(
         cassette,
         bfcl_style,
         judge,
+        stream,
     } = answers;
     let live = &live;
     let in_suite = in_suite(path);
@@ -210,9 +213,11 @@ fn prepare(
             t.params = live.params();
         }
     }
+    // Each target in each stream mode of the run (once, unstreamed, without the axis).
+    let targets = super::stream::expand(&r.targets, stream);
     let providers = providers_for(
         &suite,
-        &r.targets,
+        &targets,
         judge.as_ref(),
         cassette.as_deref(),
         source,
@@ -241,7 +246,7 @@ fn prepare(
             warnln!("warning: {w}");
         }
     }
-    let plan = Plan::new(suite.clone(), &r.targets, &r.variants, &r.modes, r.repeats);
+    let plan = Plan::new(suite.clone(), &targets, &r.variants, &r.modes, r.repeats);
     let locations = RunPaths {
         suite: Some(paths::locate(path, &dir)),
         cassette: cassette.as_deref().map(|c| paths::locate(c, &dir)),
@@ -263,10 +268,12 @@ fn prepare(
             tool_choice: r.modes.iter().map(ToString::to_string).collect(),
             repeats: r.repeats,
         },
-        sources: r
-            .targets
+        sources: targets
             .iter()
-            .map(|t| (t.spec.clone(), providers[&t.spec].source()))
+            .map(|t| {
+                let key = super::stream::provider_key(t);
+                (t.spec.clone(), providers[&key].source())
+            })
             .collect(),
         tools: r
             .variants
@@ -298,6 +305,7 @@ fn prepare(
             // Filled in by `execute`, from the table it charges.
             prices: None,
             judge: judge.as_ref().map(|(t, _)| t.spec.clone()),
+            stream: stream.streams().then(|| stream.as_str().to_string()),
         },
         selection: None,
         merged_from: Vec::new(),
@@ -361,6 +369,8 @@ fn run_suite(
     )
     .map_err(in_suite(path))?;
     let live = live_settings(args, &suite.sampling)?;
+    let stream = super::stream::mode(args.stream.as_deref(), &suite)?;
+    super::stream::check_targets(&r.targets, stream, args.stream.is_some(), &suite)?;
     let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
     let source = source_for(args.live, args.record, cassette.as_deref());
     let answers = Answers {
@@ -372,6 +382,7 @@ fn run_suite(
             .judge
             .clone()
             .or_else(|| suite.judge.as_ref().map(|j| j.target.clone())),
+        stream,
     };
     let (selection, mask) = Selection::new(
         &suite,
@@ -497,6 +508,19 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
     let cassette = s.cassette.as_ref().and_then(|c| {
         paths::existing_or_first(&paths::candidates(c, s.paths.cassette.as_ref(), dir))
     });
+    // The stream mode the run began with.
+    let stream = match &s.stream {
+        None => crate::suite::stream::StreamMode::Off,
+        Some(m) => crate::suite::stream::StreamMode::parse_flag(m).map_err(|_| {
+            AppError::bad(
+                format!(
+                    "`settings.stream` of `{}` is `{m}`: not on or both",
+                    dir.join("run.json").display()
+                ),
+                Some("restore the run.json the run wrote, or start a new run"),
+            )
+        })?,
+    };
     let answers = Answers {
         live,
         source,
@@ -504,6 +528,7 @@ fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppErr
         bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
         // The judge the run began with.
         judge: s.judge.clone(),
+        stream,
     };
     // The same cases and shards as the run being resumed (the suite is unchanged).
     let old_selection = old.selection.clone().unwrap_or_default();
@@ -644,7 +669,7 @@ fn read_resumable_journal(path: &Path) -> Result<journal::JournalContents, AppEr
 /// journal, or one merged by hand): resuming would keep them in the journal and leave
 /// them out of the reports.
 fn check_in_plan(trials: &[TrialRecord], p: &Prepared, path: &Path) -> Result<(), AppError> {
-    let index = plan_index(&p.plan, &p.suite);
+    let index = plan_index(&p.plan);
     let foreign: Vec<&TrialRecord> = trials
         .iter()
         .filter(|t| !index.contains_key(&trial_id(t)))
@@ -668,22 +693,11 @@ fn check_in_plan(trials: &[TrialRecord], p: &Prepared, path: &Path) -> Result<()
 }
 
 /// Each planned trial's index in `plan.trials()`, by identity.
-fn plan_index(plan: &Plan, suite: &Suite) -> HashMap<TrialId, usize> {
+fn plan_index(plan: &Plan) -> HashMap<TrialId, usize> {
     plan.trials()
         .iter()
         .enumerate()
-        .map(|(i, t)| {
-            let cell = &plan.cells[t.cell];
-            let id = (
-                suite.cases[t.case].id.clone(),
-                cell.target.spec.clone(),
-                crate::score::distractors::identity_variant(&cell.variant, cell.distractors)
-                    .into_owned(),
-                cell.tool_choice.to_string(),
-                t.repeat,
-            );
-            (id, i)
-        })
+        .map(|(i, t)| (plan.identity(*t), i))
         .collect()
 }
 
@@ -719,7 +733,7 @@ fn execute(
     // Slots in plan order; trials already done fill theirs.
     let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];
     if !done.is_empty() {
-        let index = plan_index(&plan, &suite);
+        let index = plan_index(&plan);
         for t in &done {
             if let Some(i) = index.get(&trial_id(t)) {
                 slots[*i] = Some(t.clone());

@@ -294,7 +294,8 @@ pub(crate) fn providers_for(
         .or_else(|| suite.cassette.clone());
     let mut cassette: Option<Arc<Cassette>> = None;
     let mut recorder: Option<Arc<Recorder>> = None;
-    let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec));
+    // A judge never streams: it shares the unstreamed form of a run target's provider.
+    let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec && !t.stream));
     for t in targets.iter().chain(judge) {
         let p: Arc<dyn Provider> = if t.provider == "scripted"
             && t.model == crate::provider::scripted_judge::MODEL
@@ -369,12 +370,16 @@ pub(crate) fn providers_for(
                                 Some("set `cassette:` in the suite or pass --cassette FILE"),
                             )
                         })?;
-                        let r = Arc::new(Recorder::open(&path, targets).map_err(|e| {
-                            AppError::bad(
-                                e.to_string(),
-                                Some("record into a new file with --cassette FILE"),
-                            )
-                        })?);
+                        let r = Arc::new(
+                            Recorder::open(&path, &super::stream::distinct(targets)).map_err(
+                                |e| {
+                                    AppError::bad(
+                                        e.to_string(),
+                                        Some("record into a new file with --cassette FILE"),
+                                    )
+                                },
+                            )?,
+                        );
                         recorder = Some(r.clone());
                         r
                     }
@@ -384,7 +389,7 @@ pub(crate) fn providers_for(
                 live_provider
             }
         };
-        out.insert(t.spec.clone(), p);
+        out.insert(super::stream::provider_key(t), p);
     }
     Ok(out)
 }
@@ -419,6 +424,7 @@ mod tests {
             max_output_tokens: Some(spanned(256)),
             seed: None,
             parallel_tool_calls: None,
+            stream: None,
             extra: Some(
                 serde_json::json!({"top_p": 1, "user": "suite"})
                     .as_object()

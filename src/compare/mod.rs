@@ -71,6 +71,14 @@ pub struct CellKey {
     pub variant: bool,
     /// Match on tool_choice.
     pub tool_choice: bool,
+    /// Match on the stream mode (streamed or not); left out of the JSON when kept, so
+    /// comparisons of runs without streaming print as before.
+    #[serde(skip_serializing_if = "is_true")]
+    pub stream: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl CellKey {
@@ -79,19 +87,37 @@ impl CellKey {
         target: true,
         variant: true,
         tool_choice: true,
+        stream: true,
     };
     /// Ignore the target (a model against another model).
     pub const IGNORE_TARGET: CellKey = CellKey {
         target: false,
         variant: true,
         tool_choice: true,
+        stream: true,
     };
     /// Ignore the variant (one description variant against another).
     pub const IGNORE_VARIANT: CellKey = CellKey {
         target: true,
         variant: false,
         tool_choice: true,
+        stream: true,
     };
+    /// Ignore the stream mode (streamed answers against unstreamed ones).
+    pub const IGNORE_STREAM: CellKey = CellKey {
+        target: true,
+        variant: true,
+        tool_choice: true,
+        stream: false,
+    };
+
+    /// This key, ignoring the stream mode as well.
+    pub fn across_stream(self) -> CellKey {
+        CellKey {
+            stream: false,
+            ..self
+        }
+    }
 }
 
 impl Default for CellKey {
@@ -110,6 +136,11 @@ pub struct CellId {
     pub variant: String,
     /// tool_choice(s).
     pub tool_choice: String,
+    /// `stream` when the cell's trials were streamed, `no stream` when not, both joined
+    /// with `+` when the cell holds both; empty (and absent from the JSON) when no
+    /// trial on this side was streamed, as before the axis existed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stream: String,
 }
 
 impl fmt::Display for CellId {
@@ -118,7 +149,11 @@ impl fmt::Display for CellId {
             f,
             "{} × {} × {}",
             self.target, self.variant, self.tool_choice
-        )
+        )?;
+        if !self.stream.is_empty() {
+            write!(f, " × {}", self.stream)?;
+        }
+        Ok(())
     }
 }
 
@@ -357,6 +392,8 @@ struct Item<'a> {
     target: &'a str,
     variant: &'a str,
     tool_choice: String,
+    /// The trial was streamed.
+    stream: bool,
     case_id: &'a str,
     repeat: u32,
     verdict: Verdict,
@@ -377,6 +414,7 @@ impl<'a> Side<'a> {
                         &t.tool_choice.to_string(),
                         crate::score::distractors::record_n(t),
                     ),
+                    stream: t.stream,
                     case_id: &t.case_id,
                     repeat: t.repeat,
                     verdict: t.verdict,
@@ -401,6 +439,7 @@ impl<'a> Side<'a> {
                                     &c.tool_choice,
                                     c.distractors,
                                 ),
+                                stream: c.stream,
                                 case_id: case,
                                 repeat: repeat as u32,
                                 verdict,
@@ -449,6 +488,7 @@ pub fn compare_sides(baseline: Side<'_>, candidate: Side<'_>, key: CellKey) -> C
             key.target.then(|| t.target.to_string()),
             key.variant.then(|| t.variant.to_string()),
             key.tool_choice.then(|| t.tool_choice.clone()),
+            key.stream.then_some(t.stream),
         )
     };
     let (b_items, c_items) = (baseline.items(), candidate.items());
@@ -506,6 +546,32 @@ pub fn compare_variants_of_cells(cells: &[CellSummary], a: &str, b: &str) -> Com
     compare_sides(Side::Cells(&sa), Side::Cells(&sb), CellKey::IGNORE_VARIANT)
 }
 
+/// The unstreamed trials of one run (baseline) against its streamed ones (candidate),
+/// made with `--stream both`: trials pair when they differ only in the stream mode.
+pub fn compare_streamed(trials: &[TrialRecord]) -> Comparison {
+    let side = |stream: bool| -> Vec<TrialRecord> {
+        trials
+            .iter()
+            .filter(|t| t.stream == stream)
+            .cloned()
+            .collect()
+    };
+    compare_runs_by(&side(false), &side(true), CellKey::IGNORE_STREAM)
+}
+
+/// [`compare_streamed`] over a summary's cells.
+pub fn compare_streamed_cells(cells: &[CellSummary]) -> Comparison {
+    let side = |stream: bool| -> Vec<CellSummary> {
+        cells
+            .iter()
+            .filter(|c| c.stream == stream)
+            .cloned()
+            .collect()
+    };
+    let (sa, sb) = (side(false), side(true));
+    compare_sides(Side::Cells(&sa), Side::Cells(&sb), CellKey::IGNORE_STREAM)
+}
+
 /// A trial's identity inside a cell.
 type TrialId<'a> = (&'a str, &'a str, u32);
 
@@ -538,10 +604,23 @@ fn joined<'a: 'b, 'b>(items: &[&'b Item<'a>], f: impl Fn(&'b Item<'a>) -> &'b st
 }
 
 fn cell_id(items: &[&Item<'_>]) -> Option<CellId> {
+    use crate::score::stream::{NO_STREAM_LABEL, STREAM_LABEL};
+    let streamed = items.iter().any(|t| t.stream);
     (!items.is_empty()).then(|| CellId {
         target: joined(items, |t| t.target),
         variant: joined(items, |t| t.variant),
         tool_choice: joined(items, |t| &t.tool_choice),
+        stream: if streamed {
+            joined(items, |t| {
+                if t.stream {
+                    STREAM_LABEL
+                } else {
+                    NO_STREAM_LABEL
+                }
+            })
+        } else {
+            String::new()
+        },
     })
 }
 
@@ -555,12 +634,26 @@ fn label(b: Option<&CellId>, c: Option<&CellId>) -> String {
                     format!("{x} → {y}")
                 }
             };
-            format!(
+            let mut s = format!(
                 "{} × {} × {}",
                 part(&b.target, &c.target),
                 part(&b.variant, &c.variant),
                 part(&b.tool_choice, &c.tool_choice)
-            )
+            );
+            // The stream mode, when either side streamed: an unstreamed side (no mode
+            // shown on its own) reads `no stream` next to a streamed one.
+            if !(b.stream.is_empty() && c.stream.is_empty()) {
+                let shown = |x: &str| {
+                    if x.is_empty() {
+                        crate::score::stream::NO_STREAM_LABEL.to_string()
+                    } else {
+                        x.to_string()
+                    }
+                };
+                s.push_str(" × ");
+                s.push_str(&part(&shown(&b.stream), &shown(&c.stream)));
+            }
+            s
         }
         (Some(x), None) | (None, Some(x)) => x.to_string(),
         (None, None) => String::new(),
@@ -637,6 +730,7 @@ fn compare_cell(
         })
         .collect();
     metrics.extend(behaviour::deltas(mb.as_ref(), mc.as_ref()));
+    metrics.extend(stream_deltas(mb.as_ref(), mc.as_ref()));
 
     let case_diffs: Vec<CaseDiff> = by_case.into_values().collect();
     let (b_id, c_id) = (cell_id(baseline), cell_id(candidate));
@@ -654,6 +748,34 @@ fn compare_cell(
         metrics,
         case_diffs,
     }
+}
+
+/// The timing deltas of streamed answers (time to first token and to the first
+/// tool-call byte, [`crate::score::stream::STREAM_METRICS`]); empty when neither side
+/// streamed, so comparisons of other runs list the metrics they always did. Against an
+/// unstreamed side the values of that side are undefined, and so are the deltas: total
+/// latency (`latency_p50_ms`) is the figure both sides share.
+fn stream_deltas(b: Option<&Metrics>, c: Option<&Metrics>) -> Vec<MetricDelta> {
+    let (bs, cs) = (
+        b.and_then(|m| m.stream.as_ref()),
+        c.and_then(|m| m.stream.as_ref()),
+    );
+    if bs.is_none() && cs.is_none() {
+        return Vec::new();
+    }
+    crate::score::stream::STREAM_METRICS
+        .iter()
+        .map(|name| {
+            let b = bs.and_then(|m| m.value(name));
+            let c = cs.and_then(|m| m.value(name));
+            MetricDelta {
+                metric: name.to_string(),
+                baseline: b,
+                candidate: c,
+                delta: b.zip(c).map(|(b, c)| c - b),
+            }
+        })
+        .collect()
 }
 
 /// Pass/fail gates on a comparison.
@@ -1190,6 +1312,7 @@ mod tests {
             variant: variant.into(),
             tool_choice: ToolChoice::Auto,
             repeat,
+            stream: false,
             messages: vec![],
             response: (verdict != Verdict::Error).then(Response::default),
             checks: None,

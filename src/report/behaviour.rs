@@ -69,7 +69,7 @@ pub fn groups(s: &Summary) -> Vec<(String, &BehaviourMetrics)> {
         .iter()
         .filter_map(|c| {
             let b = c.metrics.behaviour.as_ref()?;
-            let mode = super::distractors::mode_label(&c.tool_choice, c.distractors);
+            let mode = super::summary::cell_mode(c);
             let label = if one_target {
                 format!("{} × {mode}", c.variant)
             } else {
@@ -155,10 +155,7 @@ pub fn markdown(s: &Summary, cell_text: &dyn Fn(&str) -> String) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell_text(&c.target),
             cell_text(&c.variant),
-            cell_text(&super::distractors::mode_label(
-                &c.tool_choice,
-                c.distractors
-            )),
+            cell_text(&super::summary::cell_mode(c)),
             b.trials,
             macro_f1(&b.macro_f1, "–", "–"),
             rate(&b.tool_hallucination_rate, "–", "–"),

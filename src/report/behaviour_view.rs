@@ -189,11 +189,7 @@ impl BehaviourView {
             .iter()
             .filter_map(|c| {
                 let b = c.metrics.behaviour.as_ref()?;
-                let mut label = format!("{} × {} × {}", c.target, c.variant, c.tool_choice);
-                if let Some(n) = c.distractors {
-                    label.push_str(&format!(" × N={n}"));
-                }
-                Some(group(label, b))
+                Some(group(c.label(), b))
             })
             .collect();
         groups.push(group("overall".into(), overall));

@@ -213,11 +213,9 @@ fn behaviour_csv(report: &RunReport) -> Result<Option<Vec<u8>>, ReportError> {
         .map_err(err)?;
     for c in &report.summary.cells {
         if let Some(b) = &c.metrics.behaviour {
-            let cell = [
-                c.target.as_str(),
-                c.variant.as_str(),
-                c.tool_choice.as_str(),
-            ];
+            // A streamed cell says so, as the other formats do.
+            let mode = super::summary::stream_mode_label(c.tool_choice.clone(), c.stream);
+            let cell = [c.target.as_str(), c.variant.as_str(), mode.as_str()];
             w.write_record(super::behaviour::csv_row(cell, c.distractors, b, opt))
                 .map_err(err)?;
         }
@@ -239,6 +237,8 @@ impl Exporter for CsvExporter {
         let axis = report.trials.iter().any(|t| t.distractors.is_some());
         // Likewise the behaviour columns, for runs whose trials have behaviour facts.
         let behaviour = super::behaviour::any_facts(&report.trials);
+        // And the stream columns, for runs with streamed trials.
+        let streamed = super::stream::any_streamed(&report.trials);
         let mut trials = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<&str> = TRIAL_COLUMNS.to_vec();
         if axis {
@@ -246,6 +246,9 @@ impl Exporter for CsvExporter {
         }
         if behaviour {
             header.extend(super::behaviour::TRIAL_COLUMNS);
+        }
+        if streamed {
+            header.extend(super::stream::TRIAL_COLUMNS);
         }
         trials.write_record(&header).map_err(err)?;
         for t in &report.trials {
@@ -327,12 +330,18 @@ impl Exporter for CsvExporter {
             if behaviour {
                 row.extend(super::behaviour::trial_cells(t));
             }
+            if streamed {
+                row.extend(super::stream::trial_cells(t));
+            }
             trials.write_record(&row).map_err(err)?;
         }
         let mut summary = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<&str> = SUMMARY_COLUMNS.to_vec();
         if axis {
             header.push("distractors");
+        }
+        if streamed {
+            header.extend(super::stream::SUMMARY_COLUMNS);
         }
         summary.write_record(&header).map_err(err)?;
         for c in &report.summary.cells {
@@ -346,11 +355,17 @@ impl Exporter for CsvExporter {
             if axis {
                 row.push(c.distractors.map(|n| n.to_string()).unwrap_or_default());
             }
+            if streamed {
+                row.extend(super::stream::summary_cells(Some(c), &c.metrics));
+            }
             summary.write_record(&row).map_err(err)?;
         }
         let mut row = metric_row("overall", "", "", &report.summary.overall, None);
         if axis {
             row.push(String::new());
+        }
+        if streamed {
+            row.extend(super::stream::summary_cells(None, &report.summary.overall));
         }
         summary.write_record(&row).map_err(err)?;
         let mut files = vec![

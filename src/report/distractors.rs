@@ -344,6 +344,7 @@ mod tests {
             variant: "default".into(),
             tool_choice: ToolChoice::Auto,
             repeat: 0,
+            stream: false,
             messages: Vec::new(),
             response: None,
             checks: None,

@@ -56,6 +56,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
         variant: "v".into(),
         tool_choice: ToolChoice::Auto,
         repeat,
+        stream: false,
         messages: vec![Message::User {
             content: format!("case {case}"),
         }],

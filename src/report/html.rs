@@ -118,6 +118,7 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         // Built by `distractors::chart` from numbers and `esc`aped labels.
         distractor_chart => Value::from_safe_string(distractor_chart),
         distractor_rows => Value::from(Serde(&report.summary.distractors)),
+        stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
         loop_charts => loop_charts,
         data => Value::from(Serde(&data)),
     })
@@ -619,7 +620,7 @@ impl View {
             .cells
             .iter()
             .map(|c| {
-                let mode = super::distractors::mode_label(&c.tool_choice, c.distractors);
+                let mode = super::summary::cell_mode(c);
                 CellRow::of(
                     cell_label(&c.target, &c.variant, &mode),
                     &c.target,
@@ -647,9 +648,12 @@ impl View {
             let key = (
                 t.target.clone(),
                 t.variant.clone(),
-                super::distractors::mode_label(
-                    &t.tool_choice.to_string(),
-                    crate::score::distractors::record_n(t),
+                super::summary::stream_mode_label(
+                    super::distractors::mode_label(
+                        &t.tool_choice.to_string(),
+                        crate::score::distractors::record_n(t),
+                    ),
+                    t.stream,
                 ),
             );
             let i = match index.get(&key) {
@@ -668,9 +672,12 @@ impl View {
         }
         for group in extra {
             let t = group[0];
-            let mode = super::distractors::mode_label(
-                &t.tool_choice.to_string(),
-                crate::score::distractors::record_n(t),
+            let mode = super::summary::stream_mode_label(
+                super::distractors::mode_label(
+                    &t.tool_choice.to_string(),
+                    crate::score::distractors::record_n(t),
+                ),
+                t.stream,
             );
             cells.push(CellRow::of(
                 cell_label(&t.target, &t.variant, &mode),
@@ -1642,6 +1649,7 @@ mod tests {
             variant: variant.into(),
             tool_choice: ToolChoice::Auto,
             repeat,
+            stream: false,
             messages: vec![
                 Message::System {
                     content: "You are a helpful assistant.".into(),

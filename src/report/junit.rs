@@ -10,6 +10,10 @@
 //! expects one), `observed_behaviour` and `behaviour_by`; a cell with behaviour metrics
 //! has them as its testsuite's `behaviour.*` properties (macro-F1 and the two
 //! hallucination rates with their intervals, the non-zero confusion counts).
+//! A streamed trial has the properties `first_token_ms` and `first_tool_byte_ms` (when
+//! its answer had output, a call), and a streamed cell its testsuite's
+//! `stream.first_token_p50_ms`, `stream.first_token_p95_ms`,
+//! `stream.first_tool_byte_p50_ms` and `stream.first_tool_byte_p95_ms`.
 //! Written with `quick-junit` (from the nextest project), which escapes all text.
 
 use std::time::Duration;
@@ -96,20 +100,44 @@ impl Exporter for JunitExporter {
             if let Some(latency) = t.latency_ms() {
                 case.set_time(Duration::from_secs_f64(latency.max(0.0) / 1000.0));
             }
+            // A streamed answer's timing, next to its time (the total latency).
+            if let Some(s) = t.response.as_ref().and_then(|r| r.stream.as_ref()) {
+                for (name, v) in [
+                    ("first_token_ms", s.first_token_ms),
+                    ("first_tool_byte_ms", s.first_tool_byte_ms),
+                ] {
+                    if let Some(v) = v {
+                        case.add_property(Property::new(name, format!("{v:.1}")));
+                    }
+                }
+            }
             suites
                 .entry(cell.clone())
                 .or_insert_with(|| TestSuite::new(format!("{suite}: {cell}")))
                 .add_test_case(case);
+        }
+        // Each streamed cell's timing as its testsuite's `stream.*` properties.
+        for c in &report.summary.cells {
+            let Some(m) = &c.metrics.stream else {
+                continue;
+            };
+            if let Some(s) = suites.get_mut(&c.label()) {
+                s.add_properties(
+                    crate::score::stream::STREAM_METRICS
+                        .iter()
+                        .filter_map(|name| {
+                            m.value(name)
+                                .map(|v| Property::new(format!("stream.{name}"), format!("{v:.1}")))
+                        }),
+                );
+            }
         }
         // Each cell's behaviour metrics as its testsuite's properties.
         for c in &report.summary.cells {
             let Some(b) = &c.metrics.behaviour else {
                 continue;
             };
-            let mut label = format!("{} × {} × {}", c.target, c.variant, c.tool_choice);
-            if let Some(n) = c.distractors {
-                label.push_str(&format!(" × N={n}"));
-            }
+            let label = c.label();
             if let Some(s) = suites.get_mut(&label) {
                 s.add_properties(super::behaviour::junit_properties(b, |v| {
                     v.map_or_else(String::new, |x| format!("{x:.6}"))

@@ -317,6 +317,7 @@ mod tests {
             variant: "v".into(),
             tool_choice: ToolChoice::Auto,
             repeat: 0,
+            stream: false,
             messages: vec![Message::User {
                 content: "ping".into(),
             }],

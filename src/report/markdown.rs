@@ -120,10 +120,7 @@ impl Exporter for MarkdownExporter {
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
                 cell_text(&c.target),
                 cell_text(&c.variant),
-                cell_text(&super::distractors::mode_label(
-                    &c.tool_choice,
-                    c.distractors
-                )),
+                cell_text(&super::summary::cell_mode(c)),
                 cm.scored,
                 pct(&cm.accuracy),
                 plain_pct(cm.trigger.precision.value),
@@ -135,6 +132,7 @@ impl Exporter for MarkdownExporter {
                 format::usd_or(cm.cost_usd, "–")
             );
         }
+        out.push_str(&super::stream::markdown(s, cell_text));
         out.push_str(&loop_table(&s.cells));
         out.push_str(&super::behaviour::markdown(s, &cell_text));
         if !s.distractors.is_empty() {
@@ -191,7 +189,7 @@ fn loop_table(cells: &[super::summary::CellSummary]) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell_text(&c.target),
             cell_text(&c.variant),
-            cell_text(&c.tool_choice),
+            cell_text(&super::summary::cell_mode(c)),
             l.scored,
             pct(&l.task_success),
             loop_text::per_task(&l.rounds, "–"),

@@ -17,6 +17,7 @@ pub mod loop_text;
 mod loop_view;
 pub mod markdown;
 pub mod progress;
+pub mod stream;
 pub mod summary;
 pub mod terminal;
 #[cfg(test)]
@@ -126,6 +127,11 @@ pub struct RunSettings {
     /// The judge model the run asked (`judge:` or `--judge`), so `--resume` asks the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
+    /// How live targets answered: `on` (streamed) or `both` (each target once each
+    /// way), from `--stream` or the suite's `sampling.stream`; absent when not
+    /// streamed, so run.json files of other runs are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
 }
 
 /// A file a run used, located two ways: `report` and `--resume` try the path relative

@@ -219,6 +219,7 @@ mod tests {
             variant: "v".into(),
             tool_choice: ToolChoice::Auto,
             repeat: 0,
+            stream: false,
             messages: vec![],
             response: (verdict != Verdict::Error).then(|| Response {
                 usage: Some(Usage {

@@ -38,6 +38,10 @@ pub struct CellSummary {
     /// Distractors added to each request (`distractors:`); absent without the axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distractors: Option<u32>,
+    /// The cell's answers were streamed (`--stream`); absent when not, so summaries
+    /// of runs without streaming are as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
     /// Token size of this variant's tool definitions (o200k_base).
     pub tool_definition_tokens: u64,
     /// Metrics.
@@ -257,13 +261,42 @@ pub struct Summary {
 }
 
 /// A trial's cell as `target × variant × tool_choice`, with ` × N=n` when it has a
-/// distractor count.
+/// distractor count and ` × stream` when it was streamed.
 pub fn cell_label(t: &TrialRecord) -> String {
     let mut s = format!("{} × {} × {}", t.target, t.variant, t.tool_choice);
     if let Some(n) = crate::score::distractors::record_n(t) {
         s.push_str(&format!(" × N={n}"));
     }
+    if t.stream {
+        s.push_str(" × stream");
+    }
     s
+}
+
+/// A cell's tool_choice as the reports' mode column shows it: with its distractor
+/// count (` × N=n`) and its stream mode (` × stream`) when it has them.
+pub fn cell_mode(c: &CellSummary) -> String {
+    stream_mode_label(
+        super::distractors::mode_label(&c.tool_choice, c.distractors),
+        c.stream,
+    )
+}
+
+impl CellSummary {
+    /// The cell as `target × variant × tool_choice`, with ` × N=n` and ` × stream`
+    /// as [`cell_label`] gives its trials'.
+    pub fn label(&self) -> String {
+        format!("{} × {} × {}", self.target, self.variant, cell_mode(self))
+    }
+}
+
+/// `mode` with ` × stream` joined when `stream`.
+pub fn stream_mode_label(mut mode: String, stream: bool) -> String {
+    if stream {
+        mode.push_str(" × ");
+        mode.push_str(crate::score::stream::STREAM_LABEL);
+    }
+    mode
 }
 
 /// The verdict characters of one cell's trials, by case in order of first appearance.
@@ -301,7 +334,7 @@ impl Summary {
         trials: &[TrialRecord],
         gates: &[Threshold],
     ) -> Summary {
-        type CellKey<'a> = (&'a str, &'a str, String, Option<u32>);
+        type CellKey<'a> = (&'a str, &'a str, String, Option<u32>, bool);
         let mut by_cell: HashMap<CellKey<'_>, Vec<&TrialRecord>> = HashMap::new();
         for t in trials {
             by_cell
@@ -310,10 +343,24 @@ impl Summary {
                     t.variant.as_str(),
                     t.tool_choice.to_string(),
                     crate::score::distractors::record_n(t),
+                    t.stream,
                 ))
                 .or_default()
                 .push(t);
         }
+        // The stream modes the trials carry (unstreamed first): a run with both has
+        // each cell twice, side by side; a run without streaming one as before.
+        let streams: Vec<bool> = {
+            let (off, on) = (
+                trials.iter().any(|t| !t.stream),
+                trials.iter().any(|t| t.stream),
+            );
+            match (off, on) {
+                (_, false) => vec![false],
+                (false, true) => vec![true],
+                (true, true) => vec![false, true],
+            }
+        };
         // With the tool-count axis each cell is one per count the trials carry
         // (ascending); without it, one with no count, as before.
         let counts: Vec<Option<u32>> = {
@@ -336,12 +383,13 @@ impl Summary {
                 unique.push(c);
             }
         }
-        let mut cell_summaries = Vec::with_capacity(unique.len() * counts.len());
-        for ((target, variant, mode), n) in unique
+        let mut cell_summaries = Vec::with_capacity(unique.len() * counts.len() * streams.len());
+        for (((target, variant, mode), n), stream) in unique
             .into_iter()
             .flat_map(|c| counts.iter().map(move |n| (c, *n)))
+            .flat_map(|c| streams.iter().map(move |s| (c, *s)))
         {
-            let key = (target.as_str(), variant.as_str(), mode.clone(), n);
+            let key = (target.as_str(), variant.as_str(), mode.clone(), n, stream);
             let in_cell = by_cell.get(&key).map(Vec::as_slice).unwrap_or_default();
             let metrics = Metrics::of(in_cell.iter().copied());
             cell_summaries.push(CellSummary {
@@ -349,6 +397,7 @@ impl Summary {
                 variant: variant.clone(),
                 tool_choice: mode.clone(),
                 distractors: n,
+                stream,
                 tool_definition_tokens: variants
                     .iter()
                     .find(|v| &v.variant == variant)
@@ -366,6 +415,7 @@ impl Summary {
                 tool_choice: c.tool_choice.clone(),
                 metrics: &c.metrics,
                 tool_definition_tokens: c.tool_definition_tokens,
+                stream: c.stream,
             })
             .collect();
         let thresholds = thresholds::check(gates, &overall, &views);
@@ -439,6 +489,7 @@ mod tests {
             variant: variant.into(),
             tool_choice: ToolChoice::Auto,
             repeat,
+            stream: false,
             messages: vec![],
             response: (verdict != Verdict::Error).then(Response::default),
             checks: None,

@@ -347,11 +347,7 @@ fn table(report: &RunReport, opts: TerminalOptions) -> (Table, Vec<&'static str>
     let with_overall = s.cells.len() > 1;
 
     // Label columns, kept whole with `--wide`.
-    let modes: Vec<String> = s
-        .cells
-        .iter()
-        .map(|c| super::distractors::mode_label(&c.tool_choice, c.distractors))
-        .collect();
+    let modes: Vec<String> = s.cells.iter().map(super::summary::cell_mode).collect();
     let full: [Vec<&str>; 3] = [
         s.cells.iter().map(|c| c.target.as_str()).collect(),
         s.cells.iter().map(|c| c.variant.as_str()).collect(),
@@ -535,6 +531,11 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
+    for text in super::stream::terminal_lines(s) {
+        for l in format::wrap(&printable(&text), max, 4) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     loop_block(&mut out, report, max);
     for text in super::behaviour::terminal_lines(s, printable) {
         for l in format::wrap(&text, max, 4) {
@@ -698,10 +699,11 @@ fn loop_block(out: &mut String, report: &RunReport, max: usize) {
     let mut lines: Vec<String> = looped
         .iter()
         .map(|(c, l)| {
+            let mode = super::summary::cell_mode(c);
             let label = if one_target {
-                format!("{} × {}", c.variant, c.tool_choice)
+                format!("{} × {mode}", c.variant)
             } else {
-                format!("{} × {} × {}", c.target, c.variant, c.tool_choice)
+                format!("{} × {} × {mode}", c.target, c.variant)
             };
             loop_line(&label, l)
         })

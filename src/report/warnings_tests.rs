@@ -34,6 +34,7 @@ fn trial(case: &str, repeat: u32, warnings: &[&str]) -> TrialRecord {
         variant: "v".into(),
         tool_choice: ToolChoice::Auto,
         repeat,
+        stream: false,
         messages: Vec::new(),
         response: Some(Response {
             text: Some("no".into()),

@@ -54,14 +54,16 @@ fn line_format(text: &str) -> Result<u32, String> {
     })
 }
 
-/// The identity of a trial within a run: case id, target, variant, tool_choice, repeat.
+/// The identity of a trial within a run: case id, target (with ` × stream` joined for a
+/// streamed trial, see [`crate::score::stream::identity_target`]), variant,
+/// tool_choice, repeat.
 pub type TrialId = (String, String, String, String, u32);
 
 /// The identity of `t` (see [`TrialId`]).
 pub fn trial_id(t: &TrialRecord) -> TrialId {
     (
         t.case_id.clone(),
-        t.target.clone(),
+        crate::score::stream::identity_target(&t.target, t.stream).into_owned(),
         crate::score::distractors::identity_variant(
             &t.variant,
             crate::score::distractors::record_n(t),
@@ -321,6 +323,7 @@ mod tests {
             variant: "v".into(),
             tool_choice: ToolChoice::Auto,
             repeat,
+            stream: false,
             messages: Vec::new(),
             response: None,
             checks: None,

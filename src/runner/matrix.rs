@@ -133,18 +133,26 @@ impl Plan {
 
     /// The shard (1-based, of `count`) of planned trial `t`; see [`trial_shard`].
     pub fn shard_of(&self, t: PlannedTrial, count: u32) -> u32 {
+        // A count joins the variant in the trial's identity, and the stream mode the
+        // target, so trials at different counts or modes spread over shards on their
+        // own (without the axes the identity is as before, and so is every shard).
+        let id = self.identity(t);
+        trial_shard(&id.1, &id.2, &id.3, &id.0, id.4, count)
+    }
+
+    /// The identity of planned trial `t`, as its record will have it
+    /// ([`crate::runner::journal::trial_id`]): a distractor count joins the variant, the
+    /// stream mode the target.
+    pub fn identity(&self, t: PlannedTrial) -> crate::runner::journal::TrialId {
         let cell = &self.cells[t.cell];
-        // A count joins the variant in the trial's identity, so trials at different
-        // counts spread over shards on their own (without the axis the identity is as
-        // before, and so is every shard).
-        let variant = crate::score::distractors::identity_variant(&cell.variant, cell.distractors);
-        trial_shard(
-            &cell.target.spec,
-            &variant,
-            &cell.tool_choice.to_string(),
-            &self.suite.cases[t.case].id,
+        (
+            self.suite.cases[t.case].id.clone(),
+            crate::score::stream::identity_target(&cell.target.spec, cell.target.stream)
+                .into_owned(),
+            crate::score::distractors::identity_variant(&cell.variant, cell.distractors)
+                .into_owned(),
+            cell.tool_choice.to_string(),
             t.repeat,
-            count,
         )
     }
 

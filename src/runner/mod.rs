@@ -138,7 +138,12 @@ pub async fn execute(
         let notes = notes.clone();
         let cell = &plan.cells[t.cell];
         let case = &suite.cases[t.case];
-        let provider = providers.get(&cell.target.spec).cloned();
+        let provider = providers
+            .get(
+                crate::score::stream::identity_target(&cell.target.spec, cell.target.stream)
+                    .as_ref(),
+            )
+            .cloned();
         let scorer = &scorers[t.case];
         let price = prices[t.cell];
         async move {
@@ -155,6 +160,7 @@ pub async fn execute(
                 variant: cell.variant.clone(),
                 tool_choice: cell.tool_choice.clone(),
                 repeat: t.repeat,
+                stream: cell.target.stream,
                 messages: Vec::new(),
                 response: None,
                 checks: None,

@@ -379,6 +379,7 @@ pub(crate) mod tests {
             variant: "default".into(),
             tool_choice: ToolChoice::Auto,
             repeat,
+            stream: false,
             messages: vec![],
             response: Some(Response::default()),
             checks: Some(TrialChecks {

@@ -120,6 +120,10 @@ pub struct Metrics {
     pub cost_usd: Option<f64>,
     /// Latency percentiles.
     pub latency: Latency,
+    /// Time to first token and to the first tool-call byte of the streamed answers;
+    /// absent when none was streamed (so summaries of other runs are as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<super::stream::StreamMetrics>,
     /// pass@k and pass^k, when trials were repeated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<Consistency>,
@@ -139,13 +143,18 @@ impl Metrics {
     pub fn of<'a>(trials: impl IntoIterator<Item = &'a TrialRecord>) -> Metrics {
         let mut a = Acc::default();
         let mut latencies = Vec::new();
-        let mut by_case: HashMap<(&str, &str, String, &str), (u64, u64)> = HashMap::new();
+        // A case's repeats, by cell: a streamed trial's cell is not its unstreamed twin's.
+        let mut by_case: HashMap<(&str, &str, String, bool, &str), (u64, u64)> = HashMap::new();
         let mut max_repeat = 0;
         let mut loop_trials = Vec::new();
         let mut behaviour_trials = Vec::new();
+        let mut streamed = Vec::new();
         for t in trials {
             if t.is_loop() {
                 loop_trials.push(t);
+            }
+            if t.stream {
+                streamed.push(t);
             }
             a.trials += 1;
             if t.verdict == Verdict::Error {
@@ -161,6 +170,7 @@ impl Metrics {
                     t.target.as_str(),
                     t.variant.as_str(),
                     t.tool_choice.to_string(),
+                    t.stream,
                     t.case_id.as_str(),
                 ))
                 .or_default();
@@ -283,6 +293,7 @@ impl Metrics {
                 p50_ms: percentile(&mut latencies, 50.0),
                 p95_ms: percentile(&mut latencies, 95.0),
             },
+            stream: super::stream::StreamMetrics::of(streamed),
             consistency,
             loops: LoopMetrics::of(loop_trials),
             behaviour: BehaviourMetrics::of(behaviour_trials),
@@ -406,6 +417,7 @@ mod tests {
             variant: "default".into(),
             tool_choice: ToolChoice::Auto,
             repeat: 0,
+            stream: false,
             messages: vec![],
             response: Some(Response::default()),
             checks: Some(c),
@@ -444,6 +456,7 @@ mod tests {
             variant: "default".into(),
             tool_choice: ToolChoice::Auto,
             repeat: 0,
+            stream: false,
             messages: vec![],
             response: None,
             checks: None,

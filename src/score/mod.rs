@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod prices;
 pub mod record;
 pub mod stats;
+pub mod stream;
 pub mod thresholds;
 pub mod tokens;
 pub mod trial;

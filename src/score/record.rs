@@ -39,6 +39,10 @@ pub struct TrialRecord {
     pub tool_choice: ToolChoice,
     /// Repeat index, from 0.
     pub repeat: u32,
+    /// The answer was asked for as a stream (`--stream`); absent when not, so lines of
+    /// runs without streaming are as before the axis existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
     /// The conversation sent (the tools are those of `variant`, listed in `run.json`).
     /// For a loop trial, the whole conversation: every round's request is a prefix of
     /// it ([`RoundRecord::sent`]), and it ends with the last answer and its results.

@@ -36,6 +36,8 @@ pub struct CellView<'a> {
     pub metrics: &'a Metrics,
     /// Token size of the cell's variant's tool definitions.
     pub tool_definition_tokens: u64,
+    /// The cell's answers were streamed (its scope then says so).
+    pub stream: bool,
 }
 
 /// The value of threshold metric `name` in a set of trials with these metrics and
@@ -55,6 +57,12 @@ fn value_of(name: &str, metrics: &Metrics, tool_definition_tokens: Option<u64>) 
         "macro_f1" | "tool_hallucination_rate" | "answer_hallucination_rate" => {
             metrics.behaviour.as_ref()?.value(name)
         }
+        // Timing of streamed answers: undefined in a set without any, so such a gate
+        // fails on a run that did not stream.
+        "first_token_p50_ms"
+        | "first_token_p95_ms"
+        | "first_tool_byte_p50_ms"
+        | "first_tool_byte_p95_ms" => metrics.stream.as_ref()?.value(name),
         _ => metrics.value(name),
     }
 }
@@ -97,7 +105,13 @@ pub fn check(
             if fits {
                 matched = true;
                 judge(
-                    format!("{} × {} × {}", c.target, c.variant, c.tool_choice),
+                    format!(
+                        "{} × {} × {}{}",
+                        c.target,
+                        c.variant,
+                        c.tool_choice,
+                        if c.stream { " × stream" } else { "" }
+                    ),
                     c.metrics,
                     Some(c.tool_definition_tokens),
                 );
@@ -135,6 +149,7 @@ mod tests {
             variant: variant.into(),
             tool_choice: mode,
             repeat: 0,
+            stream: false,
             messages: vec![],
             response: Some(Response::default()),
             checks: Some(TrialChecks {
@@ -191,6 +206,7 @@ mod tests {
                 tool_choice: "auto".into(),
                 metrics: a,
                 tool_definition_tokens: 120,
+                stream: false,
             },
             CellView {
                 target: "scripted:oracle",
@@ -198,6 +214,7 @@ mod tests {
                 tool_choice: "required".into(),
                 metrics: b,
                 tool_definition_tokens: 80,
+                stream: false,
             },
         ]
     }
@@ -403,6 +420,7 @@ mod tests {
             tool_choice: ToolChoice::Function("f".into()).to_string(),
             metrics: &m,
             tool_definition_tokens: 0,
+            stream: false,
         }];
         let t = Threshold {
             tool_choice: Some(ToolChoice::Function("f".into())),

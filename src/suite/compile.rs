@@ -400,6 +400,16 @@ fn compile_sampling(c: &mut Checker<'_>, model: &SuiteFile) {
             Some(MAX_OUTPUT_TOKENS_HINT.into()),
         );
     }
+    if let Some(m) = &s.stream
+        && let Err(why) = m.value.mode()
+    {
+        c.report(
+            m.at(),
+            "sampling.stream",
+            why,
+            Some(super::stream::SUITE_HINT.into()),
+        );
+    }
 }
 
 /// The scoring profile the suite declares, its problems reported.

@@ -21,6 +21,7 @@ pub mod sampling;
 pub mod shape;
 pub mod share;
 pub mod span;
+pub mod stream;
 pub mod targets;
 pub mod tools_from;
 pub mod trajectory;

@@ -114,6 +114,11 @@ pub struct SamplingSpec {
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub extra: Option<serde_json::Map<String, Value>>,
+    /// Stream live answers: `true`, `false`, or `both` (each live target runs once
+    /// each way); `--stream` overrides it.
+    #[serde(default)]
+    #[schemars(with = "Option<super::stream::StreamSpec>")]
+    pub stream: Option<Spanned<super::stream::StreamSpec>>,
 }
 
 /// A normalisation rule, applied before comparing strings.

@@ -45,6 +45,10 @@ pub const EXTRA_THRESHOLD_METRICS: &[&str] = &[
     "macro_f1",
     "tool_hallucination_rate",
     "answer_hallucination_rate",
+    "first_token_p50_ms",
+    "first_token_p95_ms",
+    "first_tool_byte_p50_ms",
+    "first_tool_byte_p95_ms",
 ];
 
 /// The threshold metrics that are amounts (tokens, milliseconds, dollars), never
@@ -57,6 +61,10 @@ pub const AMOUNT_METRICS: &[&str] = &[
     "input_tokens",
     "output_tokens",
     "tool_definition_tokens",
+    "first_token_p50_ms",
+    "first_token_p95_ms",
+    "first_tool_byte_p50_ms",
+    "first_tool_byte_p95_ms",
 ];
 
 /// Every metric name a threshold accepts, in the order of `docs/metrics.md`.
@@ -213,10 +221,15 @@ mod tests {
         let mut expected = METRIC_NAMES[..14].to_vec();
         // The loop and behaviour rates come after them (tool_definition_tokens, first of
         // the extras, is an amount).
-        expected.extend(&EXTRA_THRESHOLD_METRICS[1..]);
+        expected.extend(&EXTRA_THRESHOLD_METRICS[1..9]);
         assert_eq!(rates, expected);
+        // The timings of streamed answers are amounts, last.
         assert_eq!(
-            &EXTRA_THRESHOLD_METRICS[1..],
+            &EXTRA_THRESHOLD_METRICS[9..],
+            crate::score::stream::STREAM_METRICS
+        );
+        assert_eq!(
+            &EXTRA_THRESHOLD_METRICS[1..9],
             [
                 "task_success",
                 "recovery",

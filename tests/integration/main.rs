@@ -38,6 +38,7 @@ mod schema;
 mod select;
 mod shard;
 mod snapshots;
+mod stream;
 mod support;
 mod validate;
 mod variants;

@@ -73,6 +73,7 @@ fn trial(
         variant: "default".into(),
         tool_choice: ToolChoice::Auto,
         repeat: 0,
+        stream: false,
         messages: vec![],
         response: rounds.first().map(|r| r.response.clone()),
         checks: None,
