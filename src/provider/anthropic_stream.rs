@@ -452,6 +452,10 @@ mod tests {
     const DOCS: &str = include_str!("testdata/anthropic/stream_tool_use_docs.sse");
     const OVERLOADED: &str = include_str!("testdata/anthropic/stream_error_overloaded.sse");
     const SINGLE_TOOL_USE: &str = include_str!("testdata/anthropic/msg_single_tool_use.json");
+    const TEXT_AND_TOOL_USE: &str = include_str!("testdata/anthropic/msg_text_and_tool_use.json");
+    const TEXT_END_TURN: &str = include_str!("testdata/anthropic/msg_text_end_turn.json");
+    const SERVER_TOOL_USE: &str =
+        include_str!("testdata/anthropic/msg_text_server_tool_use_and_tool_use.json");
 
     const KEY: &str = "fake-anthropic-key-SECRETSECRET1234";
 
@@ -816,6 +820,112 @@ mod tests {
         let r = feed(&text).unwrap();
         assert_eq!(r.tool_calls, vec![call("t", "f", "{\"city\": \"Par")]);
         assert_eq!(r.finish_reason.as_deref(), Some("max_tokens"));
+    }
+
+    /// `text` in pieces of `n` characters.
+    fn pieces(text: &str, n: usize) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(n).map(|c| c.iter().collect()).collect()
+    }
+
+    /// The event stream Anthropic sends for a non-streamed `message`, written from its
+    /// documented sequence: blocks with an `input` start with `{}` and send it as compact
+    /// JSON fragments, text and thinking come in pieces (the signature and citations by
+    /// their own deltas), other blocks start whole; usage is cumulative in
+    /// `message_delta`, and the container comes with it.
+    fn stream_of(message: &Value) -> String {
+        let mut start = message.clone();
+        start["content"] = json!([]);
+        start["stop_reason"] = Value::Null;
+        let container = start.as_object_mut().unwrap().shift_remove("container");
+        start["usage"]["output_tokens"] = json!(1);
+        let mut events = vec![json!({"type": "message_start", "message": start})];
+        for (i, block) in message["content"].as_array().unwrap().iter().enumerate() {
+            let delta = |d: Value| json!({"type": "content_block_delta", "index": i, "delta": d});
+            let mut first = block.clone();
+            let mut deltas = Vec::new();
+            match block["type"].as_str().unwrap() {
+                _ if block.get("input").is_some() => {
+                    first["input"] = json!({});
+                    deltas.push(delta(
+                        json!({"type": "input_json_delta", "partial_json": ""}),
+                    ));
+                    for p in pieces(&block["input"].to_string(), 5) {
+                        deltas.push(delta(
+                            json!({"type": "input_json_delta", "partial_json": p}),
+                        ));
+                    }
+                }
+                "text" => {
+                    first["text"] = json!("");
+                    first.as_object_mut().unwrap().shift_remove("citations");
+                    for p in pieces(block["text"].as_str().unwrap(), 7) {
+                        deltas.push(delta(json!({"type": "text_delta", "text": p})));
+                    }
+                    for c in block["citations"].as_array().into_iter().flatten() {
+                        deltas.push(delta(json!({"type": "citations_delta", "citation": c})));
+                    }
+                }
+                "thinking" => {
+                    first["thinking"] = json!("");
+                    first.as_object_mut().unwrap().shift_remove("signature");
+                    for p in pieces(block["thinking"].as_str().unwrap(), 7) {
+                        deltas.push(delta(json!({"type": "thinking_delta", "thinking": p})));
+                    }
+                    deltas.push(delta(
+                        json!({"type": "signature_delta", "signature": block["signature"]}),
+                    ));
+                }
+                _ => {}
+            }
+            events.push(json!({"type": "content_block_start", "index": i, "content_block": first}));
+            events.extend(deltas);
+            events.push(json!({"type": "content_block_stop", "index": i}));
+        }
+        let mut delta = json!({"stop_reason": message["stop_reason"], "stop_sequence": null});
+        if let Some(c) = container {
+            delta["container"] = c;
+        }
+        events.push(json!({"type": "message_delta", "delta": delta, "usage": {"output_tokens": message["usage"]["output_tokens"]}}));
+        events.push(json!({"type": "message_stop"}));
+        sse(&events)
+    }
+
+    /// Every non-streamed fixture, streamed as Anthropic documents it, gives the same
+    /// answer: server-tool blocks, `caller` fields, the container, citations and
+    /// thinking included.
+    #[test]
+    fn every_non_streamed_answer_streams_to_itself() {
+        let mut cited: Value = serde_json::from_str(TEXT_END_TURN).unwrap();
+        cited["content"][0]["citations"] = json!([{"type": "char_location", "cited_text": "北京", "document_index": 0, "start_char_index": 0, "end_char_index": 2}]);
+        let cases = [
+            serde_json::from_str(SINGLE_TOOL_USE).unwrap(),
+            serde_json::from_str(TEXT_AND_TOOL_USE).unwrap(),
+            serde_json::from_str(TEXT_END_TURN).unwrap(),
+            serde_json::from_str(SERVER_TOOL_USE).unwrap(),
+            cited,
+            cjk_message(),
+            thinking_message(),
+        ];
+        for message in cases {
+            let streamed = feed(&stream_of(&message)).unwrap();
+            let unary = AnthropicProvider::parse_response(&message).unwrap();
+            assert_eq!(streamed, unary, "{message}");
+        }
+        // The server-tool answer keeps its blocks and container as state.
+        let server: Value = serde_json::from_str(SERVER_TOOL_USE).unwrap();
+        let r = feed(&stream_of(&server)).unwrap();
+        let state = &r.state.unwrap()["anthropic"];
+        assert_eq!(state["container"], "container_011CYVPF4iP8oD6Vsz1NhVih");
+        assert_eq!(state["content"][1]["input"], server["content"][1]["input"]);
+        assert_eq!(
+            r.tool_calls,
+            vec![call(
+                "toolu_011MDRpaZRMRRjtFkJizD6nS",
+                "get_weather",
+                r#"{"location":"San Francisco, CA","units":"c"}"#
+            )]
+        );
     }
 
     // ---- through HTTP ----

@@ -516,6 +516,66 @@ mod tests {
         assert_eq!(r.usage, usage(4, 2));
     }
 
+    /// The `alt=sse` stream Gemini sends for a unary `body`, one part (or one piece of a
+    /// text part) per chunk: text in pieces of 9 characters, the first piece carrying
+    /// the part's other fields (thought, signature), calls whole; finishReason on the
+    /// last chunk, usage on it too.
+    fn stream_of(body: &Value) -> String {
+        let candidate = &body["candidates"][0];
+        let mut chunks = Vec::new();
+        for part in candidate["content"]["parts"].as_array().unwrap() {
+            match part.get("text").and_then(Value::as_str) {
+                Some(text) => {
+                    let chars: Vec<char> = text.chars().collect();
+                    for (i, piece) in chars.chunks(9).enumerate() {
+                        let mut p = if i == 0 { part.clone() } else { json!({}) };
+                        p["text"] = json!(piece.iter().collect::<String>());
+                        if part["thought"] == json!(true) {
+                            p["thought"] = json!(true);
+                        }
+                        chunks.push(chunk(json!([p])));
+                    }
+                }
+                None => chunks.push(chunk(json!([part]))),
+            }
+        }
+        let last = chunks.len() - 1;
+        chunks[last]["candidates"][0]["finishReason"] = candidate["finishReason"].clone();
+        if let Some(usage) = body.get("usageMetadata") {
+            chunks[last]["usageMetadata"] = usage.clone();
+        }
+        sse(&chunks)
+    }
+
+    /// Every unary fixture, streamed, gives the same answer: parallel calls, text
+    /// between calls, a `null` argument, a thought summary and a signature.
+    #[test]
+    fn every_non_streamed_answer_streams_to_itself() {
+        for fixture in [
+            include_str!("testdata/gemini/function_call_single_rest.json"),
+            include_str!("testdata/gemini/function_call_parallel.json"),
+            include_str!("testdata/gemini/function_call_mixed_text.json"),
+            include_str!("testdata/gemini/function_call_null_arg_usage.json"),
+            include_str!("testdata/gemini/function_call_thinking_signature_usage.json"),
+        ] {
+            let unary: Value = serde_json::from_str(fixture).unwrap();
+            let text = stream_of(&unary);
+            assert!(
+                payloads(&text).len()
+                    >= unary["candidates"][0]["content"]["parts"]
+                        .as_array()
+                        .unwrap()
+                        .len()
+            );
+            let streamed = feed(&text).unwrap();
+            assert_eq!(
+                streamed,
+                GeminiProvider::parse_response(&unary).unwrap(),
+                "{fixture}"
+            );
+        }
+    }
+
     // ---- through HTTP ----
 
     fn config(base_url: &str) -> ProviderConfig {
