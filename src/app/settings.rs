@@ -294,6 +294,8 @@ pub(crate) fn providers_for(
         .or_else(|| suite.cassette.clone());
     let mut cassette: Option<Arc<Cassette>> = None;
     let mut recorder: Option<Arc<Recorder>> = None;
+    // The rate limits of each target spec: its streamed and unstreamed forms share them.
+    let mut limited: HashMap<String, Arc<RateLimited>> = HashMap::new();
     // A judge never streams: it shares the unstreamed form of a run target's provider.
     let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec && !t.stream));
     for t in targets.iter().chain(judge) {
@@ -358,7 +360,14 @@ pub(crate) fn providers_for(
             })?;
             let live_provider: Arc<dyn Provider> = match limits {
                 (None, None) => live_provider,
-                (rpm, tpm) => Arc::new(RateLimited::new(live_provider, rpm, tpm)),
+                (rpm, tpm) => {
+                    let l = Arc::new(match limited.get(&t.spec) {
+                        Some(first) => RateLimited::sharing(live_provider, first),
+                        None => RateLimited::new(live_provider, rpm, tpm),
+                    });
+                    limited.entry(t.spec.clone()).or_insert_with(|| l.clone());
+                    l
+                }
             };
             if source == Source::Record {
                 let rec = match &recorder {

@@ -1795,6 +1795,57 @@ mod tests {
     }
 
     #[test]
+    fn streamed_trials_are_a_cell_of_their_own_unless_the_stream_is_ignored() {
+        let streamed = |case: &str, verdict| TrialRecord {
+            stream: true,
+            ..trial(case, T, "clear", 0, verdict)
+        };
+        // c0 passes both ways, c1 fails only when streamed, c2 fails both ways.
+        let trials = vec![
+            trial("c0", T, "clear", 0, Verdict::Pass),
+            trial("c1", T, "clear", 0, Verdict::Pass),
+            trial("c2", T, "clear", 0, Verdict::Fail),
+            streamed("c0", Verdict::Pass),
+            streamed("c1", Verdict::Fail),
+            streamed("c2", Verdict::Fail),
+        ];
+        let cmp = compare_streamed(&trials);
+        assert_eq!(cmp.key, CellKey::IGNORE_STREAM);
+        assert_eq!(cmp.cells.len(), 1);
+        let c = &cmp.cells[0];
+        assert_eq!(c.cell, format!("{T} × clear × auto × no stream → stream"));
+        assert_eq!(
+            (
+                c.paired.n,
+                c.paired.n11,
+                c.paired.n10,
+                c.paired.n01,
+                c.paired.n00
+            ),
+            (3, 1, 1, 0, 1)
+        );
+        assert_eq!(c.baseline.as_ref().unwrap().stream, "");
+        assert_eq!(c.candidate.as_ref().unwrap().stream, "stream");
+        // Matching on the stream mode (the default), the two halves pair nothing.
+        let (plain, stream): (Vec<_>, Vec<_>) = trials.into_iter().partition(|t| !t.stream);
+        let apart = compare_runs(&plain, &stream);
+        assert_eq!(apart.overall.n, 0);
+        assert_eq!((apart.only_baseline, apart.only_candidate), (3, 3));
+        assert_eq!(apart.cells[1].cell, format!("{T} × clear × auto × stream"));
+        let across = compare_runs_by(&plain, &stream, CellKey::ALL.across_stream());
+        assert_eq!(across.overall.n, 3);
+        // The key prints as before unless it ignores the stream mode.
+        assert_eq!(
+            serde_json::to_value(CellKey::ALL).unwrap(),
+            serde_json::json!({"target": true, "variant": true, "tool_choice": true})
+        );
+        assert_eq!(
+            serde_json::to_value(CellKey::IGNORE_STREAM).unwrap()["stream"],
+            false
+        );
+    }
+
+    #[test]
     fn compare_variants_pairs_within_a_run() {
         let other = "anthropic:claude-haiku";
         let mut trials = Vec::new();

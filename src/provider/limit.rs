@@ -18,8 +18,8 @@ use super::{Provider, ProviderError, Request, Response, TrialKey};
 /// Wraps a provider with request and token rate limits.
 pub struct RateLimited {
     inner: std::sync::Arc<dyn Provider>,
-    requests: Option<DefaultDirectRateLimiter>,
-    tokens: Option<(DefaultDirectRateLimiter, u32)>,
+    requests: Option<std::sync::Arc<DefaultDirectRateLimiter>>,
+    tokens: Option<(std::sync::Arc<DefaultDirectRateLimiter>, u32)>,
 }
 
 impl RateLimited {
@@ -33,9 +33,27 @@ impl RateLimited {
             inner,
             // Burst 1: `--rpm 120` means one request every 0.5 s from the start, not 120
             // at once and then a pause.
-            requests: rpm
-                .map(|n| RateLimiter::direct(Quota::per_minute(n).allow_burst(NonZeroU32::MIN))),
-            tokens: tpm.map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get())),
+            requests: rpm.map(|n| {
+                std::sync::Arc::new(RateLimiter::direct(
+                    Quota::per_minute(n).allow_burst(NonZeroU32::MIN),
+                ))
+            }),
+            tokens: tpm.map(|n| {
+                (
+                    std::sync::Arc::new(RateLimiter::direct(Quota::per_minute(n))),
+                    n.get(),
+                )
+            }),
+        }
+    }
+
+    /// Limit `inner` with the same budgets as `other`, shared: a target that runs
+    /// streamed and unstreamed (`--stream=both`) is one model behind one quota.
+    pub fn sharing(inner: std::sync::Arc<dyn Provider>, other: &RateLimited) -> Self {
+        RateLimited {
+            inner,
+            requests: other.requests.clone(),
+            tokens: other.tokens.clone(),
         }
     }
 
@@ -113,6 +131,27 @@ mod tests {
         fn source(&self) -> String {
             "counter".into()
         }
+    }
+
+    #[test]
+    fn a_sharing_limiter_draws_on_the_same_budgets() {
+        let inner = || -> Arc<dyn Provider> { Arc::new(Counter(AtomicU32::new(0))) };
+        let first = RateLimited::new(inner(), NonZeroU32::new(1), NonZeroU32::new(100));
+        let second = RateLimited::sharing(inner(), &first);
+        // One request per minute between them: the first takes it, the second has none.
+        let (a, b) = (
+            first.requests.as_ref().unwrap(),
+            second.requests.as_ref().unwrap(),
+        );
+        assert!(Arc::ptr_eq(a, b));
+        assert!(a.check().is_ok());
+        assert!(b.check().is_err());
+        assert!(Arc::ptr_eq(
+            &first.tokens.as_ref().unwrap().0,
+            &second.tokens.as_ref().unwrap().0
+        ));
+        let own = RateLimited::new(inner(), NonZeroU32::new(1), None);
+        assert!(own.requests.as_ref().unwrap().check().is_ok());
     }
 
     fn request() -> Request {

@@ -143,8 +143,10 @@ impl Metrics {
     pub fn of<'a>(trials: impl IntoIterator<Item = &'a TrialRecord>) -> Metrics {
         let mut a = Acc::default();
         let mut latencies = Vec::new();
-        // A case's repeats, by cell: a streamed trial's cell is not its unstreamed twin's.
-        let mut by_case: HashMap<(&str, &str, String, bool, &str), (u64, u64)> = HashMap::new();
+        // A case's repeats, by cell (target, variant, tool_choice, stream mode) and case
+        // id: a streamed trial's cell is not its unstreamed twin's.
+        type CaseKey<'a> = (&'a str, &'a str, String, bool, &'a str);
+        let mut by_case: HashMap<CaseKey<'_>, (u64, u64)> = HashMap::new();
         let mut max_repeat = 0;
         let mut loop_trials = Vec::new();
         let mut behaviour_trials = Vec::new();

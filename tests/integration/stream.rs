@@ -321,6 +321,27 @@ fn a_streamed_and_unstreamed_run_records_replays_and_compares() {
         "replayed timing differs from the recording's"
     );
 
+    // Resumed after losing trials of both modes: the same trials, none twice.
+    let journal = t.read("replayed/trials.jsonl");
+    let first_two: String = journal.lines().take(2).map(|l| format!("{l}\n")).collect();
+    t.write("replayed/trials.jsonl", &first_two);
+    t.run(&["run", "--resume", "replayed"]).assert_code(OK);
+    assert_eq!(outcomes(&t.run_dir("replayed").trials()), recorded);
+
+    // Shards of a run with both modes merge into the whole run.
+    for (k, out) in [("1/2", "s1"), ("2/2", "s2")] {
+        let mut args = run_args(&suite, &target, out);
+        args.extend(["--stream=both", "--shard", k]);
+        t.run(&args).assert_code(OK);
+    }
+    t.run(&["merge", "s1", "s2", "--out", "merged"])
+        .assert_code(OK);
+    assert_eq!(outcomes(&t.run_dir("merged").trials()), recorded);
+    assert_eq!(
+        t.run_dir("merged").json("summary.json")["cells"],
+        summary["cells"]
+    );
+
     // Each mode alone replays its half of the recording.
     t.run(&run_args(&suite, &target, "plain")).assert_code(OK);
     let mut args = run_args(&suite, &target, "streamed");
