@@ -212,6 +212,25 @@ fn header_map(headers: &[Header]) -> Result<HeaderMap, HttpError> {
     Ok(map)
 }
 
+/// Whether `e` (from sending a request) says the connection closed before any answer
+/// arrived: hyper's "connection closed before message completed".
+///
+/// That is what a pooled HTTP/1.1 connection looks like when the server closed it after
+/// its previous reply without saying `Connection: close` (Python's `http.server` and many
+/// small servers do): the client hands the next request to the idle connection in the
+/// instant before the server's FIN is read, the write lands on a closed socket, and the
+/// read that follows sees the end of the stream. The server never saw the request.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            return h.is_incomplete_message();
+        }
+        source = s.source();
+    }
+    false
+}
+
 fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status) && status != 501
 }
@@ -285,8 +304,10 @@ impl Http {
         let map = header_map(headers)?;
         // Bytes: a retry sends the same buffer without copying it.
         let payload = bytes::Bytes::from(payload);
-        let max = self.settings.max_attempts.max(1);
+        let mut max = self.settings.max_attempts.max(1);
         let mut attempt = 0;
+        let mut stale_retried = false;
+        let mut resend_now = false;
         loop {
             attempt += 1;
             let started = Instant::now();
@@ -339,10 +360,22 @@ impl Http {
                         Err(e) => (self.transport_error(&e, url, attempt, secrets), asked),
                     }
                 }
+                Err(e) if closed_unanswered(&e) && !stale_retried => {
+                    // A pooled connection the server had already closed (see
+                    // `closed_unanswered`): nothing was processed, so send again at once,
+                    // outside the attempt budget.
+                    stale_retried = true;
+                    resend_now = true;
+                    max += 1;
+                    (self.transport_error(&e, url, attempt, secrets), None)
+                }
                 Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
             };
             if attempt >= max {
                 return Err(error);
+            }
+            if std::mem::take(&mut resend_now) {
+                continue;
             }
             let delay = wait
                 .map(|w| w.max(self.backoff(attempt)))
@@ -366,8 +399,10 @@ impl Http {
     ) -> Result<HttpStream, HttpError> {
         let map = header_map(headers)?;
         let payload = bytes::Bytes::from(payload);
-        let max = self.settings.max_attempts.max(1);
+        let mut max = self.settings.max_attempts.max(1);
         let mut attempt = 0;
+        let mut stale_retried = false;
+        let mut resend_now = false;
         loop {
             attempt += 1;
             let started = Instant::now();
@@ -407,10 +442,22 @@ impl Http {
                         Err(e) => (self.transport_error(&e, url, attempt, secrets), asked),
                     }
                 }
+                Err(e) if closed_unanswered(&e) && !stale_retried => {
+                    // A pooled connection the server had already closed (see
+                    // `closed_unanswered`): nothing was processed, so send again at once,
+                    // outside the attempt budget.
+                    stale_retried = true;
+                    resend_now = true;
+                    max += 1;
+                    (self.transport_error(&e, url, attempt, secrets), None)
+                }
                 Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
             };
             if attempt >= max {
                 return Err(error);
+            }
+            if std::mem::take(&mut resend_now) {
+                continue;
             }
             let delay = wait
                 .map(|w| w.max(self.backoff(attempt)))
@@ -586,6 +633,68 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(server.join().unwrap(), 2);
+    }
+
+    /// An answer that keeps the connection open (no `Connection: close`).
+    const KEPT: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 12\r\n\r\n{\"ok\": true}";
+
+    #[tokio::test]
+    async fn a_pooled_connection_the_server_closed_is_resent_at_once_outside_the_budget() {
+        use std::io::{Read, Write};
+        // Connection 1 answers one request and keeps the connection open, then closes it
+        // when the second request arrives, unanswered: what a client sees when it reuses
+        // a connection the moment before the server's FIN arrives. Connection 2 answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/x", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let (mut first, _) = listener.accept().unwrap();
+            let _ = first.read(&mut buf);
+            first.write_all(KEPT.as_bytes()).unwrap();
+            let n = first.read(&mut buf).unwrap();
+            drop(first);
+            let (mut second, _) = listener.accept().unwrap();
+            let _ = second.read(&mut buf);
+            second.write_all(OK.as_bytes()).unwrap();
+            n
+        });
+        // One attempt allowed: the resend must not need the retry budget.
+        let http = Http::new(HttpSettings {
+            timeout: Duration::from_secs(30),
+            max_attempts: 1,
+            base_delay: Duration::from_secs(3600),
+            max_delay: Duration::from_secs(3600),
+        })
+        .unwrap();
+        let first = http.post_json(&url, &[], &Value::Null, &[]).await.unwrap();
+        assert_eq!(first.attempts, 1);
+        // A backoff would sleep an hour: a minute means the resend did not wait.
+        let second = tokio::time::timeout(
+            Duration::from_secs(60),
+            http.post_json(&url, &[], &Value::Null, &[]),
+        )
+        .await
+        .expect("the resend waited for a backoff")
+        .unwrap();
+        assert_eq!(second.body, serde_json::json!({"ok": true}));
+        assert_eq!(second.attempts, 2);
+        // The second request did reach the first connection before it was closed.
+        assert!(server.join().unwrap() > 0);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_drops_every_connection_gets_one_resend_then_the_budget() {
+        let (url, server) = raw_server(vec![None, None, None]);
+        let e = fast()
+            .post_json(&url, &[], &Value::Null, &[])
+            .await
+            .unwrap_err();
+        // 2 attempts allowed, plus the one immediate resend.
+        assert!(
+            matches!(e, HttpError::Connection { attempts: 3, .. }),
+            "{e:?}"
+        );
+        assert_eq!(server.join().unwrap(), 3);
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@ mod ci_recipe;
 mod compare;
 mod distractors;
 mod hostile;
+mod http2;
 mod judge;
 mod live;
 mod loop_live;
