@@ -1056,3 +1056,27 @@ async fn streamed_and_non_streamed_answers_are_equal_through_the_provider() {
         assert_eq!(sent_streamed, sent_plain);
     }
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_and_answers_json_is_named() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+                         "finish_reason": "stop"}]
+        })))
+        .mount(&server)
+        .await;
+    let e = streaming(&format!("{}/v1", server.uri()), 1)
+        .complete(&request(), &trial())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("answered with one JSON body (`application/json`) instead of an event stream")
+            && e.contains("Run without --stream")
+            && e.contains(r#""content":"hi""#),
+        "{e}"
+    );
+}

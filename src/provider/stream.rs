@@ -125,6 +125,24 @@ impl Exchange<'_> {
             provider: self.provider.to_string(),
             message: http::redact(&message, self.secrets),
         };
+        // A server that ignores `stream: true` answers with one JSON body; say so
+        // instead of "invalid line" from the event parser.
+        let json_body = reply
+            .response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.trim_start().starts_with("application/json"));
+        if json_body {
+            let body = reply.response.bytes().await.unwrap_or_default();
+            let text = http::redact(&String::from_utf8_lossy(&body), self.secrets);
+            return Err(fail(format!(
+                "the server answered with one JSON body (`application/json`) instead of an \
+                 event stream: does it support `stream: true`? Run without --stream for this \
+                 target. The body starts: {}",
+                excerpt(&text)
+            )));
+        }
         let mut marks = Marks::new(reply.started);
         // The body ends with one more blank line: an event whose closing blank line is
         // missing at the very end (a fixture of Anthropic's own SDK ends so) still
