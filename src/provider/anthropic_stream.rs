@@ -1181,7 +1181,9 @@ mod tests {
         let (r, _) = through_http(vec![bytes[..inside].to_vec()]).await;
         let message = stream_error(r);
         assert!(
-            message.starts_with("event 10 is malformed: its data is not JSON"),
+            message.starts_with(
+                "the body ended inside event 10, which was cut off (its data is not JSON"
+            ),
             "{message}"
         );
         // A malformed event in the middle of a whole stream.

@@ -772,7 +772,9 @@ mod tests {
         let r = through_http(vec![THINKING.as_bytes()[..inside].to_vec()]).await;
         let message = stream_error(r);
         assert!(
-            message.starts_with("event 3 is malformed: its data is not JSON"),
+            message.starts_with(
+                "the body ended inside event 3, which was cut off (its data is not JSON"
+            ),
             "{message}"
         );
         // An error chunk after part of the answer, with the key echoed.

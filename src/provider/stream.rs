@@ -148,12 +148,18 @@ impl Exchange<'_> {
         // missing at the very end (a fixture of Anthropic's own SDK ends so) still
         // reaches the assembler, where a parser would drop it. An event cut inside a line
         // then arrives incomplete and fails as malformed, never as a shorter answer.
-        let body = reply
-            .response
-            .bytes_stream()
-            .chain(futures::stream::iter([Ok(bytes::Bytes::from_static(
-                b"\n\n",
-            ))]));
+        // Whether that added line has been read: an event that fails after it was
+        // completed by it, so the body ended inside that event (it was cut off).
+        let body_ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = body_ended.clone();
+        let body =
+            reply
+                .response
+                .bytes_stream()
+                .chain(futures::stream::iter(std::iter::once_with(move || {
+                    ended.store(true, std::sync::atomic::Ordering::Relaxed);
+                    Ok(bytes::Bytes::from_static(b"\n\n"))
+                })));
         let mut events = sse_stream::SseStream::from_bytes_stream(body);
         let mut raw = Vec::new();
         let mut count: u32 = 0;
@@ -188,6 +194,13 @@ impl Exchange<'_> {
                 Ok(Step::Done) => {
                     terminated = true;
                     break;
+                }
+                Err(why) if body_ended.load(std::sync::atomic::Ordering::Relaxed) => {
+                    return Err(fail(format!(
+                        "the body ended inside event {count}, which was cut off ({why}); its \
+                         data starts: {}",
+                        excerpt(&event.data)
+                    )));
                 }
                 Err(why) => {
                     return Err(fail(format!(
