@@ -1,7 +1,7 @@
 //! HTTP/2 over TLS: a live run against an HTTPS endpoint that offers `h2` by ALPN sends
 //! every request over HTTP/2, multiplexed on connections reused across trials (at most
-//! one per request in flight at the start, usually just one); an endpoint that offers only `http/1.1` gets HTTP/1.1 on kept-alive
-//! connections.
+//! one per request in flight at the start, usually just one); an endpoint that offers
+//! only `http/1.1` gets HTTP/1.1 on kept-alive connections.
 //!
 //! The server (tokio-rustls + hyper, in this test process) uses the certificate in
 //! `fixtures/tls/` (a test CA and a `localhost`/`127.0.0.1` leaf it signed, valid until
