@@ -1,47 +1,68 @@
-//! Live-run bench: `toolgauge run --live` against a local fake OpenAI-compatible server
-//! that answers every chat completion after a fixed delay, to see how close the runner
-//! gets to the latency floor (trials × delay / concurrency) and how much memory it takes.
+//! Live-run bench: `toolgauge run --live` against local fake OpenAI-compatible servers
+//! that answer every chat completion after a fixed delay, side by side with bare clients
+//! sending the same requests to the same server in the same run, to see how much
+//! toolgauge adds per request over what the server and the network allow.
 //!
-//! The server is wiremock (already a dev-dependency: hyper 1 on a thread of its own), with
-//! a responder that notes when each request arrives and answers `POST
-//! /v1/chat/completions` after `--delay-ms` (50) with the recorded OpenAI body of
-//! `src/provider/testdata/openai/chat_single_tool_call_recorded.json` (one tool call,
-//! usage included), its call turned into a `get_weather` call. Clients see about 52 ms:
-//! tokio's millisecond timer rounds the delay up, plus the round trip; the server check
-//! below shows what that costs (its "lean" ratio).
+//! Server kinds (`--server`, all three by default):
+//! - `wiremock`: hyper 1 (wiremock, already a dev-dependency) on a thread of its own; keeps
+//!   connections alive and writes each answer in one send.
+//! - `close`: Python's `http.server` (`benches/fake_openai_server.py`): HTTP/1.1, the
+//!   headers and then the body in two writes with Nagle's algorithm on, and the connection
+//!   closed after each reply without a `Connection: close` header.
+//! - `keepalive`: the same Python server keeping connections alive (still two writes).
+//! - `onesend` (not in the default set): the `close` server writing headers and body in
+//!   one send.
 //!
-//! Steps: generate a suite (the 15 tools of `benches/data/tools.yaml`, `--cases` cases
-//! from `benches/common`, variants vague and clear, tool_choice auto and required, 2
-//! repeats: 250 cases give 2,000 trials); check the server at each concurrency with two
-//! in-process clients (a lean reqwest client posting one fixed body: what the server and
-//! HTTP allow; and toolgauge's own OpenAI provider without scoring or journal); then
-//! time `target/release/toolgauge run SUITE --target openai-compatible:fake@URL --live
-//! -j N --quiet --out DIR` under `/usr/bin/time -v`, `--runs` times per concurrency
-//! (interleaved), check that every trial was written and reached the server, and print
-//! the medians.
+//! Each answers `POST /v1/chat/completions` after `--delay-ms` (50) with the recorded
+//! OpenAI body of `src/provider/testdata/openai/chat_single_tool_call_recorded.json` (one
+//! tool call, usage included), its call turned into a `get_weather` call.
 //!
-//! Goal: at `-j 64`, wall time at most 1.15 × the floor and peak RSS under 100 MB.
+//! For each server kind and each concurrency the bench generates a suite (the 15 tools of
+//! `benches/data/tools.yaml`, cases from `benches/common`, variants vague and clear,
+//! tool_choice auto and required, 2 repeats: 8 trials a case; 5 cases at -j 1, 25 × j / 8
+//! above, so -j 16 sends 400 requests and -j 64 1,600) and times, `--runs` times
+//! (interleaved, medians reported):
+//! - `bare`: a lean Rust client in this process (tokio, hand-written HTTP/1.1, each
+//!   request in one write; a new connection per request for `close`/`onesend`, one
+//!   connection per slot otherwise) posting the bodies toolgauge sends, with the same
+//!   concurrency: what the server and the kernel allow;
+//! - `python`: for the Python servers, a bare `http.client` loop
+//!   (`benches/fake_openai_client.py`, threads, one connection per request, or kept
+//!   alive for `keepalive`);
+//! - `toolgauge`: `target/release/toolgauge run SUITE --target
+//!   openai-compatible:fake@URL --live -j N --quiet --out DIR`, the whole process (start,
+//!   suite load, every trial scored and written, reports, exit) and its CPU time (from
+//!   `wait4`); every trial must be written and must have reached the server exactly once.
+//!
+//! Goal: toolgauge's wall ≤ 1.10 × the fastest bare client's at every concurrency on every
+//! server kind (exit status 1 otherwise, or when a run fails). The last lines are a
+//! Markdown table (the README's; `benches/live_overhead.sh` reruns it).
 //!
 //! ```sh
-//! cargo bench --bench fake_openai                        # -j 8, 64, 256; 3 runs each
-//! cargo bench --bench fake_openai -- -j 64 --runs 5
-//! cargo bench --bench fake_openai -- --serve             # only serve; print the URL
+//! cargo bench --bench fake_openai                        # 3 kinds × -j 1,16,64; 3 runs
+//! cargo bench --bench fake_openai -- --server close -j 16 --runs 5
+//! cargo bench --bench fake_openai -- --serve --server close   # only serve; print the URL
 //! ```
 //!
-//! Options (after `--`): `-j`/`--concurrency LIST` (8,64,256), `--runs N` (3), `--cases N`
-//! (250), `--delay-ms N` (50), `--no-probe`, `--keep` (keep the temporary directory),
-//! `--serve`. Environment: `TOOLGAUGE` (binary to time instead of the one cargo built),
-//! `TIME_BIN` (`/usr/bin/time`). Exit status 1 when a run fails or the goal is missed.
+//! Options (after `--`): `--server LIST` (wiremock,close,keepalive), `-j`/`--concurrency
+//! LIST` (1,16,64), `--runs N` (3; 0 only checks the servers), `--cases N` (cases at every
+//! concurrency instead of the default), `--delay-ms N` (50), `--probe` (also time the
+//! in-process lean reqwest client and toolgauge's provider without the CLI), `--no-probe`
+//! (the default), `--keep` (keep the temporary directory), `--serve`. Environment:
+//! `TOOLGAUGE` (binary to time instead of the one cargo built), `PYTHON` (python3).
 
 mod common;
 
 use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgauge::provider::config::ProviderConfig;
 use toolgauge::provider::http::{Http, HttpSettings, install_crypto};
 use toolgauge::provider::openai::OpenAiProvider;
@@ -51,12 +72,8 @@ use toolgauge::runner::Plan;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-/// The concurrency the goal is set for.
-const GOAL_CONCURRENCY: usize = 64;
-/// Highest wall time over the floor at [`GOAL_CONCURRENCY`].
-const GOAL_RATIO: f64 = 1.15;
-/// Peak resident memory limit in MB at [`GOAL_CONCURRENCY`].
-const GOAL_RSS_MB: f64 = 100.0;
+/// Highest toolgauge wall over the fastest bare client's, at every concurrency and kind.
+const GOAL_RATIO: f64 = 1.10;
 
 /// A chat.completion recorded from OpenAI by the official Python SDK's tests (one tool
 /// call, usage included).
@@ -77,10 +94,58 @@ fn answer_body() -> String {
     body.to_string()
 }
 
+/// A fake server's kind: how it writes answers and handles connections.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Wiremock,
+    Close,
+    KeepAlive,
+    OneSend,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::Wiremock, Kind::Close, Kind::KeepAlive, Kind::OneSend];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Wiremock => "wiremock",
+            Kind::Close => "close",
+            Kind::KeepAlive => "keepalive",
+            Kind::OneSend => "onesend",
+        }
+    }
+
+    /// What the README table says about the server.
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Wiremock => "hyper (wiremock), keep-alive, one write",
+            Kind::Close => "Python http.server, headers and body in two writes, closes",
+            Kind::KeepAlive => "Python http.server, two writes, keep-alive",
+            Kind::OneSend => "Python http.server, one write, closes",
+        }
+    }
+
+    /// The `--mode` of `fake_openai_server.py`; `None` for wiremock.
+    fn python_mode(self) -> Option<&'static str> {
+        match self {
+            Kind::Wiremock => None,
+            Kind::Close => Some("close"),
+            Kind::KeepAlive => Some("keepalive"),
+            Kind::OneSend => Some("onesend"),
+        }
+    }
+
+    /// Whether the server keeps connections open for the next request.
+    fn keeps_alive(self) -> bool {
+        matches!(self, Kind::Wiremock | Kind::KeepAlive)
+    }
+}
+
 struct Options {
+    kinds: Vec<Kind>,
     concurrency: Vec<usize>,
     runs: usize,
-    cases: usize,
+    cases: Option<usize>,
     delay: Duration,
     probe: bool,
     keep: bool,
@@ -90,18 +155,19 @@ struct Options {
 fn usage_exit(message: &str) -> ! {
     eprintln!("error: {message}");
     eprintln!(
-        "usage: cargo bench --bench fake_openai -- [-j 8,64,256] [--runs 3] [--cases 250] [--delay-ms 50] [--no-probe] [--keep] [--serve]"
+        "usage: cargo bench --bench fake_openai -- [--server wiremock,close,keepalive,onesend] [-j 1,16,64] [--runs 3] [--cases N] [--delay-ms 50] [--probe | --no-probe] [--keep] [--serve]"
     );
     std::process::exit(2);
 }
 
 fn parse_args() -> Options {
     let mut o = Options {
-        concurrency: vec![8, 64, 256],
+        kinds: vec![Kind::Wiremock, Kind::Close, Kind::KeepAlive],
+        concurrency: vec![1, 16, 64],
         runs: 3,
-        cases: 250,
+        cases: None,
         delay: Duration::from_millis(50),
-        probe: true,
+        probe: false,
         keep: false,
         serve: false,
     };
@@ -120,18 +186,35 @@ fn parse_args() -> Options {
         match a.as_str() {
             // `cargo bench` passes --bench to every harness = false target.
             "--bench" => {}
+            "--server" => {
+                let v = value(&a);
+                o.kinds = v
+                    .split(',')
+                    .map(|name| {
+                        Kind::ALL
+                            .into_iter()
+                            .find(|k| k.name() == name.trim())
+                            .unwrap_or_else(|| {
+                                usage_exit(&format!(
+                                    "unknown server kind `{name}` (wiremock, close, keepalive, onesend)"
+                                ))
+                            })
+                    })
+                    .collect();
+            }
             "-j" | "--concurrency" => {
                 let v = value(&a);
                 o.concurrency = v.split(',').map(|n| number(&a, n.to_string())).collect();
             }
-            // --runs 0 only checks the server.
+            // --runs 0 only checks the servers.
             "--runs" => {
                 o.runs = value(&a)
                     .parse()
                     .unwrap_or_else(|_| usage_exit("--runs takes a number"))
             }
-            "--cases" => o.cases = number(&a, value(&a)),
+            "--cases" => o.cases = Some(number(&a, value(&a))),
             "--delay-ms" => o.delay = Duration::from_millis(number(&a, value(&a)) as u64),
+            "--probe" => o.probe = true,
             "--no-probe" => o.probe = false,
             "--keep" => o.keep = true,
             "--serve" => o.serve = true,
@@ -139,6 +222,12 @@ fn parse_args() -> Options {
         }
     }
     o
+}
+
+/// Cases at concurrency `j`: 8 trials a case, 40 trials at -j 1 (a short run), 25
+/// requests per slot above.
+fn cases_for(j: usize, o: &Options) -> usize {
+    o.cases.unwrap_or_else(|| (25 * j).div_ceil(8).max(5))
 }
 
 /// Answers every request with [`answer_body`] after the delay, noting when it arrived.
@@ -218,6 +307,115 @@ impl Server {
     }
 }
 
+/// The Python interpreter for the Python server and client.
+fn python() -> PathBuf {
+    PathBuf::from(std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into()))
+}
+
+/// A script of this directory.
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches")
+        .join(name)
+}
+
+/// `fake_openai_server.py` in a child process, killed when dropped.
+struct PythonServer {
+    child: Child,
+    base_url: String,
+}
+
+impl PythonServer {
+    fn start(mode: &str, delay: Duration, body: &Path) -> PythonServer {
+        let mut child = Command::new(python())
+            .arg(script("fake_openai_server.py"))
+            .args(["--mode", mode, "--delay-ms"])
+            .arg(delay.as_millis().to_string())
+            .arg("--body")
+            .arg(body)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| {
+                eprintln!(
+                    "error: could not start {} (python3 is needed): {e}",
+                    python().display()
+                );
+                std::process::exit(2);
+            });
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the server's first line");
+        let Some(base_url) = line.trim().strip_prefix("listening ") else {
+            let _ = child.kill();
+            eprintln!("error: fake_openai_server.py --mode {mode} did not start: `{line}`");
+            std::process::exit(2);
+        };
+        PythonServer {
+            base_url: base_url.to_string(),
+            child,
+        }
+    }
+
+    /// Chat requests served since the last call (`GET /count`, which resets it).
+    fn take_count(&self) -> usize {
+        let addr = self
+            .base_url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        let mut conn = std::net::TcpStream::connect(addr).expect("connect to the Python server");
+        conn.write_all(b"GET /count HTTP/1.1\r\nHost: fake\r\nConnection: close\r\n\r\n")
+            .expect("ask for the count");
+        let mut text = String::new();
+        conn.read_to_string(&mut text).expect("read the count");
+        text.split("\r\n\r\n")
+            .nth(1)
+            .and_then(|b| b.trim().parse().ok())
+            .unwrap_or_else(|| panic!("bad /count answer: {text}"))
+    }
+}
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One running fake server of any kind.
+enum Fake {
+    Wiremock(Box<Server>),
+    Python(PythonServer),
+}
+
+impl Fake {
+    fn start(kind: Kind, delay: Duration, body: &Path) -> Fake {
+        match kind.python_mode() {
+            None => Fake::Wiremock(Box::new(Server::start(delay))),
+            Some(mode) => Fake::Python(PythonServer::start(mode, delay, body)),
+        }
+    }
+
+    fn base_url(&self) -> &str {
+        match self {
+            Fake::Wiremock(s) => &s.base_url,
+            Fake::Python(s) => &s.base_url,
+        }
+    }
+
+    /// Requests that reached the server since the last call.
+    fn take_count(&self) -> usize {
+        match self {
+            Fake::Wiremock(s) => s.reset().len(),
+            Fake::Python(s) => s.take_count(),
+        }
+    }
+}
+
 fn target_spec(base_url: &str) -> String {
     format!("openai-compatible:fake@{base_url}")
 }
@@ -263,6 +461,155 @@ fn median(values: &[f64]) -> f64 {
         0 => f64::NAN,
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The bare Rust client's requests: each a complete HTTP/1.1 request (head and body in
+/// one buffer, so one write), and where to send them.
+struct BareRequests {
+    addr: String,
+    requests: Vec<Vec<u8>>,
+}
+
+impl BareRequests {
+    fn new(base_url: &str, bodies: &[Vec<u8>]) -> BareRequests {
+        let url = reqwest::Url::parse(base_url).expect("a base URL");
+        let addr = format!(
+            "{}:{}",
+            url.host_str().unwrap_or("127.0.0.1"),
+            url.port_or_known_default().unwrap_or(80)
+        );
+        let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+        let requests = bodies
+            .iter()
+            .map(|body| {
+                let mut r = format!(
+                    "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                r.extend_from_slice(body);
+                r
+            })
+            .collect();
+        BareRequests { addr, requests }
+    }
+}
+
+/// Read one HTTP/1.1 answer with a `content-length` body; true when the server asked to
+/// close the connection.
+async fn read_answer(conn: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> Result<bool, String> {
+    buf.clear();
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if conn.read_buf(buf).await.map_err(|e| e.to_string())? == 0 {
+            return Err("connection closed before the answer".into());
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    if !head.starts_with("http/1.1 200") && !head.starts_with("http/1.0 200") {
+        return Err(format!(
+            "not a 200: {}",
+            head.lines().next().unwrap_or_default()
+        ));
+    }
+    let header = |name: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':').map(str::trim))
+            .map(str::to_string)
+    };
+    let length: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .ok_or("no content-length")?;
+    while buf.len() < head_end + length {
+        if conn.read_buf(buf).await.map_err(|e| e.to_string())? == 0 {
+            return Err("connection closed inside the body".into());
+        }
+    }
+    Ok(header("connection").is_some_and(|v| v == "close"))
+}
+
+/// Send `count` of `requests` (cycling) with `concurrency` in flight, on a
+/// current-thread runtime like toolgauge's; wall time in seconds.
+fn bare_run(
+    requests: &BareRequests,
+    count: usize,
+    concurrency: usize,
+    keep_alive: bool,
+) -> Result<f64, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let next = AtomicUsize::new(0);
+    runtime.block_on(async {
+        let started = Instant::now();
+        let slot = || async {
+            let mut conn: Option<tokio::net::TcpStream> = None;
+            let mut buf = Vec::with_capacity(4096);
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count {
+                    return Ok::<(), String>(());
+                }
+                let request = &requests.requests[i % requests.requests.len()];
+                let mut c = match conn.take() {
+                    Some(c) => c,
+                    None => {
+                        let c = tokio::net::TcpStream::connect(&requests.addr)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        c.set_nodelay(true).map_err(|e| e.to_string())?;
+                        c
+                    }
+                };
+                c.write_all(request).await.map_err(|e| e.to_string())?;
+                let close = read_answer(&mut c, &mut buf).await?;
+                if keep_alive && !close {
+                    conn = Some(c);
+                }
+            }
+        };
+        let slots: Vec<_> = (0..concurrency).map(|_| slot()).collect();
+        for r in futures::future::join_all(slots).await {
+            r?;
+        }
+        Ok(started.elapsed().as_secs_f64())
+    })
+}
+
+/// The bare Python client: `fake_openai_client.py` (wall measured inside it, interpreter
+/// start excluded).
+fn python_run(
+    base_url: &str,
+    body: &Path,
+    count: usize,
+    concurrency: usize,
+    keep_alive: bool,
+) -> Result<f64, String> {
+    let out = Command::new(python())
+        .arg(script("fake_openai_client.py"))
+        .arg(base_url)
+        .arg(body)
+        .arg(count.to_string())
+        .arg(concurrency.to_string())
+        .args(keep_alive.then_some("keepalive"))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", python().display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut fields = text.split_whitespace();
+    let wall: f64 = fields.next().and_then(|w| w.parse().ok()).ok_or_else(|| {
+        format!(
+            "python client: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    match fields.next() {
+        Some("0") => Ok(wall),
+        other => Err(format!("python client: {} errors", other.unwrap_or("?"))),
     }
 }
 
@@ -378,60 +725,53 @@ fn probe(plan: &Plan, target: &str, concurrency: usize, delay: Duration, client:
 /// One timed run of the CLI.
 struct Run {
     wall: f64,
-    rss_mb: f64,
     cpu: f64,
-    /// Process start to the first request at the server.
-    startup: f64,
-    /// First request to the last answer (last arrival + delay).
-    serving: f64,
-    /// Last answer to process exit.
-    teardown: f64,
-    /// Share of the wall time some task on the machine waited for a CPU (PSI), in %.
-    stall: f64,
 }
 
-/// Microseconds some task has waited for a CPU since boot (`/proc/pressure/cpu`).
-fn cpu_stall_us() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
-    let some = text.lines().find(|l| l.starts_with("some "))?;
-    some.split_whitespace()
-        .find_map(|f| f.strip_prefix("total="))?
-        .parse()
-        .ok()
+/// Wait for `child` and return its resource use (`wait4`: the CPU time of this child
+/// alone, without a timing tool). Its `ru_maxrss` is not used: Linux carries the peak
+/// RSS of the forking process (this bench, holding every request body) across `exec`.
+fn wait_with_rusage(child: Child) -> Result<(i32, libc::rusage), String> {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child, not yet waited for; both pointers are valid for writes.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    // The child is reaped: `Child` must not wait for it again (dropping it does not).
+    drop(child);
+    if r != pid {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Ok((code, usage))
 }
 
-fn time_field<'a>(report: &'a str, label: &str) -> Option<&'a str> {
-    report
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(label)?.trim().strip_prefix(':'))
-        .map(str::trim)
+fn seconds(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
 }
 
 #[allow(clippy::too_many_arguments)]
 fn run_cli(
     bin: &Path,
-    time_bin: &Path,
     suite: &Path,
     target: &str,
     dir: &Path,
     name: &str,
     concurrency: usize,
     trials: usize,
-    server: &Server,
-    delay: Duration,
+    server: &Fake,
 ) -> Result<Run, String> {
     let out = dir.join(name);
-    let time_file = dir.join(format!("{name}.time"));
     let log = dir.join(format!("{name}.log"));
-    server.reset();
-    let stall_before = cpu_stall_us();
-    let started = Instant::now();
+    server.take_count();
     let log_file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
-    let status = Command::new(time_bin)
-        .arg("-v")
-        .arg("-o")
-        .arg(&time_file)
-        .arg(bin)
+    let started = Instant::now();
+    let child = Command::new(bin)
         .arg("run")
         .arg(suite)
         .args(["--target", target, "--live", "-j", &concurrency.to_string()])
@@ -440,83 +780,76 @@ fn run_cli(
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
         .stderr(log_file)
-        .status()
-        .map_err(|e| format!("could not start {}: {e}", time_bin.display()))?;
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", bin.display()))?;
+    let (code, usage) = wait_with_rusage(child)?;
     let wall = started.elapsed().as_secs_f64();
-    let stall = match (stall_before, cpu_stall_us()) {
-        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e6 / wall * 100.0,
-        _ => f64::NAN,
-    };
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
     // 0: thresholds met, 1: a threshold failed; anything else: the run did not complete.
-    if !matches!(status.code(), Some(0 | 1)) {
-        return Err(format!(
-            "{name}: toolgauge exited with {status}:\n{log_text}"
-        ));
+    if !matches!(code, 0 | 1) {
+        return Err(format!("{name}: toolgauge exited with {code}:\n{log_text}"));
     }
     let journal = std::fs::read_to_string(out.join("trials.jsonl")).map_err(|e| e.to_string())?;
     let written = journal.lines().count();
-    let errors = journal
+    let retried = journal
         .lines()
         .filter(|l| {
             serde_json::from_str::<serde_json::Value>(l)
                 .map_or(true, |t| t["verdict"] != "pass" && t["verdict"] != "fail")
         })
         .count();
-    let arrivals = server.reset();
-    if written != trials || errors > 0 || arrivals.len() != trials {
+    let arrived = server.take_count();
+    if written != trials || retried > 0 || arrived != trials {
         return Err(format!(
-            "{name}: {written} trials written of {trials}, {errors} errors, {} requests at the server:\n{log_text}",
-            arrivals.len()
+            "{name}: {written} trials written of {trials}, {retried} errors, {arrived} requests at the server:\n{log_text}"
         ));
     }
-    let report = std::fs::read_to_string(&time_file).map_err(|e| e.to_string())?;
-    let number = |label: &str| -> Result<f64, String> {
-        time_field(&report, label)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("no `{label}` in {}", time_file.display()))
-    };
-    let rss_mb = number("Maximum resident set size (kbytes)")? / 1024.0;
-    let cpu = number("User time (seconds)")? + number("System time (seconds)")?;
-    let first = arrivals.iter().min().copied().unwrap_or(started);
-    let last = arrivals.iter().max().copied().unwrap_or(started) + delay;
-    let startup = (first - started).as_secs_f64();
-    let serving = (last - first).as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
     Ok(Run {
         wall,
-        rss_mb,
-        cpu,
-        startup,
-        serving,
-        teardown: (wall - startup - serving).max(0.0),
-        stall,
+        cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
     })
+}
+
+/// Everything one (server kind, concurrency) cell needs.
+struct Cell {
+    kind: usize,
+    j: usize,
+    trials: usize,
+    target: String,
+    suite_path: PathBuf,
+    plan: Plan,
+    bare: BareRequests,
+    body_path: PathBuf,
+    bare_walls: Vec<f64>,
+    python_walls: Vec<f64>,
+    runs: Vec<Run>,
+}
+
+/// The request bodies toolgauge sends for `plan`'s trials, in plan order.
+fn bodies(plan: &Plan, target: &Target) -> Vec<Vec<u8>> {
+    let provider = OpenAiProvider::new(
+        ProviderConfig::new(
+            "openai-compatible",
+            "fake",
+            target.base_url.as_deref().unwrap_or_default(),
+        ),
+        Http::new(HttpSettings::default()).expect("an HTTP client"),
+    );
+    plan.trials()
+        .into_iter()
+        .map(|t| {
+            let body = provider
+                .build_body(&plan.request(t).0)
+                .expect("a request body");
+            serde_json::to_vec(&body).expect("JSON")
+        })
+        .collect()
 }
 
 fn main() {
     let o = parse_args();
-    let server = Server::start(o.delay);
-    let target = target_spec(&server.base_url);
-    if o.serve {
-        println!("fake OpenAI-compatible server: {}", server.base_url);
-        println!("target: {target}   (Ctrl-C stops it)");
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
-    }
-
-    let bin = std::env::var_os("TOOLGAUGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_toolgauge")));
-    let time_bin =
-        PathBuf::from(std::env::var_os("TIME_BIN").unwrap_or_else(|| "/usr/bin/time".into()));
-    if !time_bin.is_file() {
-        eprintln!(
-            "error: {} is missing (GNU time reports peak memory; Debian package `time`)",
-            time_bin.display()
-        );
-        std::process::exit(2);
-    }
+    install_crypto();
     let tmp = tempfile::Builder::new()
         .prefix("toolgauge-live.")
         .tempdir()
@@ -530,132 +863,197 @@ fn main() {
         let p = tmp.path().to_path_buf();
         (Some(tmp), p)
     };
-    let suite_text = suite_yaml(o.cases, &target);
-    let suite_path = dir.join("live-bench.yaml");
-    std::fs::write(&suite_path, &suite_text).expect("write the suite");
-    let plan = plan_for(&suite_text, &target);
-    let trials = plan.trials().len();
-    let delay_s = o.delay.as_secs_f64();
-    println!(
-        "live bench: {} cases × 2 variants × 2 tool_choice × 2 repeats = {trials} trials, server {} answering after {} ms",
-        o.cases,
-        server.base_url,
-        o.delay.as_millis()
-    );
-    println!("binary: {}", bin.display());
-
-    // What the server and the HTTP stack allow at each concurrency (NaN: not checked).
-    let mut lean = vec![f64::NAN; o.concurrency.len()];
-    if o.probe {
-        println!("server check (clients in this process, 20 requests per slot):");
-        for (k, &j) in o.concurrency.iter().enumerate() {
-            lean[k] = probe(&plan, &target, j, o.delay, Client::Lean);
-            probe(&plan, &target, j, o.delay, Client::Provider);
+    let answer_path = dir.join("answer.json");
+    std::fs::write(&answer_path, answer_body()).expect("write the answer");
+    let servers: Vec<Fake> = o
+        .kinds
+        .iter()
+        .map(|&k| Fake::start(k, o.delay, &answer_path))
+        .collect();
+    if o.serve {
+        for (k, s) in o.kinds.iter().zip(&servers) {
+            println!(
+                "fake OpenAI-compatible server ({}): {}",
+                k.describe(),
+                s.base_url()
+            );
+            println!("target: {}", target_spec(s.base_url()));
         }
-        server.reset();
+        println!("(Ctrl-C stops them)");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
     }
 
-    let mut results: Vec<Vec<Run>> = o.concurrency.iter().map(|_| Vec::new()).collect();
+    let bin = std::env::var_os("TOOLGAUGE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_toolgauge")));
+    println!("binary: {}", bin.display());
+    println!(
+        "servers answer after {} ms; 8 trials a case; runs interleaved",
+        o.delay.as_millis()
+    );
+    let mut cells = Vec::new();
+    for (k, server) in servers.iter().enumerate() {
+        for &j in &o.concurrency {
+            let target = target_spec(server.base_url());
+            let cases = cases_for(j, &o);
+            let suite_text = suite_yaml(cases, &target);
+            let suite_path = dir.join(format!("suite-{}-j{j}.yaml", o.kinds[k].name()));
+            std::fs::write(&suite_path, &suite_text).expect("write the suite");
+            let plan = plan_for(&suite_text, &target);
+            let bodies = bodies(&plan, &Target::parse(&target).expect("target"));
+            let body_path = dir.join(format!("body-{}-j{j}.json", o.kinds[k].name()));
+            std::fs::write(&body_path, &bodies[0]).expect("write a body");
+            cells.push(Cell {
+                kind: k,
+                j,
+                trials: bodies.len(),
+                bare: BareRequests::new(server.base_url(), &bodies),
+                target,
+                suite_path,
+                plan,
+                body_path,
+                bare_walls: Vec::new(),
+                python_walls: Vec::new(),
+                runs: Vec::new(),
+            });
+        }
+    }
+
+    if o.probe {
+        println!("in-process check (20 requests per slot):");
+        for c in &cells {
+            println!(" {}", o.kinds[c.kind].name());
+            probe(&c.plan, &c.target, c.j, o.delay, Client::Lean);
+            probe(&c.plan, &c.target, c.j, o.delay, Client::Provider);
+        }
+        for s in &servers {
+            s.take_count();
+        }
+    }
+
     let mut failed = false;
-    // Interleaved, so a slow spell on the shared machine does not hit one setting only.
+    // Interleaved, so a slow spell on the shared machine does not hit one cell only.
     for r in 1..=o.runs {
-        for (k, &j) in o.concurrency.iter().enumerate() {
-            let name = format!("run-j{j}-{r}");
+        for c in &mut cells {
+            let kind = o.kinds[c.kind];
+            let server = &servers[c.kind];
+            let mut line = format!("run {r} {:<9} -j {:>3}:", kind.name(), c.j);
+            server.take_count();
+            match bare_run(&c.bare, c.trials, c.j, kind.keeps_alive()) {
+                Ok(w) if server.take_count() == c.trials => {
+                    write!(line, " bare {w:.3} s").unwrap();
+                    c.bare_walls.push(w);
+                }
+                Ok(_) => {
+                    eprintln!("error: the bare client's requests did not all reach the server");
+                    failed = true;
+                }
+                Err(e) => {
+                    eprintln!("error: bare client: {e}");
+                    failed = true;
+                }
+            }
+            if kind.python_mode().is_some() {
+                match python_run(
+                    server.base_url(),
+                    &c.body_path,
+                    c.trials,
+                    c.j,
+                    kind.keeps_alive(),
+                ) {
+                    Ok(w) if server.take_count() == c.trials => {
+                        write!(line, ", python {w:.3} s").unwrap();
+                        c.python_walls.push(w);
+                    }
+                    Ok(_) => {
+                        eprintln!(
+                            "error: the python client's requests did not all reach the server"
+                        );
+                        failed = true;
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        failed = true;
+                    }
+                }
+            }
+            let name = format!("run-{}-j{}-{r}", kind.name(), c.j);
             match run_cli(
                 &bin,
-                &time_bin,
-                &suite_path,
-                &target,
+                &c.suite_path,
+                &c.target,
                 &dir,
                 &name,
-                j,
-                trials,
-                &server,
-                o.delay,
+                c.j,
+                c.trials,
+                server,
             ) {
                 Ok(run) => {
-                    let floor = trials as f64 * delay_s / j as f64;
-                    println!(
-                        "run {r} -j {j:>3}: wall {:.3} s = {:.3} × floor, peak RSS {:.1} MB, cpu {:.2} s; startup {:.3} s, serving {:.3} s, teardown {:.3} s; cpu stall {:.0}%",
-                        run.wall,
-                        run.wall / floor,
-                        run.rss_mb,
-                        run.cpu,
-                        run.startup,
-                        run.serving,
-                        run.teardown,
-                        run.stall
-                    );
-                    results[k].push(run);
+                    write!(line, ", toolgauge {:.3} s (cpu {:.2} s)", run.wall, run.cpu).unwrap();
+                    c.runs.push(run);
                 }
                 Err(e) => {
                     eprintln!("error: {e}");
                     failed = true;
                 }
             }
+            println!("{line}");
         }
     }
 
     println!();
     println!(
-        "median of {} run(s); floor = {trials} × {} ms / concurrency; goal at -j {GOAL_CONCURRENCY}: ratio ≤ {GOAL_RATIO}, peak RSS < {GOAL_RSS_MB} MB",
+        "median of {} run(s); answer delay {} ms; floor = requests × delay / concurrency; ratio = toolgauge / the fastest bare client (goal ≤ {GOAL_RATIO})",
         o.runs,
         o.delay.as_millis()
     );
-    println!(
-        "(lean: the ratio of the lean client of the server check; cpu: user + sys of toolgauge; startup: to the first request at the server; serving: first request to last answer; eff.j: requests in flight on average meanwhile; teardown: last answer to exit; stall: PSI share of the wall time some task on the machine waited for a CPU)"
-    );
-    println!(
-        "{:>4} {:>6} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>7} {:>7} {:>6} {:>8} {:>6}  goal",
-        "-j",
-        "trials",
-        "wall s",
-        "floor s",
-        "ratio",
-        "lean",
-        "RSS MB",
-        "cpu s",
-        "startup",
-        "serving",
-        "eff.j",
-        "teardown",
-        "stall"
-    );
-    for (k, &j) in o.concurrency.iter().enumerate() {
-        let runs = &results[k];
-        if runs.is_empty() {
-            println!("{j:>4} (no successful run)");
-            continue;
-        }
-        let m = |f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
-        let floor = trials as f64 * delay_s / j as f64;
-        let wall = m(|r| r.wall);
-        let ratio = wall / floor;
-        let rss = m(|r| r.rss_mb);
-        let serving = m(|r| r.serving);
-        // Requests in flight on average while serving (j when the runner keeps up).
-        let effective = trials as f64 * delay_s / serving;
-        let goal = if j == GOAL_CONCURRENCY {
-            let ok = ratio <= GOAL_RATIO && rss < GOAL_RSS_MB;
-            failed |= !ok;
-            if ok { "met" } else { "MISSED" }
+    let mut table = String::new();
+    writeln!(
+        table,
+        "| server | -j | requests | floor s | bare Rust s | bare Python s | toolgauge s | toolgauge / bare | toolgauge cpu s | goal |"
+    )
+    .unwrap();
+    writeln!(table, "|---|---|---|---|---|---|---|---|---|---|").unwrap();
+    let cell_text = |v: f64| {
+        if v.is_nan() {
+            "-".to_string()
         } else {
-            "-"
-        };
-        println!(
-            "{j:>4} {trials:>6} {wall:>7.3} {floor:>7.3} {ratio:>6.2} {:>5} {rss:>7.1} {:>6.2} {:>7.3} {serving:>7.3} {effective:>6.1} {:>8.3} {:>5.0}%  {goal}",
-            if lean[k].is_nan() {
-                "-".to_string()
-            } else {
-                format!("{:.2}", lean[k])
-            },
-            m(|r| r.cpu),
-            m(|r| r.startup),
-            m(|r| r.teardown),
-            m(|r| r.stall)
-        );
+            format!("{v:.3}")
+        }
+    };
+    for c in &cells {
+        let kind = o.kinds[c.kind];
+        let bare = median(&c.bare_walls);
+        let py = median(&c.python_walls);
+        let wall = median(&c.runs.iter().map(|r| r.wall).collect::<Vec<_>>());
+        let cpu = median(&c.runs.iter().map(|r| r.cpu).collect::<Vec<_>>());
+        // f64::min skips NaN: the faster of the clients that ran.
+        let reference = bare.min(py);
+        let ratio = wall / reference;
+        let ok = ratio <= GOAL_RATIO;
+        failed |= !ok;
+        let floor = c.trials as f64 * o.delay.as_secs_f64() / c.j as f64;
+        writeln!(
+            table,
+            "| {} | {} | {} | {floor:.2} | {} | {} | {} | {ratio:.2} | {cpu:.2} | {} |",
+            kind.name(),
+            c.j,
+            c.trials,
+            cell_text(bare),
+            cell_text(py),
+            cell_text(wall),
+            if ok { "met" } else { "MISSED" }
+        )
+        .unwrap();
     }
-    drop(server);
+    print!("{table}");
+    println!();
+    for k in &o.kinds {
+        println!("{}: {}", k.name(), k.describe());
+    }
+    drop(servers);
     drop(tmp);
     if failed {
         std::process::exit(1);

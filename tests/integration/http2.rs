@@ -1,7 +1,7 @@
 //! HTTP/2 over TLS: a live run against an HTTPS endpoint that offers `h2` by ALPN sends
-//! every request over HTTP/2, multiplexed on one connection that is reused across
-//! trials; an endpoint that offers only `http/1.1` gets HTTP/1.1 on kept-alive
-//! connections.
+//! every request over HTTP/2, multiplexed on connections reused across trials (at most
+//! one per request in flight at the start, usually just one); an endpoint that offers
+//! only `http/1.1` gets HTTP/1.1 on kept-alive connections.
 //!
 //! The server (tokio-rustls + hyper, in this test process) uses the certificate in
 //! `fixtures/tls/` (a test CA and a `localhost`/`127.0.0.1` leaf it signed, valid until
@@ -153,7 +153,7 @@ fn run_against(alpn: &[&[u8]]) -> Arc<Seen> {
 }
 
 #[test]
-fn an_endpoint_offering_h2_gets_every_trial_over_one_http2_connection() {
+fn an_endpoint_offering_h2_gets_every_trial_over_http2_on_reused_connections() {
     let seen = run_against(&[b"h2", b"http/1.1"]);
     let requests = seen.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 24);
@@ -161,11 +161,11 @@ fn an_endpoint_offering_h2_gets_every_trial_over_one_http2_connection() {
         requests.iter().all(|(_, v)| *v == Version::HTTP_2),
         "{requests:?}"
     );
-    // Every request on the same connection: multiplexed, and reused across trials.
-    let first = requests[0].0;
-    assert!(requests.iter().all(|(c, _)| *c == first), "{requests:?}");
-    // The first 4 requests start together, each may open a connection before the
-    // first one has negotiated h2; the spares are dropped, never used.
+    // Connections are reused across trials: the 24 requests share at most the 4
+    // connections the first 4 requests (started together) may open before the first
+    // one has negotiated h2 (usually all go over that one; the spares are dropped).
+    let used: std::collections::BTreeSet<usize> = requests.iter().map(|(c, _)| *c).collect();
+    assert!((1..=4).contains(&used.len()), "{requests:?}");
     let opened = seen.connections.load(Ordering::SeqCst);
     assert!((1..=4).contains(&opened), "{opened} connections");
 }
