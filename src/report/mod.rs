@@ -264,7 +264,7 @@ pub trait Exporter {
 pub const FILE_FORMATS: &[&str] = &["json", "csv", "junit", "md", "html"];
 
 /// The exporter for `format`.
-pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
+pub fn exporter(format: &str) -> Option<Box<dyn Exporter + Send>> {
     match format {
         "json" => Some(Box::new(json::JsonExporter)),
         "csv" => Some(Box::new(csv::CsvExporter)),
@@ -276,15 +276,30 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
 }
 
 /// Render `formats` into `dir`.
+///
+/// The formats are rendered side by side, one thread each: they only read the report,
+/// and for a large run (thousands of trials) rendering JUnit, Markdown and HTML one after
+/// another is most of the time between the last answer and the end of the command. The
+/// files are written in the order of `formats`, and the first error in that order wins.
 pub fn write_files(
     dir: &Path,
     report: &RunReport,
     formats: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
+    let rendered: Vec<Result<Vec<(String, Vec<u8>)>, ReportError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = formats
+            .iter()
+            .filter_map(|f| exporter(f))
+            .map(|e| s.spawn(move || e.render(report)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
     let mut written = Vec::new();
-    for f in formats {
-        let Some(e) = exporter(f) else { continue };
-        for (name, bytes) in e.render(report)? {
+    for files in rendered {
+        for (name, bytes) in files? {
             let path = dir.join(name);
             std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
                 path: path.clone(),
