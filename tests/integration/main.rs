@@ -37,6 +37,7 @@ mod sampling;
 mod schema;
 mod select;
 mod shard;
+mod smollm2;
 mod snapshots;
 mod support;
 mod validate;
