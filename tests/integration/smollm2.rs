@@ -5,7 +5,8 @@
 //! A few cases of a shipped suite run live twice at temperature 0 (identical verdicts and
 //! calls, trial by trial), once more recording a cassette, then, with the server stopped,
 //! replay from that cassette (identical verdicts); when this toolgauge has `--stream`, a
-//! streamed run must make the same calls. `benches/smollm2.sh` does the same for every
+//! streamed run must make the same calls. A run that crashes the server (a schema
+//! `pattern` with `\d`) must end with every trial written as an error saying why. `benches/smollm2.sh` does the same for every
 //! shipped suite and prints the figures (docs/real-model.md).
 //!
 //! The venv is not installed by `cargo test`: without it the test says so and passes,
@@ -349,6 +350,30 @@ fn smollm2_live_twice_recorded_replayed_offline() {
         };
         assert_eq!(calls(&second), calls(&streamed), "streamed vs not");
     }
+
+    // A named tool whose schema has a `pattern` with `\d` (get_weather's `date`) kills
+    // the server: llama.cpp cannot parse the grammar made from it and segfaults. Every
+    // trial must still be written, as an error that says what happened, and the run must
+    // end (exit 3), not hang.
+    let mut args = base("crashed");
+    args.extend(["--target", target.as_str(), "--live"]);
+    args.extend(["--tool-choice", "function:get_weather"]);
+    let o = run_bounded(&t, &args);
+    assert_eq!(o.code, Some(RUN_INCOMPLETE), "{}\n{}", o.stdout, o.stderr);
+    let crashed = complete(&t, &o, "crashed", PLANNED);
+    for trial in crashed.trials() {
+        assert_eq!(trial["verdict"], "error", "{trial}");
+        let reason = trial["reasons"][0]["message"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("still running?"),
+            "the reason must say the server went away: {reason}"
+        );
+    }
+    assert!(
+        server.log_text().contains("unknown escape"),
+        "the server died of something else:\n{}",
+        server.log_text()
+    );
 
     // The cassette was recorded from the model, one entry per trial, and replays with the
     // server gone.
