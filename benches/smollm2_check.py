@@ -10,7 +10,9 @@ summarises one run's figures. Used by benches/smollm2.sh; standard library only.
       the same, except that two error trials agree whatever their reasons (a request the
       server failed live was never recorded, so its replay fails as "not in the
       cassette"). `calls` compares the model turns of trials that both sides scored, and
-      the verdicts (what a streamed and a non-streamed response must share).
+      the verdicts (what a streamed and a non-streamed response must share); a streamed
+      trial that failed because the server cannot stream an automatic tool choice is
+      counted and named, not compared.
       Call ids are never compared: the server makes up fresh ones for every response.
 
   smollm2_check.py complete RUN
@@ -68,6 +70,16 @@ def turns(trial):
     return out
 
 
+# llama-cpp-python 0.3.36's chatml-function-calling handler refuses a streamed request
+# whose automatic tool choice picked a tool (HTTP 500 with this message): a limit of the
+# server, which toolgauge must report as an error trial, not a difference in calls.
+SERVER_CANNOT_STREAM = "Automatic streaming tool choice is not supported"
+
+
+def cannot_stream(trial):
+    return any(SERVER_CANNOT_STREAM in (m or "") for _, m in reasons(trial))
+
+
 def reasons(trial):
     return [(r.get("code"), r.get("message")) for r in trial.get("reasons") or []]
 
@@ -85,6 +97,7 @@ def short(value, limit=160):
 def same(mode, a_dir, b_dir):
     a, b = load(a_dir), load(b_dir)
     problems = []
+    unstreamable = []
     for key in sorted(set(a) | set(b), key=str):
         if key not in b:
             problems.append(f"{name(key)}: only in {a_dir}")
@@ -102,6 +115,9 @@ def same(mode, a_dir, b_dir):
                 problems.append(
                     f"{name(key)}: reasons {short(reasons(ta))} vs {short(reasons(tb))}"
                 )
+        if mode == "calls" and tb["verdict"] == "error" and cannot_stream(tb):
+            unstreamable.append(name(key))
+            continue
         if mode == "calls" and ta["verdict"] != tb["verdict"]:
             problems.append(
                 f"{name(key)}: {ta['verdict']} {short(reasons(ta))} vs "
@@ -114,6 +130,11 @@ def same(mode, a_dir, b_dir):
             problems.append(f"{name(key)}: turns {short(turns(ta))} vs {short(turns(tb))}")
     for p in problems:
         print(f"  differs: {p}")
+    if unstreamable:
+        print(
+            f"  {len(unstreamable)} trials the server cannot stream (an error saying "
+            f"{SERVER_CANNOT_STREAM!r}), e.g. {unstreamable[0]}"
+        )
     print(
         f"  {len(a)} vs {len(b)} trials, {len(problems)} "
         f"{'difference' if len(problems) == 1 else 'differences'} ({mode})"
