@@ -9,13 +9,16 @@
 #   live      a live run;
 #   record    a second live run that also records every exchange to a new cassette;
 #   stream    a third live run with --stream (when this toolgauge has the flag);
-# then the server is stopped and
+# The server dies on some schemas (a `pattern` with `\d`): the script names the crash and
+# starts it again before the next run. Then the server is stopped and
 #   replay    replays the recorded cassette with no server at all.
 # Checks, trial by trial (benches/smollm2_check.py):
 #   (a) live and record agree: same verdicts, reasons, texts and calls (temperature 0);
 #   (b) record and replay agree: same verdicts (a request the server failed live was never
 #       recorded: such a trial is an error on both sides, with different reasons);
-#   (c) record and stream agree: same verdicts, texts and calls;
+#   (c) record and stream agree: same verdicts, texts and calls (a trial the server
+#       cannot stream, an automatic tool choice that picked a tool, for which it sends an
+#       empty event stream, is named and counted, not compared);
 #   and every run wrote every trial it planned, within RUN_LIMIT (no trial lost, no hang).
 # Printed: install time (when the venv was made), model load time, per-request latency
 # (p50/p95 from the trials' latency_ms), each suite's verdict counts, every error trial's
