@@ -279,13 +279,18 @@ fn message_json(message: &Message) -> Value {
         } => {
             let mut m = Map::new();
             m.insert("role".into(), Value::from("assistant"));
-            // OpenAI wants `content` unless there are tool calls; null then.
-            let content = match content {
-                Some(text) => Value::from(text.clone()),
-                None if tool_calls.is_empty() => Value::from(""),
-                None => Value::Null,
-            };
-            m.insert("content".into(), content);
+            // OpenAI wants `content` unless there are tool calls; it is left out then
+            // rather than sent as null, which servers that type it as an optional
+            // string (llama-cpp-python) refuse with a 500.
+            match content {
+                Some(text) => {
+                    m.insert("content".into(), Value::from(text.clone()));
+                }
+                None if tool_calls.is_empty() => {
+                    m.insert("content".into(), Value::from(""));
+                }
+                None => {}
+            }
             for (field, value) in saved_fields(state.as_ref()) {
                 m.insert(field.into(), value.clone());
             }
@@ -837,7 +842,7 @@ mod tests {
             json!([
                 {"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "Weather in Paris and the time in Tokyo?"},
-                {"role": "assistant", "content": null, "tool_calls": [
+                {"role": "assistant", "tool_calls": [
                     {"id": "call_1", "type": "function",
                      "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
                     {"id": "call_2", "type": "function",

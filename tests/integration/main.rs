@@ -38,6 +38,7 @@ mod sampling;
 mod schema;
 mod select;
 mod shard;
+mod smollm2;
 mod snapshots;
 mod stream;
 mod support;

@@ -131,10 +131,10 @@ async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error
         seen[2]["messages"],
         json!([
             {"role": "user", "content": "What is the weather in Tokyo?"},
-            {"role": "assistant", "content": null, "reasoning": OLLAMA_THINKING,
+            {"role": "assistant", "reasoning": OLLAMA_THINKING,
              "tool_calls": [call("call_x3kq9m2a", "Tokyo")]},
             {"role": "tool", "tool_call_id": "call_x3kq9m2a", "content": "{\"temp_c\":25,\"condition\":\"sunny\"}"},
-            {"role": "assistant", "content": null, "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
+            {"role": "assistant", "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
             {"role": "tool", "tool_call_id": "call_p0w7c1zd", "content": not_found}
         ])
     );
