@@ -117,7 +117,46 @@ pub struct Header {
 #[derive(Clone)]
 pub struct Http {
     client: reqwest::Client,
+    /// The same client without a connection pool: every request on a new connection.
+    /// Used once the server is seen closing connections after each reply
+    /// ([`StaleCount`]), where a pooled connection is dead by the time it is reused.
+    fresh: reqwest::Client,
+    stale: std::sync::Arc<StaleCount>,
     settings: HttpSettings,
+}
+
+/// How often a pooled connection turned out closed by the server (see
+/// `closed_unanswered`), against the requests sent. A server that closes after every
+/// reply without saying `Connection: close` (Python's `http.server`) makes this frequent:
+/// each reuse is a wasted write, a resend, and under concurrency a burst of them. A server
+/// that only drops connections left idle past its keep-alive timeout makes it rare, and
+/// keeps its pool (over TLS a new connection costs a handshake).
+#[derive(Debug, Default)]
+struct StaleCount {
+    sent: std::sync::atomic::AtomicU64,
+    stale: std::sync::atomic::AtomicU64,
+}
+
+impl StaleCount {
+    /// Stale reuses before the pool is given up, and their least share of requests.
+    const MIN_STALE: u64 = 3;
+    const MIN_SHARE_PERCENT: u64 = 5;
+
+    fn note_sent(&self) {
+        self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn note_stale(&self) {
+        self.stale
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the server closes connections often enough that pooling only costs.
+    fn pool_given_up(&self) -> bool {
+        let stale = self.stale.load(std::sync::atomic::Ordering::Relaxed);
+        let sent = self.sent.load(std::sync::atomic::Ordering::Relaxed);
+        stale >= Self::MIN_STALE && stale * 100 >= sent * Self::MIN_SHARE_PERCENT
+    }
 }
 
 /// Install the ring crypto provider for rustls once per process (reqwest is built
@@ -249,17 +288,47 @@ impl Http {
 
     fn build(settings: HttpSettings, plain: bool) -> Result<Http, HttpError> {
         install_crypto();
-        let mut builder = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout.min(Duration::from_secs(10)));
-        if plain {
-            // No roots at all: a redirect to https would fail verification (closed).
-            builder = builder.tls_certs_only(Vec::new());
-        }
-        let client = builder
+        let builder = || {
+            let b = reqwest::Client::builder()
+                .timeout(settings.timeout)
+                .connect_timeout(settings.timeout.min(Duration::from_secs(10)));
+            // No roots at all for a plain endpoint: a redirect to https would fail
+            // verification (closed).
+            if plain {
+                b.tls_certs_only(Vec::new())
+            } else {
+                b
+            }
+        };
+        let fresh = builder()
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(|e| HttpError::Setup(e.to_string()))?;
-        Ok(Http { client, settings })
+        let client = builder()
+            .build()
+            .map_err(|e| HttpError::Setup(e.to_string()))?;
+        Ok(Http {
+            client,
+            fresh,
+            stale: Default::default(),
+            settings,
+        })
+    }
+
+    /// The client for the next request: the pooled one, unless the server has shown
+    /// it closes connections after replying ([`StaleCount::pool_given_up`]).
+    fn pick_client(&self) -> &reqwest::Client {
+        self.stale.note_sent();
+        if self.stale.pool_given_up() {
+            &self.fresh
+        } else {
+            &self.client
+        }
+    }
+
+    /// Whether this client stopped pooling connections because the server closes them.
+    pub fn pool_given_up(&self) -> bool {
+        self.stale.pool_given_up()
     }
 
     /// The settings in force.
@@ -312,7 +381,7 @@ impl Http {
             attempt += 1;
             let started = Instant::now();
             let sent = self
-                .client
+                .pick_client()
                 .post(url)
                 .headers(map.clone())
                 .header("content-type", "application/json")
@@ -364,6 +433,7 @@ impl Http {
                     // A pooled connection the server had already closed (see
                     // `closed_unanswered`): nothing was processed, so send again at once,
                     // outside the attempt budget.
+                    self.stale.note_stale();
                     stale_retried = true;
                     resend_now = true;
                     max += 1;
@@ -407,7 +477,7 @@ impl Http {
             attempt += 1;
             let started = Instant::now();
             let sent = self
-                .client
+                .pick_client()
                 .post(url)
                 .headers(map.clone())
                 .header("content-type", "application/json")
@@ -446,6 +516,7 @@ impl Http {
                     // A pooled connection the server had already closed (see
                     // `closed_unanswered`): nothing was processed, so send again at once,
                     // outside the attempt budget.
+                    self.stale.note_stale();
                     stale_retried = true;
                     resend_now = true;
                     max += 1;
@@ -680,6 +751,46 @@ mod tests {
         assert_eq!(second.attempts, 2);
         // The second request did reach the first connection before it was closed.
         assert!(server.join().unwrap() > 0);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_closes_after_each_reply_stops_the_pooling() {
+        use std::io::{Read, Write};
+        // Each connection answers one request, then closes when the next one arrives
+        // unanswered: every reuse of a pooled connection is a stale one. Returns how
+        // many stale reuses it saw.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/x", listener.local_addr().unwrap());
+        listener.set_nonblocking(false).unwrap();
+        let server = std::thread::spawn(move || {
+            let mut stale = 0;
+            let mut answered = 0;
+            while answered < 10 {
+                let (mut conn, _) = listener.accept().unwrap();
+                // A client that keeps the connection without reusing it must not hang
+                // the test: the read gives up after a while.
+                conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                let mut buf = [0u8; 4096];
+                if conn.read(&mut buf).unwrap_or(0) == 0 {
+                    continue;
+                }
+                conn.write_all(KEPT.as_bytes()).unwrap();
+                answered += 1;
+                if conn.read(&mut buf).unwrap_or(0) > 0 {
+                    stale += 1;
+                }
+            }
+            stale
+        });
+        let http = fast();
+        for _ in 0..10 {
+            let reply = http.post_json(&url, &[], &Value::Null, &[]).await.unwrap();
+            assert_eq!(reply.body, serde_json::json!({"ok": true}));
+        }
+        // Three stale reuses (requests 2, 3 and 4), then a new connection per request:
+        // 10 answers on 13 connections.
+        assert!(http.pool_given_up());
+        assert_eq!(server.join().unwrap(), 3);
     }
 
     #[tokio::test]
