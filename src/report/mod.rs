@@ -275,6 +275,9 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter + Send>> {
     }
 }
 
+/// One format's files with their bytes, or why it could not be rendered.
+type Rendered = Result<Vec<(String, Vec<u8>)>, ReportError>;
+
 /// Render `formats` into `dir`.
 ///
 /// The formats are rendered side by side, one thread each: they only read the report,
@@ -286,7 +289,7 @@ pub fn write_files(
     report: &RunReport,
     formats: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let rendered: Vec<Result<Vec<(String, Vec<u8>)>, ReportError>> = std::thread::scope(|s| {
+    let rendered: Vec<Rendered> = std::thread::scope(|s| {
         let handles: Vec<_> = formats
             .iter()
             .filter_map(|f| exporter(f))
