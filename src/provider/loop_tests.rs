@@ -146,7 +146,7 @@ fn openai_three_rounds_send_tool_messages_and_errors_as_json() {
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Weather in Paris and Rome?"},
-            {"role": "assistant", "content": null,
+            {"role": "assistant",
              "tool_calls": [weather("call_a", "Paris"), weather("call_b", "Rome")]},
             {"role": "tool", "tool_call_id": "call_a", "content": "{\"temp_c\":18}"},
             {"role": "tool", "tool_call_id": "call_b",

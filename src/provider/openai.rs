@@ -1520,7 +1520,7 @@ mod tests {
         let sent = message_json(&r.to_message());
         assert_eq!(
             sent,
-            json!({"role": "assistant", "content": null, "reasoning_content": "think",
+            json!({"role": "assistant", "reasoning_content": "think",
                    "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
                    "tool_calls": [{"id": "c1", "type": "function",
                                    "function": {"name": "f", "arguments": "{}"}}]})

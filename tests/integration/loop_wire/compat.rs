@@ -76,11 +76,11 @@ async fn deepseek_reasoning_content_goes_back_with_each_tool_calling_turn() {
         seen[2]["messages"],
         json!([
             {"role": "user", "content": "Weather in Edinburgh, and the AAPL price?"},
-            {"role": "assistant", "content": null, "reasoning_content": REASONING[0],
+            {"role": "assistant", "reasoning_content": REASONING[0],
              "tool_calls": calls(&parallel)},
             {"role": "tool", "tool_call_id": "call_fdNz3vOBKYgOIpMdWotB9MjY", "content": RATE_LIMITED},
             {"role": "tool", "tool_call_id": "call_h1DWI1POMJLb0KwIyQHWXD4p", "content": STOCK},
-            {"role": "assistant", "content": null, "reasoning_content": REASONING[1],
+            {"role": "assistant", "reasoning_content": REASONING[1],
              "tool_calls": calls(&single)},
             {"role": "tool", "tool_call_id": "call_Y6qJ7ofLgOrBnMD5WbVAeiRV", "content": WEATHER}
         ])
