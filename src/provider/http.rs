@@ -59,6 +59,12 @@ pub struct HttpStream {
     pub attempts: u32,
 }
 
+/// What [`Http::exchange`] got: a whole parsed body, or a stream to read.
+enum Got {
+    Body(HttpReply),
+    Stream(HttpStream),
+}
+
 /// Why a request failed (after retries, where retrying made sense). Messages never hold
 /// a secret: every text taken from a response is scrubbed first.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -370,25 +376,66 @@ impl Http {
         payload: Vec<u8>,
         secrets: &[&str],
     ) -> Result<HttpReply, HttpError> {
+        match self.exchange(url, headers, payload, secrets, false).await? {
+            Got::Body(reply) => Ok(reply),
+            Got::Stream(_) => unreachable!("a body was asked for"),
+        }
+    }
+
+    /// POST `payload` and hand back the answer's body unread, for a streamed answer
+    /// ([`super::stream`]). What fails before the body starts (a refused connection, a
+    /// 429 or 5xx status, a timeout waiting for the headers) is retried exactly as in
+    /// [`Http::post_bytes`]; once a 2xx status arrived nothing is retried, since part of
+    /// the answer may already have been read.
+    pub async fn post_stream(
+        &self,
+        url: &str,
+        headers: &[Header],
+        payload: Vec<u8>,
+        secrets: &[&str],
+    ) -> Result<HttpStream, HttpError> {
+        match self.exchange(url, headers, payload, secrets, true).await? {
+            Got::Stream(stream) => Ok(stream),
+            Got::Body(_) => unreachable!("a stream was asked for"),
+        }
+    }
+
+    /// The retry loop of both: send, and on a 2xx either read and parse the whole body
+    /// (a body that breaks off is retried) or, for a `stream`, return the body unread.
+    async fn exchange(
+        &self,
+        url: &str,
+        headers: &[Header],
+        payload: Vec<u8>,
+        secrets: &[&str],
+        stream: bool,
+    ) -> Result<Got, HttpError> {
         let map = header_map(headers)?;
         // Bytes: a retry sends the same buffer without copying it.
         let payload = bytes::Bytes::from(payload);
         let mut max = self.settings.max_attempts.max(1);
         let mut attempt = 0;
         let mut stale_retried = false;
-        let mut resend_now = false;
         loop {
             attempt += 1;
             let started = Instant::now();
-            let sent = self
+            let mut request = self
                 .pick_client()
                 .post(url)
                 .headers(map.clone())
-                .header("content-type", "application/json")
-                .body(payload.clone())
-                .send()
-                .await;
+                .header("content-type", "application/json");
+            if stream {
+                request = request.header("accept", "text/event-stream");
+            }
+            let sent = request.body(payload.clone()).send().await;
             let (error, wait) = match sent {
+                Ok(resp) if stream && resp.status().is_success() => {
+                    return Ok(Got::Stream(HttpStream {
+                        response: resp,
+                        started,
+                        attempts: attempt,
+                    }));
+                }
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     let asked = retry_after(resp.headers(), SystemTime::now());
@@ -400,11 +447,11 @@ impl Http {
                             // into a trial, a cassette or a message.
                             let text = scrubbed(&bytes, secrets);
                             return match serde_json::from_str::<Value>(&text) {
-                                Ok(body) => Ok(HttpReply {
+                                Ok(body) => Ok(Got::Body(HttpReply {
                                     body,
                                     latency,
                                     attempts: attempt,
-                                }),
+                                })),
                                 Err(e) => Err(HttpError::InvalidBody {
                                     message: e.to_string(),
                                     snippet: snippet(&text),
@@ -435,17 +482,13 @@ impl Http {
                     // outside the attempt budget.
                     self.stale.note_stale();
                     stale_retried = true;
-                    resend_now = true;
                     max += 1;
-                    (self.transport_error(&e, url, attempt, secrets), None)
+                    continue;
                 }
                 Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
             };
             if attempt >= max {
                 return Err(error);
-            }
-            if std::mem::take(&mut resend_now) {
-                continue;
             }
             let delay = wait
                 .map(|w| w.max(self.backoff(attempt)))
@@ -453,101 +496,6 @@ impl Http {
                 .min(self.settings.max_delay);
             tokio::time::sleep(delay).await;
         }
-    }
-
-    /// POST `payload` and hand back the answer's body unread, for a streamed answer
-    /// ([`super::stream`]). What fails before the body starts (a refused connection, a
-    /// 429 or 5xx status, a timeout waiting for the headers) is retried exactly as in
-    /// [`Http::post_bytes`]; once a 2xx status arrived nothing is retried, since part of
-    /// the answer may already have been read.
-    pub async fn post_stream(
-        &self,
-        url: &str,
-        headers: &[Header],
-        payload: Vec<u8>,
-        secrets: &[&str],
-    ) -> Result<HttpStream, HttpError> {
-        let map = header_map(headers)?;
-        let payload = bytes::Bytes::from(payload);
-        let mut max = self.settings.max_attempts.max(1);
-        let mut attempt = 0;
-        let mut stale_retried = false;
-        let mut resend_now = false;
-        loop {
-            attempt += 1;
-            let started = Instant::now();
-            let sent = self
-                .pick_client()
-                .post(url)
-                .headers(map.clone())
-                .header("content-type", "application/json")
-                .header("accept", "text/event-stream")
-                .body(payload.clone())
-                .send()
-                .await;
-            let (error, wait) = match sent {
-                Ok(resp) if resp.status().is_success() => {
-                    return Ok(HttpStream {
-                        response: resp,
-                        started,
-                        attempts: attempt,
-                    });
-                }
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let asked = retry_after(resp.headers(), SystemTime::now());
-                    match resp.bytes().await {
-                        Ok(bytes) => {
-                            let asked = asked.or_else(|| retry_delay_in_body(&bytes));
-                            let e = HttpError::Status {
-                                status,
-                                message: snippet(&scrubbed(&bytes, secrets)),
-                                attempts: attempt,
-                            };
-                            if !retryable_status(status) {
-                                return Err(e);
-                            }
-                            (e, asked)
-                        }
-                        Err(e) => (self.transport_error(&e, url, attempt, secrets), asked),
-                    }
-                }
-                Err(e) if closed_unanswered(&e) && !stale_retried => {
-                    // A pooled connection the server had already closed (see
-                    // `closed_unanswered`): nothing was processed, so send again at once,
-                    // outside the attempt budget.
-                    self.stale.note_stale();
-                    stale_retried = true;
-                    resend_now = true;
-                    max += 1;
-                    (self.transport_error(&e, url, attempt, secrets), None)
-                }
-                Err(e) => (self.transport_error(&e, url, attempt, secrets), None),
-            };
-            if attempt >= max {
-                return Err(error);
-            }
-            if std::mem::take(&mut resend_now) {
-                continue;
-            }
-            let delay = wait
-                .map(|w| w.max(self.backoff(attempt)))
-                .unwrap_or_else(|| self.backoff(attempt))
-                .min(self.settings.max_delay);
-            tokio::time::sleep(delay).await;
-        }
-    }
-
-    /// The error of a body that broke off mid-stream, in the words of
-    /// [`HttpError`] (a timeout, or a connection failure with the cause chain).
-    pub fn stream_error(
-        &self,
-        e: &reqwest::Error,
-        url: &str,
-        attempts: u32,
-        secrets: &[&str],
-    ) -> HttpError {
-        self.transport_error(e, url, attempts, secrets)
     }
 
     fn transport_error(
