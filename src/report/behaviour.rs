@@ -5,8 +5,6 @@
 
 use std::fmt::Write as _;
 
-use quick_junit::Property;
-
 use super::summary::{CellSummary, Summary};
 use crate::behaviour::{Behaviour, ObservedBy};
 use crate::score::TrialRecord;
@@ -287,29 +285,30 @@ pub fn any_facts(trials: &[TrialRecord]) -> bool {
         .any(|t| t.checks.as_ref().is_some_and(|c| c.behaviour.is_some()))
 }
 
-/// A JUnit testsuite's properties for its cell's behaviour metrics (`behaviour.` names).
+/// A JUnit testsuite's properties for its cell's behaviour metrics (`behaviour.` names),
+/// as (name, value).
 pub fn junit_properties(
     m: &BehaviourMetrics,
     opt: impl Fn(Option<f64>) -> String,
-) -> Vec<Property> {
+) -> Vec<(String, String)> {
     let mut out = vec![
-        Property::new("behaviour.trials", m.trials.to_string()),
-        Property::new("behaviour.macro_f1", opt(m.macro_f1.value)),
-        Property::new("behaviour.macro_f1_low", opt(m.macro_f1.low)),
-        Property::new("behaviour.macro_f1_high", opt(m.macro_f1.high)),
+        ("behaviour.trials".into(), m.trials.to_string()),
+        ("behaviour.macro_f1".into(), opt(m.macro_f1.value)),
+        ("behaviour.macro_f1_low".into(), opt(m.macro_f1.low)),
+        ("behaviour.macro_f1_high".into(), opt(m.macro_f1.high)),
     ];
     for (name, r) in [
         ("tool_hallucination_rate", &m.tool_hallucination_rate),
         ("answer_hallucination_rate", &m.answer_hallucination_rate),
     ] {
-        out.push(Property::new(format!("behaviour.{name}"), opt(r.value)));
-        out.push(Property::new(format!("behaviour.{name}_low"), opt(r.low)));
-        out.push(Property::new(format!("behaviour.{name}_high"), opt(r.high)));
+        out.push((format!("behaviour.{name}"), opt(r.value)));
+        out.push((format!("behaviour.{name}_low"), opt(r.low)));
+        out.push((format!("behaviour.{name}_high"), opt(r.high)));
     }
     for (e, row) in m.confusion.iter() {
         for (o, v) in row.iter() {
             if *v > 0 {
-                out.push(Property::new(
+                out.push((
                     format!("behaviour.confusion.{}.{}", e.label(), o.label()),
                     v.to_string(),
                 ));
@@ -360,8 +359,8 @@ mod tests {
         let find = |n: &str| {
             props
                 .iter()
-                .find(|p| p.name.as_str() == n)
-                .map(|p| p.value.to_string())
+                .find(|(name, _)| name == n)
+                .map(|(_, value)| value.clone())
         };
         assert_eq!(find("behaviour.macro_f1").as_deref(), Some("0.631"));
         assert_eq!(

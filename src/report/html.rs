@@ -14,9 +14,10 @@
 //! Safety: the page is rendered with minijinja under HTML auto-escaping (the template
 //! name ends in `.html.j2`), so every text from models, tools and suites is escaped. The
 //! charts are SVG strings built here from numbers and escaped labels; they are the only
-//! values marked safe. Trial data for the JavaScript is embedded once with the `tojson`
-//! filter (which escapes `<`, `>`, `&` and `'`) in a `<script type="application/json">`
-//! block, read with `JSON.parse` and inserted with `textContent` only.
+//! values marked safe, with the trial data for the JavaScript: it is embedded once, as
+//! JSON that escapes `<`, `>`, `&` and `'` (written by `html_json`, byte for byte what
+//! minijinja's `tojson` filter writes), in a `<script type="application/json">` block,
+//! read with `JSON.parse` and inserted with `textContent` only.
 //!
 //! Size: transcripts are not rendered as HTML up front; the script builds one when its
 //! row is opened. Conversations shared by several trials (the same case in every cell
@@ -90,6 +91,10 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         super::distractors::chart(&report.summary.distractors)
     };
     let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
+    // Written by serde_json exactly as the `tojson` filter would (see `html_json`), and
+    // escaped for a script block there, so it is marked safe.
+    let data_json = super::html_json::to_string(&data).map_err(render_error)?;
+    drop(data);
     // Built by `loop_view::tokens_chart` from numbers and `esc`aped labels.
     let loop_charts: Vec<Value> = view
         .loops
@@ -120,7 +125,7 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
         distractor_rows => Value::from(Serde(&report.summary.distractors)),
         stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
         loop_charts => loop_charts,
-        data => Value::from(Serde(&data)),
+        data_json => Value::from_safe_string(data_json),
     })
     .map_err(render_error)
 }

@@ -11,6 +11,7 @@ pub mod distractors;
 mod exporter_tests;
 pub mod format;
 pub mod html;
+mod html_json;
 pub mod json;
 pub mod junit;
 pub mod loop_text;
