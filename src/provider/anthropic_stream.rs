@@ -441,10 +441,11 @@ mod tests {
     use super::*;
     use crate::provider::config::ProviderConfig;
     use crate::provider::http::{Http, HttpSettings};
-    use crate::provider::stream::test_server::{hostile_offsets, serve, split_at};
+    use crate::provider::stream::test_server::{
+        answer, assert_timing, call, hostile_offsets, serve, split_at, trial, usage,
+    };
     use crate::provider::{
-        Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition, TrialKey,
-        Usage,
+        Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition, Usage,
     };
 
     const RECORDED: &str = include_str!("testdata/anthropic/stream_tool_use_recorded.sse");
@@ -595,33 +596,6 @@ mod tests {
             "usage": {"input_tokens": 30, "cache_creation_input_tokens": 5, "output_tokens": 57}})
     }
 
-    /// What a streamed and a non-streamed answer share (no timing, attempts or body).
-    fn answer(r: &Response) -> Response {
-        Response {
-            latency_ms: 0.0,
-            attempts: 0,
-            raw: None,
-            stream: None,
-            ..r.clone()
-        }
-    }
-
-    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-        ToolCall {
-            id: Some(id.into()),
-            name: name.into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    fn usage(input: u64, output: u64) -> Option<Usage> {
-        Some(Usage {
-            input_tokens: input,
-            output_tokens: output,
-            estimated: false,
-        })
-    }
-
     // ---- the assembler, offline ----
 
     #[test]
@@ -635,7 +609,7 @@ mod tests {
         );
         assert_eq!(
             streamed.tool_calls,
-            vec![call("toolu_hand1", "get_weather", CJK_ARGUMENTS)]
+            vec![call(Some("toolu_hand1"), "get_weather", CJK_ARGUMENTS)]
         );
         assert_eq!(streamed.usage, usage(120, 42));
         assert_eq!(streamed.finish_reason.as_deref(), Some("tool_use"));
@@ -649,7 +623,10 @@ mod tests {
         assert_eq!(streamed, unary);
         assert_eq!(streamed.text.as_deref(), Some("Checking."));
         // No fragment at all: the input it started with.
-        assert_eq!(streamed.tool_calls, vec![call("toolu_t", "get_time", "{}")]);
+        assert_eq!(
+            streamed.tool_calls,
+            vec![call(Some("toolu_t"), "get_time", "{}")]
+        );
         // input_tokens from message_delta; the null cache count keeps message_start's 5.
         assert_eq!(streamed.usage, usage(35, 57));
         assert_eq!(
@@ -818,7 +795,7 @@ mod tests {
             json!({"type": "message_stop"}),
         ]);
         let r = feed(&text).unwrap();
-        assert_eq!(r.tool_calls, vec![call("t", "f", "{\"city\": \"Par")]);
+        assert_eq!(r.tool_calls, vec![call(Some("t"), "f", "{\"city\": \"Par")]);
         assert_eq!(r.finish_reason.as_deref(), Some("max_tokens"));
     }
 
@@ -921,7 +898,7 @@ mod tests {
         assert_eq!(
             r.tool_calls,
             vec![call(
-                "toolu_011MDRpaZRMRRjtFkJizD6nS",
+                Some("toolu_011MDRpaZRMRRjtFkJizD6nS"),
                 "get_weather",
                 r#"{"location":"San Francisco, CA","units":"c"}"#
             )]
@@ -961,44 +938,14 @@ mod tests {
         }
     }
 
-    fn trial() -> TrialKey {
-        TrialKey {
-            case_id: "weather".into(),
-            target: "anthropic:claude-sonnet-4-5".into(),
-            variant: "base".into(),
-            tool_choice: ToolChoice::Auto,
-            repeat: 0,
-        }
-    }
-
     /// Serve `chunks` once and answer the request through the streaming provider.
     async fn through_http(chunks: Vec<Vec<u8>>) -> (Result<Response, ProviderError>, Value) {
         let (url, server) = serve(chunks, 1);
         let r = provider(&format!("{url}/v1"))
-            .complete(&request(), &trial())
+            .complete(&request(), &trial("anthropic:claude-sonnet-4-5"))
             .await;
         let bodies = server.join().unwrap();
         (r, serde_json::from_str(&bodies[0]).unwrap())
-    }
-
-    /// The stream timing is ordered, and the tool mark is there iff a call is.
-    fn assert_timing(r: &Response, events: u32) {
-        let t = r.stream.as_ref().expect("a streamed answer has timing");
-        assert_eq!(t.events, events);
-        let first = t.first_token_ms.expect("output arrived");
-        assert!(first >= 0.0);
-        match t.first_tool_byte_ms {
-            Some(tool) => {
-                assert!(!r.tool_calls.is_empty());
-                assert!(
-                    first <= tool && tool <= r.latency_ms,
-                    "{t:?} {}",
-                    r.latency_ms
-                );
-            }
-            None => assert!(r.tool_calls.is_empty()),
-        }
-        assert!(first <= r.latency_ms);
     }
 
     /// The three recorded streams, split inside every multi-byte character and after
@@ -1017,7 +964,7 @@ mod tests {
                 Want {
                     text: None,
                     call: call(
-                        "toolu_018acGYLtfR52q9yDbWaEdQZ",
+                        Some("toolu_018acGYLtfR52q9yDbWaEdQZ"),
                         "get_weather",
                         r#"{"location": "San Francisco, CA", "units": "f"}"#,
                     ),
@@ -1030,7 +977,7 @@ mod tests {
                 Want {
                     text: Some("I'll check the current weather in Paris for you."),
                     call: call(
-                        "toolu_01NRLabsLyVHZPKxbKvkfSMn",
+                        Some("toolu_01NRLabsLyVHZPKxbKvkfSMn"),
                         "get_weather",
                         r#"{"location": "Paris"}"#,
                     ),
@@ -1043,7 +990,7 @@ mod tests {
                 Want {
                     text: Some("Okay, let's check the weather for San Francisco, CA:"),
                     call: call(
-                        "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                        Some("toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
                         "get_weather",
                         r#"{"location": "San Francisco, CA", "unit": "fahrenheit"}"#,
                     ),
@@ -1106,7 +1053,7 @@ mod tests {
             );
             c.api_key = Some(SecretString::from(KEY.to_string()));
             let unary = AnthropicProvider::new(c, Http::new(HttpSettings::default()).unwrap())
-                .complete(&request(), &trial())
+                .complete(&request(), &trial("anthropic:claude-sonnet-4-5"))
                 .await
                 .unwrap();
             let sent: Value = server.received_requests().await.unwrap()[0]
@@ -1147,7 +1094,7 @@ mod tests {
             .mount(&server)
             .await;
         let r = provider(&format!("{}/v1", server.uri()))
-            .complete(&request(), &trial())
+            .complete(&request(), &trial("anthropic:claude-sonnet-4-5"))
             .await
             .unwrap();
         assert_eq!(r.attempts, 2);

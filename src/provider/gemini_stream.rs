@@ -234,11 +234,10 @@ mod tests {
     use super::*;
     use crate::provider::config::ProviderConfig;
     use crate::provider::http::{Http, HttpSettings};
-    use crate::provider::stream::test_server::{hostile_offsets, serve, split_at};
-    use crate::provider::{
-        Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition, TrialKey,
-        Usage,
+    use crate::provider::stream::test_server::{
+        answer, assert_timing, call, hostile_offsets, serve, split_at, trial, usage,
     };
+    use crate::provider::{Message, Provider, ProviderError, Request, ToolChoice, ToolDefinition};
 
     const SHORT: &str = include_str!("testdata/gemini/stream_function_call_short.sse");
     const THINKING: &str = include_str!("testdata/gemini/stream_function_call_thinking.sse");
@@ -301,33 +300,6 @@ mod tests {
                 {"functionCall": {"name": "get_weather", "args": {"city": "上海"}}}
             ]}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 30, "totalTokenCount": 42}})
-    }
-
-    fn call(id: Option<&str>, name: &str, arguments: &str) -> ToolCall {
-        ToolCall {
-            id: id.map(str::to_string),
-            name: name.into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    fn usage(input: u64, output: u64) -> Option<Usage> {
-        Some(Usage {
-            input_tokens: input,
-            output_tokens: output,
-            estimated: false,
-        })
-    }
-
-    /// What a streamed and a non-streamed answer share (no timing, attempts or body).
-    fn answer(r: &Response) -> Response {
-        Response {
-            latency_ms: 0.0,
-            attempts: 0,
-            raw: None,
-            stream: None,
-            ..r.clone()
-        }
     }
 
     // ---- the assembler, offline ----
@@ -613,38 +585,16 @@ mod tests {
         }
     }
 
-    fn trial() -> TrialKey {
-        TrialKey {
-            case_id: "weather".into(),
-            target: format!("gemini:{MODEL}"),
-            variant: "base".into(),
-            tool_choice: ToolChoice::Auto,
-            repeat: 0,
-        }
-    }
-
     async fn through_http(chunks: Vec<Vec<u8>>) -> Result<Response, ProviderError> {
         let (url, server) = serve(chunks, 1);
         let r = provider(config(&format!("{url}/v1beta")))
-            .complete(&request(), &trial())
+            .complete(&request(), &trial(&format!("gemini:{MODEL}")))
             .await;
         let sent: Value = serde_json::from_str(&server.join().unwrap()[0]).unwrap();
         // The same body as a non-streamed request: the method says "stream".
         assert!(sent.get("stream").is_none(), "{sent}");
         assert_eq!(sent["contents"][0]["parts"][0]["text"], "北京天气？");
         r
-    }
-
-    fn assert_timing(r: &Response, events: u32) {
-        let t = r.stream.as_ref().expect("a streamed answer has timing");
-        assert_eq!(t.events, events);
-        let first = t.first_token_ms.expect("output arrived");
-        let tool = t.first_tool_byte_ms.expect("a call arrived");
-        assert!(
-            first <= tool && tool <= r.latency_ms,
-            "{t:?} {}",
-            r.latency_ms
-        );
     }
 
     fn stream_error(r: Result<Response, ProviderError>) -> String {
@@ -715,7 +665,10 @@ mod tests {
             .await;
         let mut c = config(&format!("{}/v1beta", server.uri()));
         c.stream = false;
-        let unary = provider(c).complete(&request(), &trial()).await.unwrap();
+        let unary = provider(c)
+            .complete(&request(), &trial(&format!("gemini:{MODEL}")))
+            .await
+            .unwrap();
         let bytes = cjk_stream().into_bytes();
         let streamed = through_http(split_at(&bytes, &hostile_offsets(&bytes)))
             .await
@@ -748,7 +701,10 @@ mod tests {
         // A `models/` prefix is not doubled.
         let mut c = config(&format!("{}/v1beta", server.uri()));
         c.model = format!("models/{MODEL}");
-        let r = provider(c).complete(&request(), &trial()).await.unwrap();
+        let r = provider(c)
+            .complete(&request(), &trial(&format!("gemini:{MODEL}")))
+            .await
+            .unwrap();
         assert_eq!(r.attempts, 2);
         assert_eq!(server.received_requests().await.unwrap().len(), 2);
         assert_eq!(r.tool_calls, vec![call(Some("call_r0_0"), "now", "{}")]);

@@ -14,11 +14,10 @@ use super::*;
 use crate::provider::config::ProviderConfig;
 use crate::provider::http::{Http, HttpSettings};
 use crate::provider::openai::OpenAiProvider;
-use crate::provider::stream::test_server::{hostile_offsets, serve, split_at};
+use crate::provider::stream::test_server::{call, hostile_offsets, serve, split_at, trial, usage};
 use crate::provider::types::assigned_call_id;
 use crate::provider::{
-    Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition, TrialKey,
-    Usage,
+    Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition,
 };
 
 const STREAM_SINGLE: &str = include_str!("testdata/openai/stream_single_tool_call.sse");
@@ -76,22 +75,6 @@ fn assemble<S: AsRef<str>>(datas: &[S]) -> Result<Response, String> {
     assemble_round(datas, 0)
 }
 
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        id: Some(id.into()),
-        name: name.into(),
-        arguments: arguments.into(),
-    }
-}
-
-fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
-    Some(Usage {
-        input_tokens,
-        output_tokens,
-        estimated: false,
-    })
-}
-
 /// The non-streamed reading of `body`, as the provider gives it (ids assigned).
 fn non_streamed(body: &Value, round: usize) -> Response {
     let mut r = parse_response(body).unwrap();
@@ -107,7 +90,7 @@ fn recorded_single_call_stream_assembles_byte_for_byte() {
     assert_eq!(
         r.tool_calls,
         vec![call(
-            "call_4XzlGBLtUe9dy3GVNV4jhq7h",
+            Some("call_4XzlGBLtUe9dy3GVNV4jhq7h"),
             "get_weather",
             r#"{"city":"New York City"}"#
         )]
@@ -126,12 +109,12 @@ fn recorded_parallel_stream_keeps_calls_apart_by_index() {
         r.tool_calls,
         vec![
             call(
-                "call_JMW1whyEaYG438VE1OIflxA2",
+                Some("call_JMW1whyEaYG438VE1OIflxA2"),
                 "GetWeatherArgs",
                 r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#
             ),
             call(
-                "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+                Some("call_DNYTawLBoN8fj3KN6qU9N1Ou"),
                 "get_stock_price",
                 r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#
             ),
@@ -355,7 +338,11 @@ fn a_streamed_legacy_function_call_is_read_like_a_non_streamed_one() {
     .unwrap();
     assert_eq!(
         r.tool_calls,
-        vec![call(&assigned_call_id(0, 0), "get_time", r#"{"tz":"UTC"}"#)]
+        vec![call(
+            Some(&assigned_call_id(0, 0)),
+            "get_time",
+            r#"{"tz":"UTC"}"#
+        )]
     );
     assert_eq!(r.finish_reason.as_deref(), Some("function_call"));
 }
@@ -373,9 +360,9 @@ fn arguments_that_were_only_null_stay_the_text_null_and_missing_ones_empty() {
     assert_eq!(
         r.tool_calls,
         vec![
-            call("c1", "a", "null"),
-            call("c2", "b", ""),
-            call("c3", "c", "{}")
+            call(Some("c1"), "a", "null"),
+            call(Some("c2"), "b", ""),
+            call(Some("c3"), "c", "{}")
         ]
     );
 }
@@ -437,7 +424,11 @@ fn ollama_whole_arguments_in_one_chunk_then_usage() {
     .unwrap();
     assert_eq!(
         r.tool_calls,
-        vec![call("call_k3cv9o1v", "get_weather", r#"{"city":"Tokyo"}"#)]
+        vec![call(
+            Some("call_k3cv9o1v"),
+            "get_weather",
+            r#"{"city":"Tokyo"}"#
+        )]
     );
     assert_eq!(r.text, None);
     assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
@@ -466,8 +457,8 @@ fn ollama_index_zero_for_every_call_does_not_merge_their_arguments() {
     assert_eq!(
         r.tool_calls,
         vec![
-            call("call_a", "get_weather", r#"{"city":"Tokyo"}"#),
-            call("call_b", "get_weather", r#"{"city":"Paris"}"#),
+            call(Some("call_a"), "get_weather", r#"{"city":"Tokyo"}"#),
+            call(Some("call_b"), "get_weather", r#"{"city":"Paris"}"#),
         ]
     );
     // "stop" after tool calls is kept as sent, as non-streamed.
@@ -487,11 +478,11 @@ fn index_zero_for_every_call_without_ids_splits_on_another_name() {
         r.tool_calls,
         vec![
             call(
-                &assigned_call_id(0, 0),
+                Some(&assigned_call_id(0, 0)),
                 "get_weather",
                 r#"{"city":"Tokyo"}"#
             ),
-            call(&assigned_call_id(0, 1), "get_time", r#"{"tz":"JST"}"#),
+            call(Some(&assigned_call_id(0, 1)), "get_time", r#"{"tz":"JST"}"#),
         ]
     );
 }
@@ -521,8 +512,8 @@ fn ollama_calls_without_index_start_a_call_per_id_or_name() {
     assert_eq!(
         with_ids.tool_calls,
         vec![
-            call("call_1", "get_weather", r#"{"city":"Tokyo"}"#),
-            call("call_2", "get_weather", r#"{"city":"Paris"}"#),
+            call(Some("call_1"), "get_weather", r#"{"city":"Tokyo"}"#),
+            call(Some("call_2"), "get_weather", r#"{"city":"Paris"}"#),
         ]
     );
     // No ids either: the same name twice is two calls; a bare fragment continues the last.
@@ -549,12 +540,12 @@ fn ollama_calls_without_index_start_a_call_per_id_or_name() {
         bare.tool_calls,
         vec![
             call(
-                &assigned_call_id(1, 0),
+                Some(&assigned_call_id(1, 0)),
                 "get_weather",
                 r#"{"city":"Tokyo"}"#
             ),
             call(
-                &assigned_call_id(1, 1),
+                Some(&assigned_call_id(1, 1)),
                 "get_weather",
                 r#"{"city":"Paris"}"#
             ),
@@ -594,8 +585,8 @@ fn llama_cpp_python_repeated_ids_and_names_continue_their_call() {
     assert_eq!(
         r.tool_calls,
         vec![
-            call(a, "get_weather", r#"{"city": "Paris"}"#),
-            call(b, "get_weather", r#"{"city": "Lyon"}"#),
+            call(Some(a), "get_weather", r#"{"city": "Paris"}"#),
+            call(Some(b), "get_weather", r#"{"city": "Lyon"}"#),
         ]
     );
     assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
@@ -773,21 +764,11 @@ fn request() -> Request {
     }
 }
 
-fn trial() -> TrialKey {
-    TrialKey {
-        case_id: "c".into(),
-        target: "openai:gpt-4o".into(),
-        variant: "v".into(),
-        tool_choice: ToolChoice::Auto,
-        repeat: 0,
-    }
-}
-
 /// The answer of a streaming provider whose server sends `chunks` (one write each).
 async fn over_http(chunks: Vec<Vec<u8>>) -> (Result<Response, ProviderError>, Value) {
     let (url, server) = serve(chunks, 1);
     let result = streaming(&format!("{url}/v1"), 1)
-        .complete(&request(), &trial())
+        .complete(&request(), &trial("openai:gpt-4o"))
         .await;
     let bodies = server.join().unwrap();
     (result, serde_json::from_str(&bodies[0]).unwrap())
@@ -815,11 +796,11 @@ fn unicode_expected() -> (Option<String>, Vec<ToolCall>) {
         Some("好的🌧️，查询中".into()),
         vec![
             call(
-                "call_bj",
+                Some("call_bj"),
                 "get_weather",
                 r#"{"city": "北京", "q": "\"雨\""}"#,
             ),
-            call("call_tk", "get_weather", r#"{"city": "東京 🗼"}"#),
+            call(Some("call_tk"), "get_weather", r#"{"city": "東京 🗼"}"#),
         ],
     )
 }
@@ -965,14 +946,14 @@ async fn a_429_before_the_stream_is_retried() {
         .mount(&server)
         .await;
     let r = streaming(&format!("{}/v1", server.uri()), 3)
-        .complete(&request(), &trial())
+        .complete(&request(), &trial("openai:gpt-4o"))
         .await
         .unwrap();
     assert_eq!(r.attempts, 2);
     assert_eq!(
         r.tool_calls,
         vec![call(
-            "call_4XzlGBLtUe9dy3GVNV4jhq7h",
+            Some("call_4XzlGBLtUe9dy3GVNV4jhq7h"),
             "get_weather",
             r#"{"city":"New York City"}"#
         )]
@@ -1032,7 +1013,7 @@ async fn streamed_and_non_streamed_answers_are_equal_through_the_provider() {
             .clone();
         plain.stream = false;
         let want = OpenAiProvider::new(plain, Http::new(settings(1)).unwrap())
-            .complete(&request(), &trial())
+            .complete(&request(), &trial("openai:gpt-4o"))
             .await
             .unwrap();
         let sent_plain: Value =
@@ -1069,7 +1050,7 @@ async fn a_server_that_ignores_stream_and_answers_json_is_named() {
         .mount(&server)
         .await;
     let e = streaming(&format!("{}/v1", server.uri()), 1)
-        .complete(&request(), &trial())
+        .complete(&request(), &trial("openai:gpt-4o"))
         .await
         .unwrap_err()
         .to_string();

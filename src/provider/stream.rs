@@ -353,4 +353,65 @@ pub(crate) mod test_server {
         }
         out
     }
+
+    /// A tool call as the providers parse one.
+    pub(crate) fn call(id: Option<&str>, name: &str, arguments: &str) -> crate::provider::ToolCall {
+        crate::provider::ToolCall {
+            id: id.map(str::to_string),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// Usage a provider reported (not estimated).
+    pub(crate) fn usage(input: u64, output: u64) -> Option<crate::provider::Usage> {
+        Some(crate::provider::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            estimated: false,
+        })
+    }
+
+    /// What a streamed and a non-streamed answer share (no timing, attempts or body).
+    pub(crate) fn answer(r: &crate::provider::Response) -> crate::provider::Response {
+        crate::provider::Response {
+            latency_ms: 0.0,
+            attempts: 0,
+            raw: None,
+            stream: None,
+            ..r.clone()
+        }
+    }
+
+    /// The trial key the stream tests send under `target`.
+    pub(crate) fn trial(target: &str) -> crate::provider::TrialKey {
+        crate::provider::TrialKey {
+            case_id: "weather".into(),
+            target: target.into(),
+            variant: "base".into(),
+            tool_choice: crate::provider::ToolChoice::Auto,
+            repeat: 0,
+        }
+    }
+
+    /// A streamed answer's timing holds together: `events` events; output before the
+    /// first tool-call byte (when a call came), both within the total latency.
+    pub(crate) fn assert_timing(r: &crate::provider::Response, events: u32) {
+        let t = r.stream.as_ref().expect("a streamed answer has timing");
+        assert_eq!(t.events, events);
+        let first = t.first_token_ms.expect("output arrived");
+        assert!(first >= 0.0);
+        match t.first_tool_byte_ms {
+            Some(tool) => {
+                assert!(!r.tool_calls.is_empty());
+                assert!(
+                    first <= tool && tool <= r.latency_ms,
+                    "{t:?} {}",
+                    r.latency_ms
+                );
+            }
+            None => assert!(r.tool_calls.is_empty()),
+        }
+        assert!(first <= r.latency_ms);
+    }
 }
