@@ -19,9 +19,8 @@
 //! writes: its element and attribute order, four-space indentation, `quick-xml`'s
 //! escaping of `<`, `>`, `&`, `'` and `"`, and its cleaning of every text (ANSI escape
 //! sequences and control characters other than newlines removed). `quick-junit` builds
-//! each text through a per-character terminal parser, which made this file most of a
-//! run's reporting time (25 ms of 65 for 1,600 trials, `cargo bench --bench
-//! report_render`); here a text without anything to remove is used as it is, and only
+//! each text through a per-character terminal parser, which cost 25 ms of the 65 ms a
+//! run's reports took for 1,600 trials (`cargo bench --bench report_render`); here a text without anything to remove is used as it is, and only
 //! the rest goes through the same parser (`strip-ansi-escapes`). A test renders reports
 //! with hostile texts both ways and compares the bytes; `quick-junit` reads the file
 //! back in the integration tests.
