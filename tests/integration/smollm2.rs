@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{OK, Output, RUN_INCOMPLETE, RunDir, THRESHOLD_FAILED, Toolgauge, repo_root};
+use crate::support::{
+    OK, Output, RUN_INCOMPLETE, RunDir, THRESHOLD_FAILED, Toolgauge, repo_root, trial_key,
+};
 
 /// How long the server may take to load the model before the test fails (a liveness
 /// bound, not a timing assertion: it loads in seconds on an idle machine).
@@ -227,13 +229,7 @@ fn outcome(run: &RunDir) -> Vec<(String, Value)> {
         .trials()
         .iter()
         .map(|t| {
-            let key = format!(
-                "{} × {} × {} #{}",
-                t["case_id"].as_str().unwrap_or_default(),
-                t["variant"].as_str().unwrap_or_default(),
-                t["tool_choice"].as_str().unwrap_or_default(),
-                t["repeat"]
-            );
+            let key = trial_key(t);
             let calls: Vec<Value> = t["response"]["tool_calls"]
                 .as_array()
                 .map(|cs| {

@@ -376,19 +376,24 @@ impl RunDir {
     }
 }
 
+/// A trial's key across runs: `case × variant × tool_choice #repeat` (not its target).
+pub fn trial_key(t: &Value) -> String {
+    format!(
+        "{} × {} × {} #{}",
+        t["case_id"].as_str().unwrap_or_default(),
+        t["variant"].as_str().unwrap_or_default(),
+        t["tool_choice"].as_str().unwrap_or_default(),
+        t["repeat"]
+    )
+}
+
 /// The verdict of each trial keyed by case, variant, tool_choice and repeat (not target),
 /// with its reasons and checks: what must agree between two runs of the same responses.
 pub fn verdicts(trials: &[Value]) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = trials
         .iter()
         .map(|t| {
-            let key = format!(
-                "{} × {} × {} #{}",
-                t["case_id"].as_str().unwrap_or_default(),
-                t["variant"].as_str().unwrap_or_default(),
-                t["tool_choice"].as_str().unwrap_or_default(),
-                t["repeat"]
-            );
+            let key = trial_key(t);
             let facts = serde_json::json!({
                 "verdict": t["verdict"],
                 "reasons": t["reasons"],
