@@ -22,6 +22,10 @@ impl RunObserver for JournalWriter {
             self.error = Some(e);
         }
     }
+
+    fn may_stop(&self) -> bool {
+        false
+    }
 }
 
 /// Shows progress: a bar or lines, counting trials (and rounds of loop trials).
@@ -34,6 +38,10 @@ impl RunObserver for ProgressView<'_> {
             RunEvent::RoundFinished { .. } => self.0.round(),
             _ => {}
         }
+    }
+
+    fn may_stop(&self) -> bool {
+        false
     }
 }
 
@@ -82,5 +90,9 @@ impl RunObserver for Budget {
                 "--max-tokens {max} reached ({tokens})"
             )));
         }
+    }
+
+    fn may_stop(&self) -> bool {
+        self.max_cost.is_some() || self.max_tokens.is_some()
     }
 }

@@ -54,6 +54,15 @@ pub enum RunEvent<'a> {
 pub trait RunObserver {
     /// Handle `event`. `control` lets an observer stop the run (a budget).
     fn on_event(&mut self, event: &RunEvent<'_>, control: &RunControl);
+
+    /// Whether this observer may stop the run when told a trial finished (a budget with
+    /// a limit). While any observer may, a finished trial's slot goes to the next trial
+    /// only after every observer was told, so a stop it causes holds back the very next
+    /// trial. An observer that never stops the run says `false`: the next request then
+    /// goes out as soon as an answer is in, before the answer is scored and told.
+    fn may_stop(&self) -> bool {
+        true
+    }
 }
 
 /// What a trial's task tells the driver while it runs (owned, sent across tasks).
@@ -83,6 +92,12 @@ impl<'o, 'a> Fanout<'o, 'a> {
             observers,
             stop_told: false,
         }
+    }
+
+    /// Whether some observer may stop the run on a finished trial
+    /// ([`RunObserver::may_stop`]).
+    pub(super) fn paces(&self) -> bool {
+        self.observers.iter().any(|o| o.may_stop())
     }
 
     /// Tell every observer `event`, then `Stopped` if the run has just been stopped.

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
 use crate::provider::scripted::ScriptedProvider;
@@ -49,6 +50,10 @@ impl RunObserver for Log {
             RunEvent::Stopped { reason } => format!("stopped: {reason}"),
         });
     }
+
+    fn may_stop(&self) -> bool {
+        false
+    }
 }
 
 /// Stops the run when the first trial finishes.
@@ -90,7 +95,7 @@ fn options(concurrency: usize) -> RunOptions {
 async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
     let (plan, providers) = setup();
     let trials = plan.trials();
-    let control = RunControl::default();
+    let control = Arc::new(RunControl::default());
     let mut log = Log::default();
     let done = execute(
         &plan,
@@ -144,7 +149,7 @@ async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
 async fn a_stop_is_told_once_and_no_trial_starts_after_it() {
     let (plan, providers) = setup();
     let trials = plan.trials();
-    let control = RunControl::default();
+    let control = Arc::new(RunControl::default());
     let mut log = Log::default();
     let mut stop = StopAtFirst;
     // One at a time: the first trial finishes before the second would start.
@@ -166,4 +171,199 @@ async fn a_stop_is_told_once_and_no_trial_starts_after_it() {
             "stopped: budget exceeded: test budget"
         ]
     );
+}
+
+const SINGLE_TURN: &str = r#"
+tools:
+  - name: ping
+    description: Ping a host.
+    parameters: {type: object, properties: {host: {type: string}}}
+cases:
+  - {id: one, kind: should_not_call, prompt: hi}
+  - {id: two, kind: should_not_call, prompt: hello}
+  - {id: three, kind: should_not_call, prompt: hey}
+"#;
+
+/// Counts the requests that reached the provider and answers each after 20 ms; stops
+/// the run at the first one when `stop_at_first` (as Ctrl-C would, from outside the
+/// observers).
+struct Counting {
+    inner: Arc<dyn Provider>,
+    calls: Arc<AtomicUsize>,
+    stop_at_first: Option<Arc<RunControl>>,
+}
+
+#[async_trait::async_trait]
+impl Provider for Counting {
+    async fn complete(
+        &self,
+        request: &crate::provider::Request,
+        key: &crate::provider::TrialKey,
+    ) -> Result<crate::provider::Response, crate::provider::ProviderError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(control) = &self.stop_at_first {
+            control.stop(StopReason::Interrupted);
+        }
+        // An answer takes a while, as over a network: the trials waiting for a slot
+        // are prepared meanwhile.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.inner.complete(request, key).await
+    }
+
+    fn source(&self) -> String {
+        self.inner.source()
+    }
+}
+
+/// Three single-turn trials against `scripted:loop_forever`, counted.
+fn single_turn(
+    stop_at_first: Option<Arc<RunControl>>,
+) -> (Plan, HashMap<String, Arc<dyn Provider>>, Arc<AtomicUsize>) {
+    let suite =
+        Arc::new(crate::suite::load_str(SINGLE_TURN, std::path::Path::new("s.yaml")).unwrap());
+    let targets = [Target::parse("scripted:loop_forever").unwrap()];
+    let plan = Plan::new(
+        suite.clone(),
+        &targets,
+        &["default".into()],
+        &[ToolChoice::Auto],
+        1,
+    );
+    let calls = Arc::new(AtomicUsize::new(0));
+    let provider: Arc<dyn Provider> = Arc::new(Counting {
+        inner: Arc::new(ScriptedProvider::new("loop_forever", suite).unwrap()),
+        calls: calls.clone(),
+        stop_at_first,
+    });
+    let providers = HashMap::from([("scripted:loop_forever".to_string(), provider)]);
+    (plan, providers, calls)
+}
+
+/// At each finished trial, notes how many requests had reached the provider: at once
+/// when it may stop the run, else after waiting (up to 10 s) for the next trial's request.
+struct Requests {
+    calls: Arc<AtomicUsize>,
+    may_stop: bool,
+    seen: Vec<usize>,
+}
+
+impl RunObserver for Requests {
+    fn on_event(&mut self, event: &RunEvent<'_>, _: &RunControl) {
+        if !matches!(event, RunEvent::TrialFinished { .. }) {
+            return;
+        }
+        let finished = self.seen.len() + 1;
+        let waited = std::time::Instant::now();
+        let wait = if self.may_stop {
+            // Long enough for a request that leaked past the slot to be seen.
+            std::time::Duration::from_millis(50)
+        } else {
+            std::time::Duration::from_secs(10)
+        };
+        while self.calls.load(Ordering::SeqCst) <= finished.min(2) && waited.elapsed() < wait {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.seen.push(self.calls.load(Ordering::SeqCst));
+    }
+
+    fn may_stop(&self) -> bool {
+        self.may_stop
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_frees_its_slot_before_it_is_scored_and_told() {
+    let (plan, providers, calls) = single_turn(None);
+    let control = Arc::new(RunControl::default());
+    let mut requests = Requests {
+        calls: calls.clone(),
+        may_stop: false,
+        seen: Vec::new(),
+    };
+    let done = execute(
+        &plan,
+        plan.trials(),
+        &providers,
+        &options(1),
+        &control,
+        &mut [&mut requests],
+    )
+    .await;
+    assert_eq!(done.len(), 3);
+    // One slot: while the first answer is told, the second request is already out.
+    assert_eq!(requests.seen[0], 2, "{:?}", requests.seen);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_observer_that_may_stop_sees_each_answer_before_the_next_request() {
+    let (plan, providers, calls) = single_turn(None);
+    let control = Arc::new(RunControl::default());
+    let mut requests = Requests {
+        calls: calls.clone(),
+        may_stop: true,
+        seen: Vec::new(),
+    };
+    let done = execute(
+        &plan,
+        plan.trials(),
+        &providers,
+        &options(1),
+        &control,
+        &mut [&mut requests],
+    )
+    .await;
+    assert_eq!(done.len(), 3);
+    assert_eq!(requests.seen, [1, 2, 3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_stop_on_the_first_answer_sends_no_other_request() {
+    let (plan, providers, calls) = single_turn(None);
+    let control = Arc::new(RunControl::default());
+    let mut log = Log::default();
+    let mut stop = StopAtFirst;
+    let done = execute(
+        &plan,
+        plan.trials(),
+        &providers,
+        &options(1),
+        &control,
+        &mut [&mut stop, &mut log],
+    )
+    .await;
+    assert_eq!(done.len(), 1);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        log.0,
+        [
+            "start 0",
+            "finish 0 one",
+            "stopped: budget exceeded: test budget"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepared_trial_that_finds_the_run_stopped_neither_starts_nor_is_written() {
+    let control = Arc::new(RunControl::default());
+    let (plan, providers, calls) = single_turn(Some(control.clone()));
+    let mut log = Log::default();
+    let done = execute(
+        &plan,
+        plan.trials(),
+        &providers,
+        &options(1),
+        &control,
+        &mut [&mut log],
+    )
+    .await;
+    // The second trial was prepared, waiting for the slot, when the first request
+    // stopped the run: it got the slot, saw the stop, and left no trace.
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(done.len(), 1);
+    // The stop is told at the first event after it: here the trial's start or finish.
+    let (stops, trial): (Vec<_>, Vec<_>) = log.0.iter().partition(|e| e.starts_with("stopped"));
+    assert_eq!(trial, ["start 0", "finish 0 one"]);
+    assert_eq!(stops, ["stopped: interrupted (Ctrl-C)"]);
 }
