@@ -115,19 +115,39 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     env.add_template(TEMPLATE_NAME, TEMPLATE)
         .map_err(render_error)?;
     let tmpl = env.get_template(TEMPLATE_NAME).map_err(render_error)?;
-    tmpl.render(context! {
-        v => Value::from(Serde(&view)),
-        // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
-        cell_chart => Value::from_safe_string(cell_chart),
-        variant_chart => Value::from_safe_string(variant_chart),
-        // Built by `distractors::chart` from numbers and `esc`aped labels.
-        distractor_chart => Value::from_safe_string(distractor_chart),
-        distractor_rows => Value::from(Serde(&report.summary.distractors)),
-        stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
-        loop_charts => loop_charts,
-        data_json => Value::from_safe_string(data_json),
-    })
-    .map_err(render_error)
+    // The trial data (two thirds of the page for a big run) is put in after rendering,
+    // rather than copied through the template engine and its growing output: the page is
+    // rendered with a marker in its place. The marker has control characters and a random
+    // part, so no text of the run can be it, and it must come out exactly once.
+    let marker = format!(
+        "\u{1}tg-data-{:016x}\u{1}",
+        std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8)
+    );
+    let page = tmpl
+        .render(context! {
+            v => Value::from(Serde(&view)),
+            // Built by `cell_chart` and `variant_chart` from numbers and `esc`aped labels.
+            cell_chart => Value::from_safe_string(cell_chart),
+            variant_chart => Value::from_safe_string(variant_chart),
+            // Built by `distractors::chart` from numbers and `esc`aped labels.
+            distractor_chart => Value::from_safe_string(distractor_chart),
+            distractor_rows => Value::from(Serde(&report.summary.distractors)),
+            stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
+            loop_charts => loop_charts,
+            data_json => Value::from_safe_string(marker.clone()),
+        })
+        .map_err(render_error)?;
+    let mut parts = page.split(marker.as_str());
+    let (Some(head), Some(tail), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(render_error(
+            "the page's trial data marker did not come out once",
+        ));
+    };
+    let mut out = String::with_capacity(head.len() + data_json.len() + tail.len());
+    out.push_str(head);
+    out.push_str(&data_json);
+    out.push_str(tail);
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------

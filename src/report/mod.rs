@@ -276,34 +276,22 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter + Send>> {
     }
 }
 
-/// One format's files with their bytes, or why it could not be rendered.
-type Rendered = Result<Vec<(String, Vec<u8>)>, ReportError>;
-
 /// Render `formats` into `dir`.
 ///
-/// The formats are rendered side by side, one thread each: they only read the report,
-/// and for a large run (thousands of trials) rendering JUnit, Markdown and HTML one after
-/// another is most of the time between the last answer and the end of the command. The
-/// files are written in the order of `formats`, and the first error in that order wins.
+/// The formats are rendered and written side by side, one thread each: they only read
+/// the report, and for a large run (thousands of trials) rendering JUnit, Markdown and
+/// HTML one after another is most of the time between the last answer and the end of the
+/// command. The costliest format starts first, so it has a core from the start and the
+/// others share what is left. The paths come back in the order of `formats`, and the
+/// first error in that order wins.
 pub fn write_files(
     dir: &Path,
     report: &RunReport,
     formats: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let rendered: Vec<Rendered> = std::thread::scope(|s| {
-        let handles: Vec<_> = formats
-            .iter()
-            .filter_map(|f| exporter(f))
-            .map(|e| s.spawn(move || e.render(report)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    let mut written = Vec::new();
-    for files in rendered {
-        for (name, bytes) in files? {
+    let write = |files: Vec<(String, Vec<u8>)>| -> Result<Vec<PathBuf>, ReportError> {
+        let mut written = Vec::new();
+        for (name, bytes) in files {
             let path = dir.join(name);
             std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
                 path: path.clone(),
@@ -311,8 +299,45 @@ pub fn write_files(
             })?;
             written.push(path);
         }
+        Ok(written)
+    };
+    let mut jobs: Vec<(usize, &str, Box<dyn Exporter + Send>)> = formats
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| exporter(f).map(|e| (i, f.as_str(), e)))
+        .collect();
+    jobs.sort_by_key(|(i, f, _)| (cost_rank(f), *i));
+    let mut per_format: Vec<(usize, Result<Vec<PathBuf>, ReportError>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|(i, _, e)| (i, s.spawn(move || e.render(report).and_then(write))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(i, h)| {
+                let paths = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (i, paths)
+            })
+            .collect()
+    });
+    per_format.sort_by_key(|(i, _)| *i);
+    let mut written = Vec::new();
+    for (_, paths) in per_format {
+        written.extend(paths?);
     }
     Ok(written)
+}
+
+/// Where `format` starts among the formats rendered side by side: the costliest first
+/// (for 1,600 trials: HTML about 26 ms, the CSV files 7, JUnit 5, JSON 1).
+fn cost_rank(format: &str) -> u8 {
+    match format {
+        "html" => 0,
+        "csv" => 1,
+        "junit" => 2,
+        "json" => 3,
+        _ => 4,
+    }
 }
 
 /// Write `run.json` into `dir`.

@@ -2,7 +2,7 @@
 //! definitions, and threshold results. Serialised as `summary.json` (schema versioned by
 //! [`SUMMARY_VERSION`]).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -335,7 +335,7 @@ impl Summary {
         gates: &[Threshold],
     ) -> Summary {
         type CellKey<'a> = (&'a str, &'a str, String, Option<u32>, bool);
-        let mut by_cell: HashMap<CellKey<'_>, Vec<&TrialRecord>> = HashMap::new();
+        let mut by_cell: FxHashMap<CellKey<'_>, Vec<&TrialRecord>> = FxHashMap::default();
         for t in trials {
             by_cell
                 .entry((

@@ -1,7 +1,7 @@
 //! Aggregate metrics per matrix cell and overall. Every definition here is stated in
 //! `docs/metrics.md`; the unit tests compute each one by hand on a small example.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -146,7 +146,7 @@ impl Metrics {
         // A case's repeats, by cell (target, variant, tool_choice, stream mode) and case
         // id: a streamed trial's cell is not its unstreamed twin's.
         type CaseKey<'a> = (&'a str, &'a str, String, bool, &'a str);
-        let mut by_case: HashMap<CaseKey<'_>, (u64, u64)> = HashMap::new();
+        let mut by_case: FxHashMap<CaseKey<'_>, (u64, u64)> = FxHashMap::default();
         let mut max_repeat = 0;
         let mut loop_trials = Vec::new();
         let mut behaviour_trials = Vec::new();
