@@ -1236,11 +1236,7 @@ fn compile_text_checks(
     norm: Normalizer,
 ) -> TextChecks {
     let regex = regex.as_ref().and_then(|r| {
-        match regex::RegexBuilder::new(&r.value)
-            .case_insensitive(norm.casefolds())
-            .size_limit(1 << 20)
-            .build()
-        {
+        match crate::util::regex_cache::build(&r.value, norm.casefolds()) {
             Ok(re) => Some(re),
             Err(e) => {
                 c.report(

@@ -841,11 +841,8 @@ fn compile_primary(
                     None,
                 ));
             };
-            let re = regex::RegexBuilder::new(pattern)
-                .case_insensitive(ctx.norm.casefolds())
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| {
+            let re =
+                crate::util::regex_cache::build(pattern, ctx.norm.casefolds()).map_err(|e| {
                     err(
                         &at,
                         format!("invalid regex `{pattern}`: {}", first_line(&e.to_string())),

@@ -12,6 +12,7 @@ pub mod json_kind;
 pub mod limits;
 pub mod metric_names;
 pub mod parse_error;
+pub mod regex_cache;
 pub mod suggest;
 pub mod yaml;
 
