@@ -271,13 +271,14 @@ impl RunObserver for Requests {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_answer_frees_its_slot_before_it_is_scored_and_told() {
+/// Run the three single-turn trials one at a time with a [`Requests`] observer; the
+/// number of trials written, and the requests seen at each finished trial.
+async fn requests_seen(may_stop: bool) -> (usize, Vec<usize>) {
     let (plan, providers, calls) = single_turn(None);
     let control = Arc::new(RunControl::default());
     let mut requests = Requests {
         calls: calls.clone(),
-        may_stop: false,
+        may_stop,
         seen: Vec::new(),
     };
     let done = execute(
@@ -289,32 +290,23 @@ async fn an_answer_frees_its_slot_before_it_is_scored_and_told() {
         &mut [&mut requests],
     )
     .await;
-    assert_eq!(done.len(), 3);
-    // One slot: while the first answer is told, the second request is already out.
-    assert_eq!(requests.seen[0], 2, "{:?}", requests.seen);
     assert_eq!(calls.load(Ordering::SeqCst), 3);
+    (done.len(), requests.seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_frees_its_slot_before_it_is_scored_and_told() {
+    let (done, seen) = requests_seen(false).await;
+    assert_eq!(done, 3);
+    // One slot: while the first answer is told, the second request is already out.
+    assert_eq!(seen[0], 2, "{seen:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_observer_that_may_stop_sees_each_answer_before_the_next_request() {
-    let (plan, providers, calls) = single_turn(None);
-    let control = Arc::new(RunControl::default());
-    let mut requests = Requests {
-        calls: calls.clone(),
-        may_stop: true,
-        seen: Vec::new(),
-    };
-    let done = execute(
-        &plan,
-        plan.trials(),
-        &providers,
-        &options(1),
-        &control,
-        &mut [&mut requests],
-    )
-    .await;
-    assert_eq!(done.len(), 3);
-    assert_eq!(requests.seen, [1, 2, 3]);
+    let (done, seen) = requests_seen(true).await;
+    assert_eq!(done, 3);
+    assert_eq!(seen, [1, 2, 3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
