@@ -197,7 +197,7 @@ pub async fn execute(
                     key,
                     spec: spec.clone(),
                     index,
-                    slots,
+                    claim: Claim::new(&slots),
                     control: control.clone(),
                     notes,
                     keep_slot: paced,
@@ -271,7 +271,7 @@ pub async fn execute(
                 return Some((index, record, slot));
             }
             // Every other trial takes its slot here and keeps it until it was told.
-            let slot = take_slot(slots, control, &notes, index).await?;
+            let slot = take_slot(Claim::new(&slots), control, &notes, index).await?;
             // A stopped target's remaining trials end as errors that say why, at once.
             if let Some(why) = control.breakers.stopped(spec) {
                 not_run(&mut record, why, request);
@@ -364,15 +364,36 @@ pub async fn execute(
 /// A trial's slot: held while it is in flight.
 type Slot = OwnedSemaphorePermit;
 
-/// Wait for a free slot and take it, unless the run was stopped meanwhile (a prepared
-/// trial then does not start); tell that the trial started.
+/// A prepared trial's claim on a slot: one that was free when the trial was prepared, or
+/// a place in the queue for the next one.
+enum Claim {
+    Free(Slot),
+    Queued(Arc<Semaphore>),
+}
+
+impl Claim {
+    /// Claimed when the trial is prepared, so free slots go to trials in the order they
+    /// are prepared (at -j 1, plan order) rather than to whichever task runs first.
+    fn new(slots: &Arc<Semaphore>) -> Claim {
+        match slots.clone().try_acquire_owned() {
+            Ok(slot) => Claim::Free(slot),
+            Err(_) => Claim::Queued(slots.clone()),
+        }
+    }
+}
+
+/// Take the claimed slot, waiting for one if need be, unless the run was stopped
+/// meanwhile (a prepared trial then does not start); tell that the trial started.
 async fn take_slot(
-    slots: Arc<Semaphore>,
+    claim: Claim,
     control: &RunControl,
     notes: &UnboundedSender<events::Note>,
     index: usize,
 ) -> Option<Slot> {
-    let slot = slots.acquire_owned().await.ok()?;
+    let slot = match claim {
+        Claim::Free(slot) => slot,
+        Claim::Queued(slots) => slots.acquire_owned().await.ok()?,
+    };
     if control.is_stopped() {
         return None;
     }
@@ -395,7 +416,7 @@ struct Call {
     key: TrialKey,
     spec: String,
     index: usize,
-    slots: Arc<Semaphore>,
+    claim: Claim,
     control: Arc<RunControl>,
     notes: UnboundedSender<events::Note>,
     /// Return the slot with the answer (paced) rather than give it back at once.
@@ -424,7 +445,7 @@ enum Called {
 
 /// Take a slot, send the request, and record the outcome with the target's breaker.
 async fn call(c: Call) -> Called {
-    let Some(slot) = take_slot(c.slots, &c.control, &c.notes, c.index).await else {
+    let Some(slot) = take_slot(c.claim, &c.control, &c.notes, c.index).await else {
         return Called::NotStarted;
     };
     // A stopped target's remaining trials end as errors that say why, at once.
