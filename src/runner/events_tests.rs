@@ -91,21 +91,31 @@ fn options(concurrency: usize) -> RunOptions {
     }
 }
 
+/// Every trial of `plan`, `concurrency` at a time, told to `observers`.
+async fn run_all(
+    plan: &Plan,
+    providers: &HashMap<String, Arc<dyn Provider>>,
+    concurrency: usize,
+    control: &Arc<RunControl>,
+    observers: &mut [&mut dyn RunObserver],
+) -> Vec<(usize, TrialRecord)> {
+    execute(
+        plan,
+        plan.trials(),
+        providers,
+        &options(concurrency),
+        control,
+        observers,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
     let (plan, providers) = setup();
-    let trials = plan.trials();
     let control = Arc::new(RunControl::default());
     let mut log = Log::default();
-    let done = execute(
-        &plan,
-        trials,
-        &providers,
-        &options(3),
-        &control,
-        &mut [&mut log],
-    )
-    .await;
+    let done = run_all(&plan, &providers, 3, &control, &mut [&mut log]).await;
     assert_eq!(done.len(), 3);
     // Per trial: the events that concern it, in the order told.
     let of = |i: usize| -> Vec<String> {
@@ -148,20 +158,11 @@ async fn each_trial_starts_then_tells_its_rounds_in_order_then_finishes() {
 #[tokio::test]
 async fn a_stop_is_told_once_and_no_trial_starts_after_it() {
     let (plan, providers) = setup();
-    let trials = plan.trials();
     let control = Arc::new(RunControl::default());
     let mut log = Log::default();
     let mut stop = StopAtFirst;
     // One at a time: the first trial finishes before the second would start.
-    let done = execute(
-        &plan,
-        trials,
-        &providers,
-        &options(1),
-        &control,
-        &mut [&mut stop, &mut log],
-    )
-    .await;
+    let done = run_all(&plan, &providers, 1, &control, &mut [&mut stop, &mut log]).await;
     assert_eq!(done.len(), 1, "only the trial in flight finished");
     assert_eq!(
         log.0,
@@ -281,15 +282,7 @@ async fn requests_seen(may_stop: bool) -> (usize, Vec<usize>) {
         may_stop,
         seen: Vec::new(),
     };
-    let done = execute(
-        &plan,
-        plan.trials(),
-        &providers,
-        &options(1),
-        &control,
-        &mut [&mut requests],
-    )
-    .await;
+    let done = run_all(&plan, &providers, 1, &control, &mut [&mut requests]).await;
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     (done.len(), requests.seen)
 }
@@ -315,15 +308,7 @@ async fn a_budget_stop_on_the_first_answer_sends_no_other_request() {
     let control = Arc::new(RunControl::default());
     let mut log = Log::default();
     let mut stop = StopAtFirst;
-    let done = execute(
-        &plan,
-        plan.trials(),
-        &providers,
-        &options(1),
-        &control,
-        &mut [&mut stop, &mut log],
-    )
-    .await;
+    let done = run_all(&plan, &providers, 1, &control, &mut [&mut stop, &mut log]).await;
     assert_eq!(done.len(), 1);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -341,15 +326,7 @@ async fn a_prepared_trial_that_finds_the_run_stopped_neither_starts_nor_is_writt
     let control = Arc::new(RunControl::default());
     let (plan, providers, calls) = single_turn(Some(control.clone()));
     let mut log = Log::default();
-    let done = execute(
-        &plan,
-        plan.trials(),
-        &providers,
-        &options(1),
-        &control,
-        &mut [&mut log],
-    )
-    .await;
+    let done = run_all(&plan, &providers, 1, &control, &mut [&mut log]).await;
     // The second trial was prepared, waiting for the slot, when the first request
     // stopped the run: it got the slot, saw the stop, and left no trace.
     assert_eq!(calls.load(Ordering::SeqCst), 1);
