@@ -8,11 +8,16 @@ use super::*;
 use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Target, ToolChoice};
 
-const SUITE: &str = r#"
+/// The tool every suite of these tests has.
+const TOOLS: &str = r#"
 tools:
   - name: ping
     description: Ping a host.
     parameters: {type: object, properties: {host: {type: string}}}
+"#;
+
+/// One single-turn case and two loop cases.
+const CASES: &str = r#"
 cases:
   - {id: plain, kind: should_not_call, prompt: hi}
   - id: looped
@@ -67,8 +72,10 @@ impl RunObserver for StopAtFirst {
     }
 }
 
-fn setup() -> (Plan, HashMap<String, Arc<dyn Provider>>) {
-    let suite = Arc::new(crate::suite::load_str(SUITE, std::path::Path::new("e.yaml")).unwrap());
+/// The plan of [`TOOLS`] with `cases` for `scripted:loop_forever`, and that scripted model.
+fn plan_of(cases: &str) -> (Plan, ScriptedProvider) {
+    let text = format!("{TOOLS}{cases}");
+    let suite = Arc::new(crate::suite::load_str(&text, std::path::Path::new("e.yaml")).unwrap());
     let targets = [Target::parse("scripted:loop_forever").unwrap()];
     let plan = Plan::new(
         suite.clone(),
@@ -77,10 +84,17 @@ fn setup() -> (Plan, HashMap<String, Arc<dyn Provider>>) {
         &[ToolChoice::Auto],
         1,
     );
-    let provider: Arc<dyn Provider> =
-        Arc::new(ScriptedProvider::new("loop_forever", suite).unwrap());
-    let providers = HashMap::from([("scripted:loop_forever".to_string(), provider)]);
-    (plan, providers)
+    (plan, ScriptedProvider::new("loop_forever", suite).unwrap())
+}
+
+/// `provider` answering the target of [`plan_of`].
+fn answering(provider: Arc<dyn Provider>) -> HashMap<String, Arc<dyn Provider>> {
+    HashMap::from([("scripted:loop_forever".to_string(), provider)])
+}
+
+fn setup() -> (Plan, HashMap<String, Arc<dyn Provider>>) {
+    let (plan, model) = plan_of(CASES);
+    (plan, answering(Arc::new(model)))
 }
 
 fn options(concurrency: usize) -> RunOptions {
@@ -174,11 +188,8 @@ async fn a_stop_is_told_once_and_no_trial_starts_after_it() {
     );
 }
 
-const SINGLE_TURN: &str = r#"
-tools:
-  - name: ping
-    description: Ping a host.
-    parameters: {type: object, properties: {host: {type: string}}}
+/// Three single-turn cases.
+const SINGLE_TURN_CASES: &str = r#"
 cases:
   - {id: one, kind: should_not_call, prompt: hi}
   - {id: two, kind: should_not_call, prompt: hello}
@@ -220,23 +231,13 @@ impl Provider for Counting {
 fn single_turn(
     stop_at_first: Option<Arc<RunControl>>,
 ) -> (Plan, HashMap<String, Arc<dyn Provider>>, Arc<AtomicUsize>) {
-    let suite =
-        Arc::new(crate::suite::load_str(SINGLE_TURN, std::path::Path::new("s.yaml")).unwrap());
-    let targets = [Target::parse("scripted:loop_forever").unwrap()];
-    let plan = Plan::new(
-        suite.clone(),
-        &targets,
-        &["default".into()],
-        &[ToolChoice::Auto],
-        1,
-    );
+    let (plan, model) = plan_of(SINGLE_TURN_CASES);
     let calls = Arc::new(AtomicUsize::new(0));
-    let provider: Arc<dyn Provider> = Arc::new(Counting {
-        inner: Arc::new(ScriptedProvider::new("loop_forever", suite).unwrap()),
+    let providers = answering(Arc::new(Counting {
+        inner: Arc::new(model),
         calls: calls.clone(),
         stop_at_first,
-    });
-    let providers = HashMap::from([("scripted:loop_forever".to_string(), provider)]);
+    }));
     (plan, providers, calls)
 }
 
