@@ -31,7 +31,10 @@ use super::junit::JunitExporter;
 use super::markdown::MarkdownExporter;
 use super::summary::Summary;
 use super::terminal::{self, TerminalOptions};
-use super::{Exporter, MatrixRef, RunMeta, RunReport, RunSettings, SuiteRef, VariantTokens};
+use super::{
+    Exporter, FILE_FORMATS, MatrixRef, ReportError, RunMeta, RunReport, RunSettings, SuiteRef,
+    VariantTokens, exporter, write_files,
+};
 use crate::provider::{Message, Response, ToolChoice, Usage};
 use crate::score::trial::{Reason, TrialChecks};
 use crate::score::{TrialRecord, Verdict};
@@ -428,4 +431,53 @@ pub(super) fn meta_for(name: &str, repeats: u32, trials: u64) -> RunMeta {
         selection: None,
         merged_from: Vec::new(),
     }
+}
+
+/// What `write_files` leaves on disk is, byte for byte, what each exporter renders: the
+/// HTML page is written as it is put together rather than rendered whole, and must not
+/// differ from the whole page (the trial data in the middle, the parts around it).
+#[test]
+fn written_files_are_the_rendered_files() {
+    let report = report();
+    let dir = tempfile::tempdir().unwrap();
+    let formats: Vec<String> = FILE_FORMATS.iter().map(|f| f.to_string()).collect();
+    let written = write_files(dir.path(), &report, &formats).unwrap();
+    let mut expected = Vec::new();
+    for f in FILE_FORMATS {
+        expected.extend(exporter(f).unwrap().render(&report).unwrap());
+    }
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let expected_names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected_names);
+    for (path, (name, bytes)) in written.iter().zip(&expected) {
+        let on_disk = std::fs::read(path).unwrap();
+        assert!(
+            on_disk == *bytes,
+            "{name} on disk differs from its rendering"
+        );
+    }
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("\"case_id\": \"a\""),
+        "the trial data is in the page"
+    );
+    assert!(page.trim_end().ends_with("</html>"));
+}
+
+/// A page that can not be written names its file.
+#[test]
+fn an_unwritable_page_names_its_file() {
+    let report = report();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let e = exporter("html")
+        .unwrap()
+        .write_into(&report, &missing)
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("report.html"), "{text}");
+    assert!(matches!(e, ReportError::Io { .. }), "{e:?}");
 }

@@ -26,6 +26,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use minijinja::syntax::SyntaxConfig;
@@ -69,9 +71,30 @@ pub struct HtmlExporter;
 impl Exporter for HtmlExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         let html = render_html(report)?;
-        Ok(vec![("report.html".to_string(), html.into_bytes())])
+        Ok(vec![(FILE_NAME.to_string(), html.into_bytes())])
+    }
+
+    /// Writes the page as it is put together: the trial data (megabytes for a big run)
+    /// goes from the records to the file through a buffer, never whole in memory. The
+    /// page is written between a run's last answer and its exit, and building it whole
+    /// first touched that many megabytes of fresh memory (a page fault and a zeroed page
+    /// each) and copied them twice.
+    fn write_into(&self, report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let path = dir.join(FILE_NAME);
+        let io = |source| ReportError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::File::create(&path).map_err(io)?;
+        let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+        write_page(report, &mut out, &io)?;
+        out.flush().map_err(io)?;
+        Ok(vec![path])
     }
 }
+
+/// The file the HTML exporter writes.
+const FILE_NAME: &str = "report.html";
 
 fn render_error(e: impl std::fmt::Display) -> ReportError {
     ReportError::Render {
@@ -82,6 +105,18 @@ fn render_error(e: impl std::fmt::Display) -> ReportError {
 
 /// Render the page.
 pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
+    let mut out = Vec::new();
+    // A `Vec` takes every write.
+    write_page(report, &mut out, &render_error)?;
+    String::from_utf8(out).map_err(render_error)
+}
+
+/// Render the page into `out`; `io` says which file a failed write was for.
+fn write_page(
+    report: &RunReport,
+    out: &mut impl Write,
+    io: &dyn Fn(std::io::Error) -> ReportError,
+) -> Result<(), ReportError> {
     let view = View::build(report);
     let cell_chart = cell_chart(&view.cells, &view.overall);
     let variant_chart = variant_chart(&view.variant_points);
@@ -90,11 +125,6 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     } else {
         super::distractors::chart(&report.summary.distractors)
     };
-    let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
-    // Written by serde_json exactly as the `tojson` filter would (see `html_json`), and
-    // escaped for a script block there, so it is marked safe.
-    let data_json = super::html_json::to_string(&data).map_err(render_error)?;
-    drop(data);
     // Built by `loop_view::tokens_chart` from numbers and `esc`aped labels.
     let loop_charts: Vec<Value> = view
         .loops
@@ -115,10 +145,11 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     env.add_template(TEMPLATE_NAME, TEMPLATE)
         .map_err(render_error)?;
     let tmpl = env.get_template(TEMPLATE_NAME).map_err(render_error)?;
-    // The trial data (two thirds of the page for a big run) is put in after rendering,
-    // rather than copied through the template engine and its growing output: the page is
-    // rendered with a marker in its place. The marker has control characters and a random
-    // part, so no text of the run can be it, and it must come out exactly once.
+    // The trial data (two thirds of the page for a big run) is written after the part
+    // of the page before it, rather than copied through the template engine and its
+    // growing output: the page is rendered with a marker in its place. The marker has
+    // control characters and a random part, so no text of the run can be it, and it
+    // must come out exactly once.
     let marker = format!(
         "\u{1}tg-data-{:016x}\u{1}",
         std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8)
@@ -143,11 +174,18 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
             "the page's trial data marker did not come out once",
         ));
     };
-    let mut out = String::with_capacity(head.len() + data_json.len() + tail.len());
-    out.push_str(head);
-    out.push_str(&data_json);
-    out.push_str(tail);
-    Ok(out)
+    out.write_all(head.as_bytes()).map_err(io)?;
+    // Written by serde_json exactly as the `tojson` filter would (see `html_json`), and
+    // escaped for a script block there.
+    let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
+    super::html_json::to_writer(&mut *out, &data).map_err(|e| {
+        if e.is_io() {
+            io(e.into())
+        } else {
+            render_error(e)
+        }
+    })?;
+    out.write_all(tail.as_bytes()).map_err(io)
 }
 
 // ---------------------------------------------------------------------------------------

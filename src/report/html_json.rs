@@ -21,13 +21,23 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{CharEscape, Formatter, Serializer};
 
-/// `value` as minijinja's `tojson` writes it (see the module documentation).
+/// `value` as minijinja's `tojson` writes it (see the module documentation), as text.
+#[cfg(test)]
 pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
-    let mut out = Vec::with_capacity(64 * 1024);
-    let mut ser = Serializer::with_formatter(&mut out, Spaced);
-    value.serialize(&mut ser)?;
+    let mut out = Vec::new();
+    to_writer(&mut out, value)?;
     // serde_json writes UTF-8: every fragment comes from a `&str`, every escape is ASCII.
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// `value` as minijinja's `tojson` writes it, written into `out` (no copy of the whole
+/// text is held: a run's trial data is megabytes).
+pub(crate) fn to_writer<W: Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    let mut ser = Serializer::with_formatter(out, Spaced);
+    value.serialize(&mut ser)
 }
 
 /// serde_json's compact formatter with minijinja's spacing and HTML-safe strings.

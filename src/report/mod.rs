@@ -259,6 +259,22 @@ pub enum ReportError {
 pub trait Exporter {
     /// Files this exporter writes, with their bytes.
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError>;
+
+    /// Write this exporter's files into `dir` and return their paths, in `render`'s
+    /// order. The default renders every file whole and then writes it; an exporter whose
+    /// file is megabytes (the HTML page of a big run) writes it as it renders instead.
+    fn write_into(&self, report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let mut written = Vec::new();
+        for (name, bytes) in self.render(report)? {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            written.push(path);
+        }
+        Ok(written)
+    }
 }
 
 /// The formats `--format` accepts, besides `terminal`.
@@ -289,18 +305,6 @@ pub fn write_files(
     report: &RunReport,
     formats: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let write = |files: Vec<(String, Vec<u8>)>| -> Result<Vec<PathBuf>, ReportError> {
-        let mut written = Vec::new();
-        for (name, bytes) in files {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            written.push(path);
-        }
-        Ok(written)
-    };
     let mut jobs: Vec<(usize, &str, Box<dyn Exporter + Send>)> = formats
         .iter()
         .enumerate()
@@ -310,7 +314,7 @@ pub fn write_files(
     let mut per_format: Vec<(usize, Result<Vec<PathBuf>, ReportError>)> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .into_iter()
-            .map(|(i, _, e)| (i, s.spawn(move || e.render(report).and_then(write))))
+            .map(|(i, _, e)| (i, s.spawn(move || e.write_into(report, dir))))
             .collect();
         handles
             .into_iter()
