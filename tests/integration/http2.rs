@@ -179,10 +179,13 @@ fn an_endpoint_offering_only_http1_gets_http1_on_kept_alive_connections() {
         requests.iter().all(|(_, v)| *v == Version::HTTP_11),
         "{requests:?}"
     );
-    // At most one connection per request in flight (-j 4), each kept for the next.
+    // Connections are kept for the next requests rather than opened one per request. A
+    // slot of -j 4 is given back as soon as its answer is in, so its next request can go
+    // out while the previous connection is still on its way back to the pool and open a
+    // second one (README, "Live-run overhead"): at most two per slot, 8 for 24 requests.
     let opened = seen.connections.load(Ordering::SeqCst);
     assert!(
-        (1..=4).contains(&opened),
+        (1..=8).contains(&opened),
         "{opened} connections for 24 requests"
     );
 }
