@@ -202,22 +202,203 @@ fn err(e: impl std::fmt::Display) -> ReportError {
     }
 }
 
-/// `behaviour.csv`: a row per cell with behaviour metrics, then `overall`; `None` when
-/// no trial expects a behaviour (the file is then not written).
-fn behaviour_csv(report: &RunReport) -> Result<Option<Vec<u8>>, ReportError> {
+/// Which optional columns a run's CSV files have: the tool-count axis, behaviour facts,
+/// streamed trials. Other runs keep the stable columns alone.
+#[derive(Clone, Copy)]
+struct Columns {
+    axis: bool,
+    behaviour: bool,
+    streamed: bool,
+}
+
+impl Columns {
+    fn of(report: &RunReport) -> Columns {
+        Columns {
+            axis: report.trials.iter().any(|t| t.distractors.is_some()),
+            behaviour: super::behaviour::any_facts(&report.trials),
+            streamed: super::stream::any_streamed(&report.trials),
+        }
+    }
+}
+
+/// The CSV files of `report`, each with the function that writes it; `behaviour.csv`
+/// only when some trial expects a behaviour.
+type WriteCsv = for<'w> fn(
+    &RunReport,
+    Columns,
+    &mut csv::Writer<&'w mut dyn std::io::Write>,
+) -> csv::Result<()>;
+
+fn files(report: &RunReport) -> Vec<(&'static str, WriteCsv)> {
+    let mut files: Vec<(&'static str, WriteCsv)> =
+        vec![("trials.csv", write_trials), ("summary.csv", write_summary)];
+    if report.summary.overall.behaviour.is_some() {
+        files.push(("behaviour.csv", write_behaviour));
+    }
+    files
+}
+
+/// `trials.csv`: the header, then a row per trial.
+fn write_trials(
+    report: &RunReport,
+    cols: Columns,
+    w: &mut csv::Writer<&mut dyn std::io::Write>,
+) -> csv::Result<()> {
+    let mut header: Vec<&str> = TRIAL_COLUMNS.to_vec();
+    if cols.axis {
+        header.extend(DISTRACTOR_TRIAL_COLUMNS);
+    }
+    if cols.behaviour {
+        header.extend(super::behaviour::TRIAL_COLUMNS);
+    }
+    if cols.streamed {
+        header.extend(super::stream::TRIAL_COLUMNS);
+    }
+    w.write_record(&header)?;
+    for t in &report.trials {
+        let calls = t
+            .response
+            .as_ref()
+            .map(|r| r.tool_calls.as_slice())
+            .unwrap_or_default();
+        let checks = t.checks.as_ref();
+        let usage = t.usage();
+        let episode = t.episode.as_ref();
+        let mut row = vec![
+            t.case_id.clone(),
+            t.kind.as_str().to_string(),
+            t.target.clone(),
+            t.variant.clone(),
+            t.tool_choice.to_string(),
+            t.repeat.to_string(),
+            t.passed().to_string(),
+            format!("{:?}", t.verdict).to_lowercase(),
+            t.reasons
+                .iter()
+                .map(|r| format!("{}: {}", r.code, r.message))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            (!calls.is_empty()).to_string(),
+            calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
+            checks
+                .map_or(0, |c| {
+                    c.calls.iter().filter(|x| x.invalid.is_some()).count()
+                })
+                .to_string(),
+            checks
+                .map(|c| {
+                    c.calls
+                        .iter()
+                        .flat_map(|x| x.ungrounded.iter().cloned())
+                        .collect::<Vec<_>>()
+                        .join(";")
+                })
+                .unwrap_or_default(),
+            usage
+                .map(|u| u.input_tokens.to_string())
+                .unwrap_or_default(),
+            usage
+                .map(|u| u.output_tokens.to_string())
+                .unwrap_or_default(),
+            usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
+            cost(t.cost_usd),
+            t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
+            t.tags.join(";"),
+            episode
+                .map(|e| e.rounds.len().to_string())
+                .unwrap_or_default(),
+            episode
+                .map(|e| calls_made(e).to_string())
+                .unwrap_or_default(),
+            episode
+                .and_then(|e| e.stop)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default(),
+        ];
+        if cols.axis {
+            let f = t.distractors;
+            row.extend([
+                f.map(|f| f.n.to_string()).unwrap_or_default(),
+                f.and_then(|f| f.selected)
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+                f.map(|f| f.false_call.to_string()).unwrap_or_default(),
+                f.map(|f| f.tool_definition_tokens.to_string())
+                    .unwrap_or_default(),
+            ]);
+        }
+        if cols.behaviour {
+            row.extend(super::behaviour::trial_cells(t));
+        }
+        if cols.streamed {
+            row.extend(super::stream::trial_cells(t));
+        }
+        w.write_record(&row)?;
+    }
+    Ok(())
+}
+
+/// `summary.csv`: a row per cell, then `overall`.
+fn write_summary(
+    report: &RunReport,
+    cols: Columns,
+    w: &mut csv::Writer<&mut dyn std::io::Write>,
+) -> csv::Result<()> {
+    let mut header: Vec<&str> = SUMMARY_COLUMNS.to_vec();
+    if cols.axis {
+        header.push("distractors");
+    }
+    if cols.streamed {
+        header.extend(super::stream::SUMMARY_COLUMNS);
+    }
+    w.write_record(&header)?;
+    for c in &report.summary.cells {
+        let mut row = metric_row(
+            &c.target,
+            &c.variant,
+            &c.tool_choice,
+            &c.metrics,
+            Some(c.tool_definition_tokens),
+        );
+        if cols.axis {
+            row.push(c.distractors.map(|n| n.to_string()).unwrap_or_default());
+        }
+        if cols.streamed {
+            row.extend(super::stream::summary_cells(Some(c), &c.metrics));
+        }
+        w.write_record(&row)?;
+    }
+    let mut row = metric_row("overall", "", "", &report.summary.overall, None);
+    if cols.axis {
+        row.push(String::new());
+    }
+    if cols.streamed {
+        row.extend(super::stream::summary_cells(None, &report.summary.overall));
+    }
+    w.write_record(&row)?;
+    Ok(())
+}
+
+/// `behaviour.csv`: a row per cell with behaviour metrics, then `overall`.
+fn write_behaviour(
+    report: &RunReport,
+    _: Columns,
+    w: &mut csv::Writer<&mut dyn std::io::Write>,
+) -> csv::Result<()> {
     let Some(overall) = &report.summary.overall.behaviour else {
-        return Ok(None);
+        return Ok(());
     };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(super::behaviour::csv_header())
-        .map_err(err)?;
+    w.write_record(super::behaviour::csv_header())?;
     for c in &report.summary.cells {
         if let Some(b) = &c.metrics.behaviour {
             // A streamed cell says so, as the other formats do.
             let mode = super::summary::stream_mode_label(c.tool_choice.clone(), c.stream);
             let cell = [c.target.as_str(), c.variant.as_str(), mode.as_str()];
-            w.write_record(super::behaviour::csv_row(cell, c.distractors, b, opt))
-                .map_err(err)?;
+            w.write_record(super::behaviour::csv_row(cell, c.distractors, b, opt))?;
         }
     }
     w.write_record(super::behaviour::csv_row(
@@ -225,159 +406,58 @@ fn behaviour_csv(report: &RunReport) -> Result<Option<Vec<u8>>, ReportError> {
         None,
         overall,
         opt,
-    ))
-    .map_err(err)?;
-    Ok(Some(w.into_inner().map_err(err)?))
+    ))?;
+    Ok(())
+}
+
+/// Write one CSV file into `out` through the csv crate's own buffer.
+fn write_one(
+    report: &RunReport,
+    cols: Columns,
+    write: WriteCsv,
+    out: &mut dyn std::io::Write,
+) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    write(report, cols, &mut w)?;
+    w.flush()?;
+    Ok(())
 }
 
 impl Exporter for CsvExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
-        // Runs with the tool-count axis get its columns at the end; others keep the
-        // stable columns alone.
-        let axis = report.trials.iter().any(|t| t.distractors.is_some());
-        // Likewise the behaviour columns, for runs whose trials have behaviour facts.
-        let behaviour = super::behaviour::any_facts(&report.trials);
-        // And the stream columns, for runs with streamed trials.
-        let streamed = super::stream::any_streamed(&report.trials);
-        let mut trials = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<&str> = TRIAL_COLUMNS.to_vec();
-        if axis {
-            header.extend(DISTRACTOR_TRIAL_COLUMNS);
-        }
-        if behaviour {
-            header.extend(super::behaviour::TRIAL_COLUMNS);
-        }
-        if streamed {
-            header.extend(super::stream::TRIAL_COLUMNS);
-        }
-        trials.write_record(&header).map_err(err)?;
-        for t in &report.trials {
-            let calls = t
-                .response
-                .as_ref()
-                .map(|r| r.tool_calls.as_slice())
-                .unwrap_or_default();
-            let checks = t.checks.as_ref();
-            let usage = t.usage();
-            let episode = t.episode.as_ref();
-            let mut row = vec![
-                t.case_id.clone(),
-                t.kind.as_str().to_string(),
-                t.target.clone(),
-                t.variant.clone(),
-                t.tool_choice.to_string(),
-                t.repeat.to_string(),
-                t.passed().to_string(),
-                format!("{:?}", t.verdict).to_lowercase(),
-                t.reasons
-                    .iter()
-                    .map(|r| format!("{}: {}", r.code, r.message))
-                    .collect::<Vec<_>>()
-                    .join(" | "),
-                (!calls.is_empty()).to_string(),
-                calls
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                checks
-                    .map_or(0, |c| {
-                        c.calls.iter().filter(|x| x.invalid.is_some()).count()
-                    })
-                    .to_string(),
-                checks
-                    .map(|c| {
-                        c.calls
-                            .iter()
-                            .flat_map(|x| x.ungrounded.iter().cloned())
-                            .collect::<Vec<_>>()
-                            .join(";")
-                    })
-                    .unwrap_or_default(),
-                usage
-                    .map(|u| u.input_tokens.to_string())
-                    .unwrap_or_default(),
-                usage
-                    .map(|u| u.output_tokens.to_string())
-                    .unwrap_or_default(),
-                usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
-                cost(t.cost_usd),
-                t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
-                t.tags.join(";"),
-                episode
-                    .map(|e| e.rounds.len().to_string())
-                    .unwrap_or_default(),
-                episode
-                    .map(|e| calls_made(e).to_string())
-                    .unwrap_or_default(),
-                episode
-                    .and_then(|e| e.stop)
-                    .map(|s| s.as_str().to_string())
-                    .unwrap_or_default(),
-            ];
-            if axis {
-                let f = t.distractors;
-                row.extend([
-                    f.map(|f| f.n.to_string()).unwrap_or_default(),
-                    f.and_then(|f| f.selected)
-                        .map(|s| s.to_string())
-                        .unwrap_or_default(),
-                    f.map(|f| f.false_call.to_string()).unwrap_or_default(),
-                    f.map(|f| f.tool_definition_tokens.to_string())
-                        .unwrap_or_default(),
-                ]);
-            }
-            if behaviour {
-                row.extend(super::behaviour::trial_cells(t));
-            }
-            if streamed {
-                row.extend(super::stream::trial_cells(t));
-            }
-            trials.write_record(&row).map_err(err)?;
-        }
-        let mut summary = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<&str> = SUMMARY_COLUMNS.to_vec();
-        if axis {
-            header.push("distractors");
-        }
-        if streamed {
-            header.extend(super::stream::SUMMARY_COLUMNS);
-        }
-        summary.write_record(&header).map_err(err)?;
-        for c in &report.summary.cells {
-            let mut row = metric_row(
-                &c.target,
-                &c.variant,
-                &c.tool_choice,
-                &c.metrics,
-                Some(c.tool_definition_tokens),
-            );
-            if axis {
-                row.push(c.distractors.map(|n| n.to_string()).unwrap_or_default());
-            }
-            if streamed {
-                row.extend(super::stream::summary_cells(Some(c), &c.metrics));
-            }
-            summary.write_record(&row).map_err(err)?;
-        }
-        let mut row = metric_row("overall", "", "", &report.summary.overall, None);
-        if axis {
-            row.push(String::new());
-        }
-        if streamed {
-            row.extend(super::stream::summary_cells(None, &report.summary.overall));
-        }
-        summary.write_record(&row).map_err(err)?;
-        let mut files = vec![
-            ("trials.csv".to_string(), trials.into_inner().map_err(err)?),
-            (
-                "summary.csv".to_string(),
-                summary.into_inner().map_err(err)?,
-            ),
-        ];
-        if let Some(bytes) = behaviour_csv(report)? {
-            files.push(("behaviour.csv".to_string(), bytes));
-        }
-        Ok(files)
+        let cols = Columns::of(report);
+        files(report)
+            .into_iter()
+            .map(|(name, write)| {
+                let mut bytes = Vec::new();
+                write_one(report, cols, write, &mut bytes).map_err(err)?;
+                Ok((name.to_string(), bytes))
+            })
+            .collect()
+    }
+
+    /// Writes each file as its rows are made (see [`super::ReportFile`]).
+    fn write_into(
+        &self,
+        report: &RunReport,
+        dir: &std::path::Path,
+    ) -> Result<Vec<std::path::PathBuf>, ReportError> {
+        let cols = Columns::of(report);
+        files(report)
+            .into_iter()
+            .map(|(name, write)| {
+                let mut file = super::ReportFile::create(dir, name)?;
+                write_one(report, cols, write, file.out()).map_err(|e| {
+                    if !e.is_io_error() {
+                        return err(e);
+                    }
+                    match e.into_kind() {
+                        csv::ErrorKind::Io(source) => file.io_error(source),
+                        other => err(format!("{other:?}")),
+                    }
+                })?;
+                file.finish()
+            })
+            .collect()
     }
 }

@@ -467,17 +467,59 @@ fn written_files_are_the_rendered_files() {
     assert!(page.trim_end().ends_with("</html>"));
 }
 
-/// A page that can not be written names its file.
+/// A file that can not be created names itself, for every format.
 #[test]
-fn an_unwritable_page_names_its_file() {
+fn an_unwritable_file_names_itself() {
     let report = report();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-dir");
-    let e = exporter("html")
-        .unwrap()
-        .write_into(&report, &missing)
-        .unwrap_err();
-    let text = e.to_string();
-    assert!(text.contains("report.html"), "{text}");
-    assert!(matches!(e, ReportError::Io { .. }), "{e:?}");
+    for (format, file) in [
+        ("html", "report.html"),
+        ("csv", "trials.csv"),
+        ("junit", "junit.xml"),
+        ("json", "summary.json"),
+        ("md", "summary.md"),
+    ] {
+        let e = exporter(format)
+            .unwrap()
+            .write_into(&report, &missing)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(file), "{format}: {text}");
+        assert!(matches!(e, ReportError::Io { .. }), "{format}: {e:?}");
+    }
+}
+
+/// A write that fails half-way (a full disk: each file is a link to `/dev/full`, which
+/// opens but refuses every byte) is an I/O error naming the file, for the formats
+/// written as they render, never a silently short file.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_an_error_naming_the_file() {
+    let report = report();
+    let dir = tempfile::tempdir().unwrap();
+    for (format, file) in [
+        ("html", "report.html"),
+        ("csv", "trials.csv"),
+        ("junit", "junit.xml"),
+        ("json", "summary.json"),
+    ] {
+        std::os::unix::fs::symlink("/dev/full", dir.path().join(file)).unwrap();
+        let e = exporter(format)
+            .unwrap()
+            .write_into(&report, dir.path())
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(file), "{format}: {text}");
+        match e {
+            ReportError::Io { source, .. } => {
+                assert_eq!(
+                    source.raw_os_error(),
+                    Some(28),
+                    "{format}: ENOSPC, {source}"
+                )
+            }
+            other => panic!("{format}: {other:?}"),
+        }
+    }
 }

@@ -80,16 +80,14 @@ impl Exporter for HtmlExporter {
     /// first touched that many megabytes of fresh memory (a page fault and a zeroed page
     /// each) and copied them twice.
     fn write_into(&self, report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let mut file = super::ReportFile::create(dir, FILE_NAME)?;
         let path = dir.join(FILE_NAME);
         let io = |source| ReportError::Io {
             path: path.clone(),
             source,
         };
-        let file = std::fs::File::create(&path).map_err(io)?;
-        let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
-        write_page(report, &mut out, &io)?;
-        out.flush().map_err(io)?;
-        Ok(vec![path])
+        write_page(report, file.out(), &io)?;
+        Ok(vec![file.finish()?])
     }
 }
 
@@ -145,15 +143,16 @@ fn write_page(
     env.add_template(TEMPLATE_NAME, TEMPLATE)
         .map_err(render_error)?;
     let tmpl = env.get_template(TEMPLATE_NAME).map_err(render_error)?;
-    // The trial data (two thirds of the page for a big run) is written after the part
-    // of the page before it, rather than copied through the template engine and its
-    // growing output: the page is rendered with a marker in its place. The marker has
-    // control characters and a random part, so no text of the run can be it, and it
-    // must come out exactly once.
-    let marker = format!(
-        "\u{1}tg-data-{:016x}\u{1}",
-        std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8)
-    );
+    // The trial table and the trial data (nearly all of the page for a big run) are
+    // written straight to `out` between the parts of the page around them, rather than
+    // going through the template engine (a value and a loop iteration per cell of every
+    // row) and its growing output: the page is rendered with a marker in each place. A
+    // marker has control characters and a random part, so no text of the run can be it,
+    // and each must come out exactly once.
+    let random =
+        std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8);
+    let rows_marker = format!("\u{1}tg-rows-{random:016x}\u{1}");
+    let data_marker = format!("\u{1}tg-data-{random:016x}\u{1}");
     let page = tmpl
         .render(context! {
             v => Value::from(Serde(&view)),
@@ -165,16 +164,15 @@ fn write_page(
             distractor_rows => Value::from(Serde(&report.summary.distractors)),
             stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
             loop_charts => loop_charts,
-            data_json => Value::from_safe_string(marker.clone()),
+            trial_rows => Value::from_safe_string(rows_marker.clone()),
+            data_json => Value::from_safe_string(data_marker.clone()),
         })
         .map_err(render_error)?;
-    let mut parts = page.split(marker.as_str());
-    let (Some(head), Some(tail), None) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(render_error(
-            "the page's trial data marker did not come out once",
-        ));
-    };
+    let (head, rest) = split_at_marker(&page, &rows_marker)?;
+    let (middle, tail) = split_at_marker(rest, &data_marker)?;
     out.write_all(head.as_bytes()).map_err(io)?;
+    write_trial_rows(&mut *out, report, &view).map_err(io)?;
+    out.write_all(middle.as_bytes()).map_err(io)?;
     // Written by serde_json exactly as the `tojson` filter would (see `html_json`), and
     // escaped for a script block there.
     let data = Data::build(report, &view.cell_index, view.cell_labels.clone());
@@ -186,6 +184,67 @@ fn write_page(
         }
     })?;
     out.write_all(tail.as_bytes()).map_err(io)
+}
+
+/// The text before and after the one `marker` in `text`.
+fn split_at_marker<'t>(text: &'t str, marker: &str) -> Result<(&'t str, &'t str), ReportError> {
+    let mut parts = text.split(marker);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(before), Some(after), None) => Ok((before, after)),
+        _ => Err(render_error(
+            "a marker of the page's trial table or data did not come out once",
+        )),
+    }
+}
+
+/// The rows of the trial table, one line each, escaped as the template's auto-escape
+/// escapes (minijinja's `HtmlEscape`): case, kind, cell, repeat, verdict (with a mark
+/// when the response carried warnings), the loop columns when the run has loop trials,
+/// and the first reason, cut to [`REASON_CHARS`].
+fn write_trial_rows(out: &mut impl Write, report: &RunReport, view: &View) -> std::io::Result<()> {
+    use minijinja::HtmlEscape as E;
+    for (i, t) in report.trials.iter().enumerate() {
+        let cell = &view.cell_labels[view.cell_index[i]];
+        let verdict = verdict_str(t.verdict);
+        write!(
+            out,
+            "<tr class=\"trow\" id=\"t-{i}\"><td><details><summary>{}</summary></details></td>\
+             <td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}",
+            E(&t.case_id),
+            E(t.kind.as_str()),
+            E(cell),
+            t.repeat,
+            E(verdict),
+            E(verdict),
+        )?;
+        let warn = t.response.as_ref().is_some_and(|r| !r.warnings.is_empty())
+            || t.episode
+                .as_ref()
+                .is_some_and(|e| e.rounds.iter().any(|r| !r.response.warnings.is_empty()));
+        if warn {
+            out.write_all(
+                " <span class=\"warn\" title=\"this trial has warnings\">⚠</span>".as_bytes(),
+            )?;
+        }
+        out.write_all(b"</td>")?;
+        if view.loops.is_some() {
+            match loop_view::trial_summary(t) {
+                Some((rounds, calls, stop)) => write!(
+                    out,
+                    "<td class=\"n\">{rounds}</td><td class=\"n\">{calls}</td><td>{}</td>",
+                    E(stop)
+                )?,
+                None => out.write_all(
+                    "<td class=\"n\">–</td><td class=\"n\">–</td><td>–</td>".as_bytes(),
+                )?,
+            }
+        }
+        let reason = t.reasons.first().map_or(String::new(), |r| {
+            truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
+        });
+        writeln!(out, "<td>{}</td></tr>", E(&reason))?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -452,25 +511,6 @@ struct UngroundedExample {
     values: Vec<String>,
 }
 
-#[derive(Serialize)]
-struct TrialRow {
-    i: usize,
-    case: String,
-    kind: &'static str,
-    cell: String,
-    repeat: u32,
-    verdict: &'static str,
-    reason: String,
-    /// The response carried warnings (marked in the row, listed in its transcript).
-    warn: bool,
-    /// Rounds played, for a loop trial (a column when the run has loop trials).
-    rounds: Option<usize>,
-    /// Tool calls made, for a loop trial.
-    calls: Option<usize>,
-    /// How a loop trial stopped (`error`: an infrastructure failure ended it).
-    stop: Option<&'static str>,
-}
-
 /// One cell's row of the stop-reason table.
 #[derive(Serialize)]
 struct LoopCellRow {
@@ -557,7 +597,6 @@ struct View {
     invalid_total: usize,
     ungrounded_examples: Vec<UngroundedExample>,
     ungrounded_total: usize,
-    trials: Vec<TrialRow>,
     /// The tool-loop section (stop reasons, tokens per round), when there are loop trials.
     loops: Option<LoopsView>,
     /// The behaviour section (confusion matrices, macro-F1, hallucination rates), when
@@ -857,34 +896,7 @@ impl View {
             }
         }
 
-        let mut kinds = BTreeSet::new();
-        let trials = report
-            .trials
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                kinds.insert(t.kind.as_str());
-                let summary = loop_view::trial_summary(t);
-                TrialRow {
-                    i,
-                    case: t.case_id.clone(),
-                    kind: t.kind.as_str(),
-                    cell: cells[cell_index[i]].label.clone(),
-                    repeat: t.repeat,
-                    verdict: verdict_str(t.verdict),
-                    reason: t.reasons.first().map_or(String::new(), |r| {
-                        truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
-                    }),
-                    warn: t.response.as_ref().is_some_and(|r| !r.warnings.is_empty())
-                        || t.episode.as_ref().is_some_and(|e| {
-                            e.rounds.iter().any(|r| !r.response.warnings.is_empty())
-                        }),
-                    rounds: summary.map(|s| s.0),
-                    calls: summary.map(|s| s.1),
-                    stop: summary.map(|s| s.2),
-                }
-            })
-            .collect();
+        let kinds: BTreeSet<&'static str> = report.trials.iter().map(|t| t.kind.as_str()).collect();
         let cell_labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
         let loops = LoopsView::build(&report.trials, &cell_index, &cell_labels);
         let (description_variants, descriptions, same_descriptions) = descriptions(meta);
@@ -922,7 +934,6 @@ impl View {
             invalid_total,
             ungrounded_examples,
             ungrounded_total,
-            trials,
             loops,
             behaviour: super::behaviour_view::BehaviourView::build(&report.summary),
             trial_behaviour: report.trials.iter().any(|t| {
@@ -2642,5 +2653,116 @@ mod tests {
         assert!(svg.contains("&lt;img"));
         assert_eq!(truncate("北京abc", 2), "北京…");
         assert_eq!(truncate("ab", 2), "ab");
+    }
+
+    /// The trial table as the template wrote it before `write_trial_rows` (the loop this
+    /// function replaced), kept here as the reference for its bytes.
+    const ROWS_TEMPLATE: &str = r#"{% for t in trials %}
+<tr class="trow" id="t-{{ t.i }}"><td><details><summary>{{ t.case }}</summary></details></td><td>{{ t.kind }}</td><td>{{ t.cell }}</td><td>{{ t.repeat }}</td><td class="{{ t.verdict }}">{{ t.verdict }}{% if t.warn %} <span class="warn" title="this trial has warnings">⚠</span>{% endif %}</td>{% if loops %}{% if t.stop %}<td class="n">{{ t.rounds }}</td><td class="n">{{ t.calls }}</td><td>{{ t.stop }}</td>{% else %}<td class="n">–</td><td class="n">–</td><td>–</td>{% endif %}{% endif %}<td>{{ t.reason }}</td></tr>
+{% endfor %}"#;
+
+    /// `report`'s trial table through [`ROWS_TEMPLATE`], with the page's settings.
+    fn rows_by_template(report: &RunReport) -> String {
+        let view = View::build(report);
+        let trials: Vec<serde_json::Value> = report
+            .trials
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let summary = loop_view::trial_summary(t);
+                serde_json::json!({
+                    "i": i,
+                    "case": t.case_id,
+                    "kind": t.kind.as_str(),
+                    "cell": view.cell_labels[view.cell_index[i]],
+                    "repeat": t.repeat,
+                    "verdict": verdict_str(t.verdict),
+                    "reason": t.reasons.first().map_or(String::new(), |r| {
+                        truncate(&format!("{}: {}", r.code, r.message), REASON_CHARS)
+                    }),
+                    "warn": t.response.as_ref().is_some_and(|r| !r.warnings.is_empty())
+                        || t.episode.as_ref().is_some_and(|e| {
+                            e.rounds.iter().any(|r| !r.response.warnings.is_empty())
+                        }),
+                    "rounds": summary.map(|s| s.0),
+                    "calls": summary.map(|s| s.1),
+                    "stop": summary.map(|s| s.2),
+                })
+            })
+            .collect();
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_syntax(
+            SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .build()
+                .unwrap(),
+        );
+        env.add_template("rows.html.j2", ROWS_TEMPLATE).unwrap();
+        env.get_template("rows.html.j2")
+            .unwrap()
+            .render(
+                context! { trials => Value::from(Serde(&trials)), loops => view.loops.is_some() },
+            )
+            .unwrap()
+    }
+
+    fn rows_written(report: &RunReport) -> String {
+        let mut out = Vec::new();
+        write_trial_rows(&mut out, report, &View::build(report)).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn trial_rows_are_what_the_template_loop_wrote() {
+        use CaseKind::*;
+        use Verdict::*;
+        // Markup in case ids, targets, variants and reasons; a reason over the cut, in
+        // characters of several bytes; warnings on a response and on a loop round.
+        let mut hostile = hostile_report();
+        let long = format!("{}{SCRIPT}", "北".repeat(REASON_CHARS));
+        hostile.trials[0].reasons = vec![Reason {
+            code: "x&y".into(),
+            message: long,
+        }];
+        if let Some(r) = hostile.trials[0].response.as_mut() {
+            r.warnings.push("usage looked implausible".into());
+        }
+        let rows = rows_written(&hostile);
+        assert_eq!(rows, rows_by_template(&hostile));
+        assert_eq!(rows.lines().count(), hostile.trials.len());
+        assert!(rows.contains("this trial has warnings") && !rows.contains("<script>"));
+
+        let single = trial(
+            "<b>",
+            ShouldNotCall,
+            "m",
+            "v'\"",
+            0,
+            Some("hi"),
+            vec![],
+            Pass,
+        );
+        let mut looped = as_loop(
+            trial("w", ShouldCall, "m", "v'\"", 1, None, vec![], Fail),
+            Some(StopReason::Answered),
+        );
+        if let Some(e) = looped.episode.as_mut() {
+            e.rounds[0].response.warnings.push("late usage".into());
+        }
+        let errored = as_loop(
+            trial("w", ShouldCall, "m", "v'\"", 2, None, vec![], Error),
+            None,
+        );
+        let loops = report_of(vec![single, looped, errored], &[("v'\"", 10)]);
+        let rows = rows_written(&loops);
+        assert_eq!(rows, rows_by_template(&loops));
+        assert_eq!(rows.matches("<td class=\"n\">").count(), 6);
+
+        // No trial: no row, as the loop wrote none.
+        let empty = report_of(Vec::new(), &[("v", 10)]);
+        assert_eq!(rows_written(&empty), "");
+        assert_eq!(rows_by_template(&empty), "");
     }
 }

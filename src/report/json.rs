@@ -14,24 +14,54 @@ fn round_costs(m: &mut Metrics) {
     m.cost_usd = m.cost_usd.map(|c| round_sig(c, MACHINE_DIGITS));
 }
 
+/// The file the JSON exporter writes.
+const FILE_NAME: &str = "summary.json";
+
+/// The summary as written: costs rounded.
+fn rounded(report: &RunReport) -> super::Summary {
+    let mut summary = report.summary.clone();
+    round_costs(&mut summary.overall);
+    for c in &mut summary.cells {
+        round_costs(&mut c.metrics);
+    }
+    for t in summary
+        .thresholds
+        .iter_mut()
+        .filter(|t| t.metric == "cost_usd")
+    {
+        t.value = t.value.map(|v| round_sig(v, MACHINE_DIGITS));
+    }
+    summary
+}
+
+fn render_error(e: serde_json::Error) -> ReportError {
+    ReportError::Render {
+        format: "json",
+        message: e.to_string(),
+    }
+}
+
 impl Exporter for JsonExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
-        let mut summary = report.summary.clone();
-        round_costs(&mut summary.overall);
-        for c in &mut summary.cells {
-            round_costs(&mut c.metrics);
-        }
-        for t in summary
-            .thresholds
-            .iter_mut()
-            .filter(|t| t.metric == "cost_usd")
-        {
-            t.value = t.value.map(|v| round_sig(v, MACHINE_DIGITS));
-        }
-        let bytes = serde_json::to_vec_pretty(&summary).map_err(|e| ReportError::Render {
-            format: "json",
-            message: e.to_string(),
+        let bytes = serde_json::to_vec_pretty(&rounded(report)).map_err(render_error)?;
+        Ok(vec![(FILE_NAME.to_string(), bytes)])
+    }
+
+    /// Writes the file as it is serialised (see [`super::ReportFile`]).
+    fn write_into(
+        &self,
+        report: &RunReport,
+        dir: &std::path::Path,
+    ) -> Result<Vec<std::path::PathBuf>, ReportError> {
+        let summary = rounded(report);
+        let mut file = super::ReportFile::create(dir, FILE_NAME)?;
+        serde_json::to_writer_pretty(file.out(), &summary).map_err(|e| {
+            if e.is_io() {
+                file.io_error(e.into())
+            } else {
+                render_error(e)
+            }
         })?;
-        Ok(vec![("summary.json".to_string(), bytes)])
+        Ok(vec![file.finish()?])
     }
 }

@@ -208,7 +208,18 @@ impl Doc {
     }
 
     /// The XML.
+    /// The document as text.
+    #[cfg(test)]
     fn write(&self) -> String {
+        let mut out = Vec::new();
+        self.write_to(&mut out).expect("a Vec takes every write");
+        String::from_utf8(out).expect("the document is UTF-8")
+    }
+
+    /// Write the document to `sink` as it is put together, a few test cases at a time:
+    /// the writer's buffer is handed on whenever it passes [`Doc::CHUNK`], so it stays
+    /// that small however many trials the run had.
+    fn write_to(&self, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
         let count = |s: &Suite, error: bool| {
             s.cases
                 .iter()
@@ -247,14 +258,21 @@ impl Doc {
             x.properties(&s.properties);
             for c in &s.cases {
                 x.case(c, &classnames[c.classname]);
+                if x.out.len() >= Self::CHUNK {
+                    sink.write_all(x.out.as_bytes())?;
+                    x.out.clear();
+                }
             }
             x.end("testsuite");
         }
         x.end("testsuites");
         // quick-junit ends the file with a newline.
         x.out.push('\n');
-        x.out
+        sink.write_all(x.out.as_bytes())
     }
+
+    /// Bytes the writer gathers before handing them on.
+    const CHUNK: usize = 64 * 1024;
 }
 
 /// `text` as quick-junit keeps it: ANSI escape sequences and control characters other
@@ -399,10 +417,28 @@ fn escape(out: &mut String, text: &str) {
     out.push_str(&text[start..]);
 }
 
+/// The file the JUnit exporter writes.
+const FILE_NAME: &str = "junit.xml";
+
 impl Exporter for JunitExporter {
     fn render(&self, report: &RunReport) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
-        let xml = Doc::build(report).write();
-        Ok(vec![("junit.xml".to_string(), xml.into_bytes())])
+        let mut xml = Vec::new();
+        Doc::build(report)
+            .write_to(&mut xml)
+            .expect("a Vec takes every write");
+        Ok(vec![(FILE_NAME.to_string(), xml)])
+    }
+
+    /// Writes the file as it is put together (see [`super::ReportFile`]).
+    fn write_into(
+        &self,
+        report: &RunReport,
+        dir: &std::path::Path,
+    ) -> Result<Vec<std::path::PathBuf>, ReportError> {
+        let doc = Doc::build(report);
+        let mut file = super::ReportFile::create(dir, FILE_NAME)?;
+        doc.write_to(file.out()).map_err(|e| file.io_error(e))?;
+        Ok(vec![file.finish()?])
     }
 }
 
@@ -538,6 +574,29 @@ mod tests {
         // The texts really were cleaned and escaped.
         assert!(!ours.contains('\x1b') && !ours.contains('\t'), "{ours}");
         assert!(ours.contains("&lt;tag attr=&apos;x&apos;"), "{ours}");
+    }
+
+    /// A document of many times [`Doc::CHUNK`] (the writer hands its buffer on as it
+    /// goes) is still quick-junit's byte for byte, whole in a `Vec` or through a small
+    /// buffered writer.
+    #[test]
+    fn a_document_written_in_chunks_is_quick_junits() {
+        let mut doc = hostile_doc();
+        let first = doc.suites[0].cases.clone();
+        for round in 0..400 {
+            doc.suites[0]
+                .cases
+                .extend(first.iter().cloned().map(|mut c| {
+                    c.name = format!("{} #{round}", c.name);
+                    c
+                }));
+        }
+        let ours = doc.write();
+        assert!(ours.len() > 10 * Doc::CHUNK, "{} bytes", ours.len());
+        assert_eq!(ours, by_quick_junit(&doc));
+        let mut small = std::io::BufWriter::with_capacity(1000, Vec::new());
+        doc.write_to(&mut small).unwrap();
+        assert_eq!(small.into_inner().unwrap(), ours.as_bytes());
     }
 
     #[test]

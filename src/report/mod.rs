@@ -277,6 +277,52 @@ pub trait Exporter {
     }
 }
 
+/// A file of the run directory written through a buffer as it is rendered, for the
+/// exporters whose files grow with the trials (`report.html`, `trials.csv`, `junit.xml`,
+/// `summary.json`): they are written between a run's last answer and its exit, and
+/// rendering one whole first touched as many megabytes of fresh memory (a page fault and
+/// a zeroed page each, more copies as the buffer grew) before writing it.
+pub(crate) struct ReportFile {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl ReportFile {
+    /// Create (or truncate) `name` in `dir`.
+    pub(crate) fn create(dir: &Path, name: &str) -> Result<ReportFile, ReportError> {
+        let path = dir.join(name);
+        match std::fs::File::create(&path) {
+            Ok(file) => Ok(ReportFile {
+                path,
+                out: std::io::BufWriter::with_capacity(256 * 1024, file),
+            }),
+            Err(source) => Err(ReportError::Io { path, source }),
+        }
+    }
+
+    /// Where the bytes go.
+    pub(crate) fn out(&mut self) -> &mut std::io::BufWriter<std::fs::File> {
+        &mut self.out
+    }
+
+    /// `source` as the error of writing this file.
+    pub(crate) fn io_error(&self, source: std::io::Error) -> ReportError {
+        ReportError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Write what is buffered and return the file's path.
+    pub(crate) fn finish(mut self) -> Result<PathBuf, ReportError> {
+        use std::io::Write;
+        match self.out.flush() {
+            Ok(()) => Ok(self.path),
+            Err(source) => Err(self.io_error(source)),
+        }
+    }
+}
+
 /// The formats `--format` accepts, besides `terminal`.
 pub const FILE_FORMATS: &[&str] = &["json", "csv", "junit", "md", "html"];
 
