@@ -436,7 +436,7 @@ impl Exporter for CsvExporter {
             .collect()
     }
 
-    /// Writes each file as its rows are made (see [`super::ReportFile`]).
+    /// Writes each file as its rows are made (see `report::ReportFile`).
     fn write_into(
         &self,
         report: &RunReport,

@@ -47,7 +47,7 @@ impl Exporter for JsonExporter {
         Ok(vec![(FILE_NAME.to_string(), bytes)])
     }
 
-    /// Writes the file as it is serialised (see [`super::ReportFile`]).
+    /// Writes the file as it is serialised (see `report::ReportFile`).
     fn write_into(
         &self,
         report: &RunReport,

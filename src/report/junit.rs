@@ -429,7 +429,7 @@ impl Exporter for JunitExporter {
         Ok(vec![(FILE_NAME.to_string(), xml)])
     }
 
-    /// Writes the file as it is put together (see [`super::ReportFile`]).
+    /// Writes the file as it is put together (see `report::ReportFile`).
     fn write_into(
         &self,
         report: &RunReport,
