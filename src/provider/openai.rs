@@ -160,7 +160,11 @@ impl OpenAiProvider {
             fields: &fields,
             tools: tools.as_deref(),
         };
-        serde_json::to_vec(&wire).map_err(|e| self.unsupported(e.to_string()))
+        // Sized for the tools (nearly all of a body) and the rest, so the buffer is not
+        // grown and copied several times on the way.
+        let mut out = Vec::with_capacity(tools.as_ref().map_or(0, |t| t.get().len()) + 2048);
+        serde_json::to_writer(&mut out, &wire).map_err(|e| self.unsupported(e.to_string()))?;
+        Ok(out)
     }
 
     fn cached_tools(&self, tools: &Arc<Vec<ToolDefinition>>) -> Arc<RawValue> {

@@ -223,6 +223,9 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<JournalContents, JournalError>
 #[derive(Debug)]
 pub struct Journal {
     out: BufWriter<File>,
+    /// The record being written, serialised: kept from trial to trial so appending
+    /// allocates nothing once it has grown to the size of a record.
+    line: Vec<u8>,
 }
 
 impl Journal {
@@ -247,6 +250,7 @@ impl Journal {
     fn over(file: File) -> Journal {
         Journal {
             out: BufWriter::with_capacity(1 << 16, file),
+            line: Vec::new(),
         }
     }
 
@@ -255,9 +259,10 @@ impl Journal {
     pub fn append(&mut self, record: &TrialRecord) -> std::io::Result<()> {
         // The format is the line's first key, so a reader can tell it without parsing
         // the record: `{"format":2,` then the record's own fields.
-        let json = serde_json::to_vec(record)?;
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, record)?;
         write!(self.out, "{{\"format\":{TRIALS_FORMAT},")?;
-        self.out.write_all(json.get(1..).unwrap_or_default())?;
+        self.out.write_all(self.line.get(1..).unwrap_or_default())?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
