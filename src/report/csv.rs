@@ -2,6 +2,8 @@
 //! `behaviour.csv` too when some trial expects a behaviour (see `report::behaviour`).
 //! Column names are stable and documented in `docs/reports.md`.
 
+use std::fmt::Write as _;
+
 use super::format::{MACHINE_DIGITS, round_sig};
 use super::{Exporter, ReportError, RunReport};
 use crate::score::loops::{LoopMetrics, calls_made};
@@ -255,6 +257,10 @@ fn write_trials(
         header.extend(super::stream::TRIAL_COLUMNS);
     }
     w.write_record(&header)?;
+    // One record and one scratch string for every row: a row's two dozen fields are
+    // written into them rather than each made a `String` (tens of thousands of small
+    // allocations for a big run, written between its last answer and its exit).
+    let mut row = Row::default();
     for t in &report.trials {
         let calls = t
             .response
@@ -264,82 +270,114 @@ fn write_trials(
         let checks = t.checks.as_ref();
         let usage = t.usage();
         let episode = t.episode.as_ref();
-        let mut row = vec![
-            t.case_id.clone(),
-            t.kind.as_str().to_string(),
-            t.target.clone(),
-            t.variant.clone(),
-            t.tool_choice.to_string(),
-            t.repeat.to_string(),
-            t.passed().to_string(),
-            format!("{:?}", t.verdict).to_lowercase(),
-            t.reasons
-                .iter()
-                .map(|r| format!("{}: {}", r.code, r.message))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            (!calls.is_empty()).to_string(),
-            calls
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(";"),
+        row.record.clear();
+        row.text(&t.case_id);
+        row.text(t.kind.as_str());
+        row.text(&t.target);
+        row.text(&t.variant);
+        row.show(&t.tool_choice);
+        row.show(t.repeat);
+        row.show(t.passed());
+        row.text(verdict_name(t.verdict));
+        row.joined(" | ", t.reasons.iter(), |out, r| {
+            write!(out, "{}: {}", r.code, r.message)
+        });
+        row.show(!calls.is_empty());
+        row.joined(";", calls.iter(), |out, c| out.write_str(&c.name));
+        row.show(checks.map_or(0, |c| {
+            c.calls.iter().filter(|x| x.invalid.is_some()).count()
+        }));
+        row.joined(
+            ";",
             checks
-                .map_or(0, |c| {
-                    c.calls.iter().filter(|x| x.invalid.is_some()).count()
-                })
-                .to_string(),
-            checks
-                .map(|c| {
-                    c.calls
-                        .iter()
-                        .flat_map(|x| x.ungrounded.iter().cloned())
-                        .collect::<Vec<_>>()
-                        .join(";")
-                })
-                .unwrap_or_default(),
-            usage
-                .map(|u| u.input_tokens.to_string())
-                .unwrap_or_default(),
-            usage
-                .map(|u| u.output_tokens.to_string())
-                .unwrap_or_default(),
-            usage.map(|u| u.estimated.to_string()).unwrap_or_default(),
-            cost(t.cost_usd),
-            t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default(),
-            t.tags.join(";"),
-            episode
-                .map(|e| e.rounds.len().to_string())
-                .unwrap_or_default(),
-            episode
-                .map(|e| calls_made(e).to_string())
-                .unwrap_or_default(),
-            episode
-                .and_then(|e| e.stop)
-                .map(|s| s.as_str().to_string())
-                .unwrap_or_default(),
-        ];
+                .into_iter()
+                .flat_map(|c| c.calls.iter().flat_map(|x| x.ungrounded.iter())),
+            |out, u| out.write_str(u),
+        );
+        row.maybe(usage.map(|u| u.input_tokens));
+        row.maybe(usage.map(|u| u.output_tokens));
+        row.maybe(usage.map(|u| u.estimated));
+        row.text(&cost(t.cost_usd));
+        row.text(&t.latency_ms().map(|l| opt(Some(l))).unwrap_or_default());
+        row.joined(";", t.tags.iter(), |out, tag| out.write_str(tag));
+        row.maybe(episode.map(|e| e.rounds.len()));
+        row.maybe(episode.map(calls_made));
+        row.text(episode.and_then(|e| e.stop).map_or("", |s| s.as_str()));
         if cols.axis {
             let f = t.distractors;
-            row.extend([
-                f.map(|f| f.n.to_string()).unwrap_or_default(),
-                f.and_then(|f| f.selected)
-                    .map(|s| s.to_string())
-                    .unwrap_or_default(),
-                f.map(|f| f.false_call.to_string()).unwrap_or_default(),
-                f.map(|f| f.tool_definition_tokens.to_string())
-                    .unwrap_or_default(),
-            ]);
+            row.maybe(f.map(|f| f.n));
+            row.maybe(f.and_then(|f| f.selected));
+            row.maybe(f.map(|f| f.false_call));
+            row.maybe(f.map(|f| f.tool_definition_tokens));
         }
         if cols.behaviour {
-            row.extend(super::behaviour::trial_cells(t));
+            for cell in super::behaviour::trial_cells(t) {
+                row.text(&cell);
+            }
         }
         if cols.streamed {
-            row.extend(super::stream::trial_cells(t));
+            for cell in super::stream::trial_cells(t) {
+                row.text(&cell);
+            }
         }
-        w.write_record(&row)?;
+        w.write_byte_record(&row.record)?;
     }
     Ok(())
+}
+
+/// A verdict as `trials.csv` writes it (its `Debug` name, lower case).
+fn verdict_name(v: crate::score::Verdict) -> &'static str {
+    match v {
+        crate::score::Verdict::Pass => "pass",
+        crate::score::Verdict::Fail => "fail",
+        crate::score::Verdict::Error => "error",
+    }
+}
+
+/// A row of `trials.csv` being put together, reused from row to row.
+#[derive(Default)]
+struct Row {
+    record: csv::ByteRecord,
+    scratch: String,
+}
+
+impl Row {
+    /// A field of text as it is.
+    fn text(&mut self, text: &str) {
+        self.record.push_field(text.as_bytes());
+    }
+
+    /// A field of `value` as `Display` writes it.
+    fn show(&mut self, value: impl std::fmt::Display) {
+        self.scratch.clear();
+        let _ = write!(self.scratch, "{value}");
+        self.record.push_field(self.scratch.as_bytes());
+    }
+
+    /// A field of `value` as `Display` writes it, or empty.
+    fn maybe(&mut self, value: Option<impl std::fmt::Display>) {
+        match value {
+            Some(v) => self.show(v),
+            None => self.text(""),
+        }
+    }
+
+    /// A field of `items`, each written by `each`, separated by `separator`.
+    fn joined<T>(
+        &mut self,
+        separator: &str,
+        items: impl Iterator<Item = T>,
+        mut each: impl FnMut(&mut String, T) -> std::fmt::Result,
+    ) {
+        self.scratch.clear();
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                self.scratch.push_str(separator);
+            }
+            let _ = each(&mut self.scratch, item);
+        }
+        self.record.push_field(self.scratch.as_bytes());
+    }
 }
 
 /// `summary.csv`: a row per cell, then `overall`.
