@@ -383,30 +383,44 @@ impl Summary {
                 unique.push(c);
             }
         }
-        let mut cell_summaries = Vec::with_capacity(unique.len() * counts.len() * streams.len());
-        for (((target, variant, mode), n), stream) in unique
-            .into_iter()
-            .flat_map(|c| counts.iter().map(move |n| (c, *n)))
-            .flat_map(|c| streams.iter().map(move |s| (c, *s)))
-        {
-            let key = (target.as_str(), variant.as_str(), mode.clone(), n, stream);
-            let in_cell = by_cell.get(&key).map(Vec::as_slice).unwrap_or_default();
-            let metrics = Metrics::of(in_cell.iter().copied());
-            cell_summaries.push(CellSummary {
-                target: target.clone(),
-                variant: variant.clone(),
-                tool_choice: mode.clone(),
-                distractors: n,
-                stream,
-                tool_definition_tokens: variants
-                    .iter()
-                    .find(|v| &v.variant == variant)
-                    .map_or(0, |v| v.tool_definition_tokens),
-                metrics,
-                outcomes: outcomes(in_cell),
+        // The overall metrics and the failure and warning lines go over every trial
+        // once more; they are worked out on another thread while the cells are (this
+        // runs between a big run's last answer and its reports).
+        let (cell_summaries, (overall, failures, warnings)) = std::thread::scope(|scope| {
+            let side = scope.spawn(|| {
+                (
+                    Metrics::of(trials),
+                    failure_lines(trials),
+                    warning_lines(trials),
+                )
             });
-        }
-        let overall = Metrics::of(trials);
+            let mut cell_summaries =
+                Vec::with_capacity(unique.len() * counts.len() * streams.len());
+            for (((target, variant, mode), n), stream) in unique
+                .into_iter()
+                .flat_map(|c| counts.iter().map(move |n| (c, *n)))
+                .flat_map(|c| streams.iter().map(move |s| (c, *s)))
+            {
+                let key = (target.as_str(), variant.as_str(), mode.clone(), n, stream);
+                let in_cell = by_cell.get(&key).map(Vec::as_slice).unwrap_or_default();
+                let metrics = Metrics::of(in_cell.iter().copied());
+                cell_summaries.push(CellSummary {
+                    target: target.clone(),
+                    variant: variant.clone(),
+                    tool_choice: mode.clone(),
+                    distractors: n,
+                    stream,
+                    tool_definition_tokens: variants
+                        .iter()
+                        .find(|v| &v.variant == variant)
+                        .map_or(0, |v| v.tool_definition_tokens),
+                    metrics,
+                    outcomes: outcomes(in_cell),
+                });
+            }
+            let side = side.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (cell_summaries, side)
+        });
         let views: Vec<CellView<'_>> = cell_summaries
             .iter()
             .map(|c| CellView {
@@ -419,39 +433,6 @@ impl Summary {
             })
             .collect();
         let thresholds = thresholds::check(gates, &overall, &views);
-        let failures = trials
-            .iter()
-            .filter(|t| !t.passed())
-            .map(|t| FailureLine {
-                case_id: t.case_id.clone(),
-                cell: cell_label(t),
-                repeat: t.repeat,
-                verdict: if t.verdict == Verdict::Error {
-                    "error"
-                } else {
-                    "fail"
-                }
-                .into(),
-                reason: t
-                    .reasons
-                    .iter()
-                    .map(|r| r.message.clone())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            })
-            .collect();
-        let warnings = trials
-            .iter()
-            .filter_map(|t| {
-                let w = &t.response.as_ref()?.warnings;
-                (!w.is_empty()).then(|| WarningLine {
-                    case_id: t.case_id.clone(),
-                    cell: cell_label(t),
-                    repeat: t.repeat,
-                    warnings: w.clone(),
-                })
-            })
-            .collect();
         Summary {
             summary_version: SUMMARY_VERSION,
             suite: suite.to_string(),
@@ -471,6 +452,47 @@ impl Summary {
     pub fn thresholds_ok(&self) -> bool {
         self.thresholds.iter().all(|t| t.ok)
     }
+}
+
+/// A line per trial that did not pass, for the terminal and `summary.json`.
+fn failure_lines(trials: &[TrialRecord]) -> Vec<FailureLine> {
+    trials
+        .iter()
+        .filter(|t| !t.passed())
+        .map(|t| FailureLine {
+            case_id: t.case_id.clone(),
+            cell: cell_label(t),
+            repeat: t.repeat,
+            verdict: if t.verdict == Verdict::Error {
+                "error"
+            } else {
+                "fail"
+            }
+            .into(),
+            reason: t
+                .reasons
+                .iter()
+                .map(|r| r.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect()
+}
+
+/// A line per trial whose response carried warnings.
+fn warning_lines(trials: &[TrialRecord]) -> Vec<WarningLine> {
+    trials
+        .iter()
+        .filter_map(|t| {
+            let w = &t.response.as_ref()?.warnings;
+            (!w.is_empty()).then(|| WarningLine {
+                case_id: t.case_id.clone(),
+                cell: cell_label(t),
+                repeat: t.repeat,
+                warnings: w.clone(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
