@@ -38,6 +38,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
     check_formats(&args.format)?;
     // Every run counts tool-definition tokens; load the vocabulary while suites load.
     crate::score::tokens::warm_up();
+    // And most write report.html after their last answer: compile its template now.
+    if args.format.iter().any(|f| f == "html") {
+        crate::report::html::warm_up();
+    }
     if args.out.is_some() && args.suites.len() > 1 {
         return Err(AppError::bad(
             "--out names one run directory, but several suites were given",

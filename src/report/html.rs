@@ -109,6 +109,38 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     String::from_utf8(out).map_err(render_error)
 }
 
+/// The template environment, the page's template compiled: once per process, since
+/// compiling the page's template (its script and styles included) is a good part of
+/// rendering it. [`warm_up`] compiles it ahead of time.
+fn environment() -> Result<&'static Environment<'static>, ReportError> {
+    static ENV: std::sync::OnceLock<Result<Environment<'static>, String>> =
+        std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_syntax(
+            SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .build()
+                .map_err(|e| e.to_string())?,
+        );
+        env.add_template(TEMPLATE_NAME, TEMPLATE)
+            .map_err(|e| e.to_string())?;
+        Ok(env)
+    })
+    .as_ref()
+    .map_err(render_error)
+}
+
+/// Compile the page's template now, in the background, so that a run writing
+/// `report.html` after its last answer does not wait for it.
+pub fn warm_up() {
+    std::thread::spawn(|| {
+        let _ = environment();
+    });
+}
+
 /// Render the page into `out`; `io` says which file a failed write was for.
 fn write_page(
     report: &RunReport,
@@ -131,17 +163,7 @@ fn write_page(
         .map(|c| Value::from_safe_string(c.clone()))
         .collect();
 
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_syntax(
-        SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build()
-            .map_err(render_error)?,
-    );
-    env.add_template(TEMPLATE_NAME, TEMPLATE)
-        .map_err(render_error)?;
+    let env = environment()?;
     let tmpl = env.get_template(TEMPLATE_NAME).map_err(render_error)?;
     // The trial table and the trial data (nearly all of the page for a big run) are
     // written straight to `out` between the parts of the page around them, rather than
