@@ -4,9 +4,8 @@
 //! delta's interval, the flips, and every metric's delta. Rendered with minijinja and
 //! HTML auto-escaping; nothing on the page loads anything by URL.
 
-use minijinja::syntax::SyntaxConfig;
+use minijinja::context;
 use minijinja::value::{Serde, Value};
-use minijinja::{Environment, UndefinedBehavior, context};
 use serde::Serialize;
 
 use crate::report::html::esc;
@@ -341,15 +340,7 @@ pub fn render_html(
         version: env!("CARGO_PKG_VERSION"),
     };
     let err = |e: minijinja::Error| RenderError(e.to_string());
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_syntax(
-        SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build()
-            .map_err(err)?,
-    );
+    let mut env = crate::report::html::page_environment().map_err(err)?;
     env.add_template("compare.html", TEMPLATE).map_err(err)?;
     env.get_template("compare.html")
         .map_err(err)?

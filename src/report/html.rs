@@ -109,6 +109,21 @@ pub fn render_html(report: &RunReport) -> Result<String, ReportError> {
     String::from_utf8(out).map_err(render_error)
 }
 
+/// An environment with the settings of toolgauge's HTML pages (this one and the compare
+/// page): undefined values are errors, and block tags take their line's indentation and
+/// newline with them.
+pub(crate) fn page_environment() -> Result<Environment<'static>, minijinja::Error> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()?,
+    );
+    Ok(env)
+}
+
 /// The template environment, the page's template compiled: once per process, since
 /// compiling the page's template (its script and styles included) is a good part of
 /// rendering it. [`warm_up`] compiles it ahead of time.
@@ -116,15 +131,7 @@ fn environment() -> Result<&'static Environment<'static>, ReportError> {
     static ENV: std::sync::OnceLock<Result<Environment<'static>, String>> =
         std::sync::OnceLock::new();
     ENV.get_or_init(|| {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_syntax(
-            SyntaxConfig::builder()
-                .trim_blocks(true)
-                .lstrip_blocks(true)
-                .build()
-                .map_err(|e| e.to_string())?,
-        );
+        let mut env = page_environment().map_err(|e| e.to_string())?;
         env.add_template(TEMPLATE_NAME, TEMPLATE)
             .map_err(|e| e.to_string())?;
         Ok(env)
@@ -2712,15 +2719,7 @@ mod tests {
                 })
             })
             .collect();
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_syntax(
-            SyntaxConfig::builder()
-                .trim_blocks(true)
-                .lstrip_blocks(true)
-                .build()
-                .unwrap(),
-        );
+        let mut env = page_environment().unwrap();
         env.add_template("rows.html.j2", ROWS_TEMPLATE).unwrap();
         env.get_template("rows.html.j2")
             .unwrap()
