@@ -760,8 +760,8 @@ fn execute(
     // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
     // work between answers is small, and with worker threads, every answer was handed
     // from the thread that read it to the one driving the trials (a futex wake and a
-    // context switch each): against a local server that closes its connections, about
-    // 16% more CPU taken from the server's core and 3% more wall at -j 64
+    // context switch each): against a local server that closes its connections, about a
+    // fifth more CPU, taken from the server's cores, and 3-8% more wall at -j 64
     // (benches/fake_openai.rs), and no faster anywhere.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
