@@ -822,13 +822,19 @@ fn execute(
         // The counting thread only tokenizes; should it ever panic, count again here.
         counting.join().unwrap_or_else(|_| variant_tokens(&plan))
     });
-    // Closing the pooled connections is not worth waiting for.
-    runtime.shutdown_background();
+    // The runtime drops its tasks (every pooled connection's among them) on another
+    // thread while the reports are put together, without waiting for its blocking
+    // threads (a name lookup); `execute` waits for that thread before it returns, so that
+    // a process a task still owned (an MCP server's) is ended before toolgauge exits.
+    let _runtime_closed = Beside::run(move || runtime.shutdown_background());
     progress.finish();
     if let Some(e) = journal_error {
         return Err(incomplete(&dir, "write the journal", e));
     }
-    let records: Vec<TrialRecord> = slots.into_iter().flatten().collect();
+    // Sized up front: a flattened iterator's length is unknown, and growing the vector
+    // step by step moved every record again at each growth, after the last answer.
+    let mut records: Vec<TrialRecord> = Vec::with_capacity(slots.len());
+    records.extend(slots.into_iter().flatten());
     let stopped = control
         .reason()
         .map(|why| {
@@ -923,6 +929,24 @@ fn execute(
     let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
     drop_in_background((report, plan, suite, providers));
     Ok(code)
+}
+
+/// Work done on another thread, waited for when this guard is dropped.
+struct Beside(Option<std::thread::JoinHandle<()>>);
+
+impl Beside {
+    fn run(work: impl FnOnce() + Send + 'static) -> Beside {
+        // Should no thread start, `work` is dropped unrun, and what it owns with it.
+        Beside(std::thread::Builder::new().spawn(work).ok())
+    }
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Free `value` on another thread. A finished suite's cases, tool schemas and trials are
