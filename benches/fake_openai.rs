@@ -39,13 +39,13 @@
 //! Markdown table (the README's; `benches/live_overhead.sh` reruns it).
 //!
 //! ```sh
-//! cargo bench --bench fake_openai                        # 3 kinds × -j 1,16,64; 3 runs
+//! cargo bench --bench fake_openai                        # 3 kinds × -j 1,16,64; 5 runs
 //! cargo bench --bench fake_openai -- --server close -j 16 --runs 5
 //! cargo bench --bench fake_openai -- --serve --server close   # only serve; print the URL
 //! ```
 //!
 //! Options (after `--`): `--server LIST` (wiremock,close,keepalive), `-j`/`--concurrency
-//! LIST` (1,16,64), `--runs N` (3; 0 only checks the servers), `--cases N` (cases at every
+//! LIST` (1,16,64), `--runs N` (5; 0 only checks the servers), `--cases N` (cases at every
 //! concurrency instead of the default), `--delay-ms N` (50), `--probe` (also time the
 //! in-process lean reqwest client and toolgauge's provider without the CLI), `--no-probe`
 //! (the default), `--keep` (keep the temporary directory), `--serve`. Environment:
@@ -155,7 +155,7 @@ struct Options {
 fn usage_exit(message: &str) -> ! {
     eprintln!("error: {message}");
     eprintln!(
-        "usage: cargo bench --bench fake_openai -- [--server wiremock,close,keepalive,onesend] [-j 1,16,64] [--runs 3] [--cases N] [--delay-ms 50] [--probe | --no-probe] [--keep] [--serve]"
+        "usage: cargo bench --bench fake_openai -- [--server wiremock,close,keepalive,onesend] [-j 1,16,64] [--runs 5] [--cases N] [--delay-ms 50] [--probe | --no-probe] [--keep] [--serve]"
     );
     std::process::exit(2);
 }
@@ -164,7 +164,7 @@ fn parse_args() -> Options {
     let mut o = Options {
         kinds: vec![Kind::Wiremock, Kind::Close, Kind::KeepAlive],
         concurrency: vec![1, 16, 64],
-        runs: 3,
+        runs: 5,
         cases: None,
         delay: Duration::from_millis(50),
         probe: false,

@@ -5,7 +5,7 @@
 #   wiremock   hyper, keep-alive, each answer in one write
 #   close      Python http.server: headers and body in two writes, closes after each reply
 #   keepalive  Python http.server: two writes, keeps connections alive
-# at -j 1, 16 and 64, each server answering after 50 ms, 3 interleaved runs (medians).
+# at -j 1, 16 and 64, each server answering after 50 ms, 5 interleaved runs (medians).
 # Ends with the Markdown table of the README ("Live-run overhead").
 #
 # Usage: benches/live_overhead.sh [BENCH OPTIONS]   e.g. --runs 5, --server close -j 16
