@@ -34,6 +34,13 @@
 //!   suite load, every trial scored and written, reports, exit) and its CPU time (from
 //!   `wait4`); every trial must be written and must have reached the server exactly once.
 //!
+//! Beside the walls, the table gives the mean time of one request as the bare Rust client
+//! and toolgauge saw it (toolgauge's `latency_ms` of each trial, from building the request to
+//! the parsed answer) and both clients' CPU time: equal request times with a longer wall put
+//! toolgauge's difference outside the requests (start, suite, reports, exit); longer ones
+//! mean the server answered it more slowly, as a server sharing the cores with a busier
+//! client does.
+//!
 //! Goal: toolgauge's wall ≤ 1.10 × the fastest bare client's at every concurrency on every
 //! server kind (exit status 1 otherwise, or when a run fails). The last lines are a
 //! Markdown table (the README's; `benches/live_overhead.sh` reruns it).
@@ -531,19 +538,42 @@ async fn read_answer(conn: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> Res
     Ok(header("connection").is_some_and(|v| v == "close"))
 }
 
+/// What one run of the bare Rust client took.
+struct BareRun {
+    wall: f64,
+    /// Mean time of one request, connect (where one is made) to the last byte of the
+    /// answer, in ms.
+    request_ms: f64,
+    /// CPU time (user and system) of the thread that ran it, in seconds.
+    cpu: f64,
+}
+
+/// CPU time (user and system) the calling thread has used, in seconds.
+fn thread_cpu() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return f64::NAN;
+    }
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// Send `count` of `requests` (cycling) with `concurrency` in flight, on a
-/// current-thread runtime like toolgauge's; wall time in seconds.
+/// current-thread runtime like toolgauge's.
 fn bare_run(
     requests: &BareRequests,
     count: usize,
     concurrency: usize,
     keep_alive: bool,
-) -> Result<f64, String> {
+) -> Result<BareRun, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     let next = AtomicUsize::new(0);
+    let request_us = AtomicUsize::new(0);
+    // The runtime runs every task on this thread, so its CPU time is the client's.
+    let cpu_before = thread_cpu();
     runtime.block_on(async {
         let started = Instant::now();
         let slot = || async {
@@ -555,6 +585,7 @@ fn bare_run(
                     return Ok::<(), String>(());
                 }
                 let request = &requests.requests[i % requests.requests.len()];
+                let sent = Instant::now();
                 let mut c = match conn.take() {
                     Some(c) => c,
                     None => {
@@ -567,6 +598,7 @@ fn bare_run(
                 };
                 c.write_all(request).await.map_err(|e| e.to_string())?;
                 let close = read_answer(&mut c, &mut buf).await?;
+                request_us.fetch_add(sent.elapsed().as_micros() as usize, Ordering::Relaxed);
                 if keep_alive && !close {
                     conn = Some(c);
                 }
@@ -576,7 +608,11 @@ fn bare_run(
         for r in futures::future::join_all(slots).await {
             r?;
         }
-        Ok(started.elapsed().as_secs_f64())
+        Ok(BareRun {
+            wall: started.elapsed().as_secs_f64(),
+            request_ms: request_us.load(Ordering::Relaxed) as f64 / count.max(1) as f64 / 1000.0,
+            cpu: thread_cpu() - cpu_before,
+        })
     })
 }
 
@@ -726,6 +762,8 @@ fn probe(plan: &Plan, target: &str, concurrency: usize, delay: Duration, client:
 struct Run {
     wall: f64,
     cpu: f64,
+    /// Mean `latency_ms` of the trials (request sent to answer parsed), in ms.
+    request_ms: f64,
 }
 
 /// Wait for `child` and return its resource use (`wait4`: the CPU time of this child
@@ -791,6 +829,12 @@ fn run_cli(
     }
     let journal = std::fs::read_to_string(out.join("trials.jsonl")).map_err(|e| e.to_string())?;
     let written = journal.lines().count();
+    let latencies: Vec<f64> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|t| t["response"]["latency_ms"].as_f64())
+        .collect();
+    let request_ms = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
     let retried = journal
         .lines()
         .filter(|l| {
@@ -808,6 +852,7 @@ fn run_cli(
     Ok(Run {
         wall,
         cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        request_ms,
     })
 }
 
@@ -822,6 +867,8 @@ struct Cell {
     bare: BareRequests,
     body_path: PathBuf,
     bare_walls: Vec<f64>,
+    bare_request_ms: Vec<f64>,
+    bare_cpu: Vec<f64>,
     python_walls: Vec<f64>,
     runs: Vec<Run>,
 }
@@ -915,6 +962,8 @@ fn main() {
                 plan,
                 body_path,
                 bare_walls: Vec::new(),
+                bare_request_ms: Vec::new(),
+                bare_cpu: Vec::new(),
                 python_walls: Vec::new(),
                 runs: Vec::new(),
             });
@@ -942,9 +991,16 @@ fn main() {
             let mut line = format!("run {r} {:<9} -j {:>3}:", kind.name(), c.j);
             server.take_count();
             match bare_run(&c.bare, c.trials, c.j, kind.keeps_alive()) {
-                Ok(w) if server.take_count() == c.trials => {
-                    write!(line, " bare {w:.3} s").unwrap();
-                    c.bare_walls.push(w);
+                Ok(b) if server.take_count() == c.trials => {
+                    write!(
+                        line,
+                        " bare {:.3} s (request {:.1} ms, cpu {:.2} s)",
+                        b.wall, b.request_ms, b.cpu
+                    )
+                    .unwrap();
+                    c.bare_walls.push(b.wall);
+                    c.bare_request_ms.push(b.request_ms);
+                    c.bare_cpu.push(b.cpu);
                 }
                 Ok(_) => {
                     eprintln!("error: the bare client's requests did not all reach the server");
@@ -991,7 +1047,12 @@ fn main() {
                 server,
             ) {
                 Ok(run) => {
-                    write!(line, ", toolgauge {:.3} s (cpu {:.2} s)", run.wall, run.cpu).unwrap();
+                    write!(
+                        line,
+                        ", toolgauge {:.3} s (request {:.1} ms, cpu {:.2} s)",
+                        run.wall, run.request_ms, run.cpu
+                    )
+                    .unwrap();
                     c.runs.push(run);
                 }
                 Err(e) => {
@@ -1012,10 +1073,10 @@ fn main() {
     let mut table = String::new();
     writeln!(
         table,
-        "| server | -j | requests | floor s | bare Rust s | bare Python s | toolgauge s | toolgauge / fastest bare | toolgauge / bare Python | toolgauge cpu s | goal |"
+        "| server | -j | requests | floor s | bare Rust s | bare Python s | toolgauge s | toolgauge / fastest bare | toolgauge / bare Python | request ms, bare Rust / toolgauge | cpu s, bare Rust / toolgauge | goal |"
     )
     .unwrap();
-    writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|").unwrap();
+    writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|---|").unwrap();
     let cell_text = |v: f64| {
         if v.is_nan() {
             "-".to_string()
@@ -1029,6 +1090,13 @@ fn main() {
         let py = median(&c.python_walls);
         let wall = median(&c.runs.iter().map(|r| r.wall).collect::<Vec<_>>());
         let cpu = median(&c.runs.iter().map(|r| r.cpu).collect::<Vec<_>>());
+        // Mean time of one request as each client saw it: equal times with a wider wall
+        // put toolgauge's difference outside the requests (start, suite, reports, exit).
+        let request_ms = format!(
+            "{:.1} / {:.1}",
+            median(&c.bare_request_ms),
+            median(&c.runs.iter().map(|r| r.request_ms).collect::<Vec<_>>())
+        );
         // f64::min skips NaN: the faster of the clients that ran.
         let reference = bare.min(py);
         let ratio = wall / reference;
@@ -1044,13 +1112,14 @@ fn main() {
         let floor = c.trials as f64 * o.delay.as_secs_f64() / c.j as f64;
         writeln!(
             table,
-            "| {} | {} | {} | {floor:.2} | {} | {} | {} | {ratio:.2} | {ratio_py} | {cpu:.2} | {} |",
+            "| {} | {} | {} | {floor:.2} | {} | {} | {} | {ratio:.2} | {ratio_py} | {request_ms} | {:.2} / {cpu:.2} | {} |",
             kind.name(),
             c.j,
             c.trials,
             cell_text(bare),
             cell_text(py),
             cell_text(wall),
+            median(&c.bare_cpu),
             if ok { "met" } else { "MISSED" }
         )
         .unwrap();
