@@ -35,7 +35,7 @@
 //!   `wait4`); every trial must be written and must have reached the server exactly once.
 //!
 //! Beside the walls, the table gives the mean time of one request as the bare Rust client
-//! and toolgauge saw it (toolgauge's `latency_ms` of each trial, from building the request to
+//! and toolgauge saw it (toolgauge's `latency_ms` of each trial, from sending the request to
 //! the parsed answer) and both clients' CPU time: equal request times with a longer wall put
 //! toolgauge's difference outside the requests (start, suite, reports, exit); longer ones
 //! mean the server answered it more slowly, as a server sharing the cores with a busier
@@ -762,7 +762,7 @@ fn probe(plan: &Plan, target: &str, concurrency: usize, delay: Duration, client:
 struct Run {
     wall: f64,
     cpu: f64,
-    /// Mean `latency_ms` of the trials (request sent to answer parsed), in ms.
+    /// Mean `latency_ms` of the trials (from sending the request to the parsed answer), in ms.
     request_ms: f64,
 }
 
@@ -829,19 +829,24 @@ fn run_cli(
     }
     let journal = std::fs::read_to_string(out.join("trials.jsonl")).map_err(|e| e.to_string())?;
     let written = journal.lines().count();
-    let latencies: Vec<f64> = journal
+    // Each trial once: a line that does not parse counts as an error.
+    let trials_read: Vec<Option<serde_json::Value>> = journal
         .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let retried = trials_read
+        .iter()
+        .filter(|t| {
+            t.as_ref()
+                .is_none_or(|t| t["verdict"] != "pass" && t["verdict"] != "fail")
+        })
+        .count();
+    let latencies: Vec<f64> = trials_read
+        .iter()
+        .flatten()
         .filter_map(|t| t["response"]["latency_ms"].as_f64())
         .collect();
     let request_ms = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
-    let retried = journal
-        .lines()
-        .filter(|l| {
-            serde_json::from_str::<serde_json::Value>(l)
-                .map_or(true, |t| t["verdict"] != "pass" && t["verdict"] != "fail")
-        })
-        .count();
     let arrived = server.take_count();
     if written != trials || retried > 0 || arrived != trials {
         return Err(format!(
