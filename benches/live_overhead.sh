@@ -8,7 +8,7 @@
 # at -j 1, 16 and 64, each server answering after 50 ms, 5 interleaved runs (medians).
 # Ends with the Markdown table of the README ("Live-run overhead").
 #
-# Usage: benches/live_overhead.sh [BENCH OPTIONS]   e.g. --runs 5, --server close -j 16
+# Usage: benches/live_overhead.sh [BENCH OPTIONS]   e.g. --runs 3, --server close -j 16
 # Needs cargo and python3; no timing tool (the bench times itself and reads peak memory
 # with wait4). Exit status: the bench's (1 when toolgauge's wall is over 1.10 × the fastest
 # bare client's anywhere, or a run fails).
