@@ -23,6 +23,7 @@ pub mod provider;
 pub mod report;
 pub mod runner;
 pub mod score;
+pub mod scripted;
 pub mod suite;
 pub mod tools;
 pub mod util;

@@ -851,7 +851,7 @@ pub fn response(
             }
         }
         ResponseKind::SchemaViolation => {
-            let schema = toolgauge::provider::scripted::wrong_types(
+            let schema = toolgauge::scripted::wrong_types(
                 suite
                     .tools
                     .iter()

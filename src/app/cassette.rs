@@ -8,9 +8,9 @@ use crate::cli::CassetteWriteArgs;
 use crate::provider::cassette::{
     CassetteEntry, CassetteHeader, CassetteSource, CassetteWriter, RequestHasher,
 };
-use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, ProviderError, Request, Response, TrialKey};
 use crate::runner::Plan;
+use crate::scripted::ScriptedProvider;
 
 /// Write the cassette for `args.suite` from `args.script`.
 pub(crate) fn cassette_write(args: &CassetteWriteArgs) -> Result<(), AppError> {

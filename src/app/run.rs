@@ -238,9 +238,9 @@ fn prepare(
     if r.targets
         .iter()
         .any(|t| t.provider == "scripted" && t.model == "oracle")
-        && let Some(w) = crate::provider::oracle::warning(
+        && let Some(w) = crate::scripted::oracle::warning(
             &suite.name,
-            &crate::provider::oracle::unmet(&suite, &r.modes),
+            &crate::scripted::oracle::unmet(&suite, &r.modes),
         )
     {
         warnln!("warning: {w}");

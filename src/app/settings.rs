@@ -14,8 +14,8 @@ use crate::provider::http::HttpSettings;
 use crate::provider::limit::RateLimited;
 use crate::provider::record::{Recorder, RecordingProvider};
 use crate::provider::registry::{self, LiveSettings, RegistryError};
-use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, Target, ToolChoice};
+use crate::scripted::ScriptedProvider;
 use crate::suite::model::SamplingSpec;
 use crate::suite::{self, Suite};
 use crate::util::limits::MAX_REPEATS;
@@ -300,9 +300,9 @@ pub(crate) fn providers_for(
     let judge = judge.filter(|j| !targets.iter().any(|t| t.spec == j.spec && !t.stream));
     for t in targets.iter().chain(judge) {
         let p: Arc<dyn Provider> = if t.provider == "scripted"
-            && t.model == crate::provider::scripted_judge::MODEL
+            && t.model == crate::scripted::judge::MODEL
         {
-            Arc::new(crate::provider::scripted_judge::ScriptedJudge)
+            Arc::new(crate::scripted::judge::ScriptedJudge)
         } else if t.provider == "bfcl-result" {
             let p = crate::bfcl::result::BfclResultProvider::open(Path::new(&t.model), bfcl_style).map_err(|e| {
                 AppError::bad(
@@ -317,12 +317,12 @@ pub(crate) fn providers_for(
                     e.to_string(),
                     Some(&format!(
                         "scripted models are: {}, {}, or a script file (.yaml)",
-                        crate::provider::scripted::BEHAVIOURS
+                        crate::scripted::BEHAVIOURS
                             .iter()
                             .map(|(n, _)| *n)
                             .collect::<Vec<_>>()
                             .join(", "),
-                        crate::provider::scripted_judge::MODEL
+                        crate::scripted::judge::MODEL
                     )),
                 )
             })?)

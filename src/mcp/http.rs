@@ -92,7 +92,7 @@ impl HttpTransport {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad("the URL must start with http:// or https://".into()));
         }
-        crate::provider::http::install_crypto();
+        crate::util::tls::install_crypto();
         // No whole-request timeout on the client: an SSE answer may legitimately take
         // long; each request is bounded by its own timeout instead.
         let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(10));

@@ -208,11 +208,7 @@ impl StaleCount {
     }
 }
 
-/// Install the ring crypto provider for rustls once per process (reqwest is built
-/// without a default provider; see CRATES.md).
-pub fn install_crypto() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use crate::util::tls::install_crypto;
 
 /// Replace every secret (of 8 characters or more) in `text` by `[REDACTED]`.
 pub fn redact(text: &str, secrets: &[&str]) -> String {

@@ -2,8 +2,8 @@
 //!
 //! Live APIs ([`openai`] and every OpenAI-compatible server, [`anthropic`],
 //! [`gemini`]) over the shared [`http`] layer; cassette replay and recording
-//! ([`cassette`], [`record`]); a deterministic scripted model ([`scripted`], whose
-//! `oracle` answers as a perfect model would: [`oracle`]); rate limits ([`limit`]).
+//! ([`cassette`], [`record`]); rate limits ([`limit`]). The scripted models (the oracle
+//! among them) are built on the layers above this one and live in [`crate::scripted`].
 //! [`registry`] picks the live provider for a target; [`usage`] checks the token counts
 //! every answer reports.
 
@@ -11,7 +11,6 @@ pub mod anthropic;
 pub mod anthropic_stream;
 pub mod cassette;
 pub mod config;
-pub mod crowded;
 pub mod gemini;
 pub mod gemini_stream;
 pub mod headers;
@@ -21,11 +20,8 @@ pub mod limit;
 mod loop_tests;
 pub mod openai;
 pub(crate) mod openai_stream;
-pub mod oracle;
 pub mod record;
 pub mod registry;
-pub mod scripted;
-pub mod scripted_judge;
 pub mod stream;
 pub mod types;
 pub mod usage;
@@ -34,6 +30,7 @@ use std::fmt;
 
 use async_trait::async_trait;
 
+pub use crate::suite::targets::{Target, TargetError};
 pub use types::{
     AssistantTurn, Message, Request, Response, StreamTiming, ToolCall, ToolChoice, ToolDefinition,
     ToolResult, Usage,
@@ -62,82 +59,6 @@ impl fmt::Display for TrialKey {
             "case `{}` in cell {} × {} × {} (repeat {})",
             self.case_id, self.target, self.variant, self.tool_choice, self.repeat
         )
-    }
-}
-
-/// A model to evaluate: provider and model name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Target {
-    /// As written, e.g. `openai:gpt-4o-mini`.
-    pub spec: String,
-    /// Provider name, e.g. `openai`.
-    pub provider: String,
-    /// Model name, e.g. `gpt-4o-mini`.
-    pub model: String,
-    /// API base URL given after `@` (`openai-compatible:qwen2.5@http://localhost:8000/v1`).
-    pub base_url: Option<String>,
-    /// Sampling parameters sent with every request (temperature, max tokens, seed,
-    /// extra fields), as canonical JSON; part of the cassette key when present.
-    pub params: Option<serde_json::Value>,
-    /// Ask this target for streamed answers (`--stream`, `sampling.stream`). A run
-    /// with both modes holds the target twice, once with each value.
-    pub stream: bool,
-}
-
-/// A target string that does not parse.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid target `{spec}`: {reason}")]
-pub struct TargetError {
-    /// What was given.
-    pub spec: String,
-    /// Why it is wrong.
-    pub reason: String,
-}
-
-impl Target {
-    /// Parse `PROVIDER:MODEL`.
-    pub fn parse(spec: &str) -> Result<Target, TargetError> {
-        let fail = |reason: &str| TargetError {
-            spec: spec.to_string(),
-            reason: reason.to_string(),
-        };
-        let (provider, model) = spec
-            .split_once(':')
-            .ok_or_else(|| fail("expected PROVIDER:MODEL"))?;
-        if provider.is_empty()
-            || !provider
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(fail(
-                "the provider name must be letters, digits, `-` or `_`",
-            ));
-        }
-        // Only a URL splits off: model names themselves may hold `@` (`claude-x@20240620`).
-        let (model, base_url) = match model.find("@http://").or_else(|| model.find("@https://")) {
-            Some(i) => (
-                &model[..i],
-                Some(model[i + 1..].trim_end_matches('/').to_string()),
-            ),
-            None => (model, None),
-        };
-        if model.trim().is_empty() {
-            return Err(fail("the model name is empty"));
-        }
-        Ok(Target {
-            spec: spec.to_string(),
-            provider: provider.to_string(),
-            model: model.to_string(),
-            base_url,
-            params: None,
-            stream: false,
-        })
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.spec)
     }
 }
 
@@ -282,24 +203,5 @@ pub trait Provider: Send + Sync {
     /// Where requests go, for live providers (and wrappers of one); `None` otherwise.
     fn endpoint(&self) -> Option<Endpoint> {
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_parse_provider_and_model() {
-        let t = Target::parse("openai-compatible:qwen2.5@http://localhost:8000/v1/").unwrap();
-        assert_eq!(t.provider, "openai-compatible");
-        assert_eq!(t.model, "qwen2.5");
-        assert_eq!(t.base_url.as_deref(), Some("http://localhost:8000/v1"));
-        let t = Target::parse("anthropic:claude-3-5-sonnet@20240620").unwrap();
-        assert_eq!(t.model, "claude-3-5-sonnet@20240620");
-        assert_eq!(t.base_url, None);
-        assert!(Target::parse("gpt-4o").is_err());
-        assert!(Target::parse(":x").is_err());
-        assert!(Target::parse("openai:").is_err());
     }
 }

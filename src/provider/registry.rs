@@ -21,24 +21,7 @@ use super::headers::{HeaderEntry, headers_for};
 use super::http::{Http, HttpSettings};
 use super::openai::OpenAiProvider;
 
-/// The live providers and what they need.
-pub const LIVE_PROVIDERS: &[&str] = &[
-    "openai",
-    "openai-compatible",
-    "ollama",
-    "anthropic",
-    "gemini",
-];
-
-/// Every provider prefix a target may name: the offline ones (`scripted` answers from the
-/// suite itself, `bfcl-result` replays a BFCL result file) and the [`LIVE_PROVIDERS`].
-/// Suites and `--target` are checked against it, so a typo is refused before a run.
-pub fn provider_names() -> Vec<&'static str> {
-    ["scripted", "bfcl-result"]
-        .into_iter()
-        .chain(LIVE_PROVIDERS.iter().copied())
-        .collect()
-}
+pub use crate::suite::targets::{LIVE_PROVIDERS, provider_names};
 
 /// Settings shared by every live target of a run.
 #[derive(Debug, Clone, Default)]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
-use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Target, ToolChoice};
+use crate::scripted::ScriptedProvider;
 
 /// The tool every suite of these tests has.
 const TOOLS: &str = r#"

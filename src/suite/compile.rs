@@ -23,7 +23,7 @@ use super::{
     CallsExpectation, Case, CaseKind, Expectation, ExpectedCall, MatrixDefaults, ModeOverride,
     Outcome, Suite, TextChecks, Threshold, Tool, ToolVariant,
 };
-use crate::provider::types::{Message, ToolCall, ToolChoice};
+use crate::chat::{Message, ToolCall, ToolChoice};
 use crate::util::digest::sha256_hex;
 use crate::util::limits::MAX_REPEATS;
 use crate::util::parse_error::source_line;

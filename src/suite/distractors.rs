@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::span::Spanned;
 use super::{Case, Tool};
-use crate::provider::types::ToolDefinition;
+use crate::chat::ToolDefinition;
 
 pub use pool::{Pool, PoolError, PoolKind};
 

@@ -46,7 +46,7 @@ pub use normalize::Normalizer;
 pub use crate::judge::profile::Profile;
 
 use crate::behaviour::Behaviour;
-use crate::provider::types::{Message, ToolChoice, ToolDefinition};
+use crate::chat::{Message, ToolChoice, ToolDefinition};
 
 /// A loaded, checked suite.
 #[derive(Debug)]

@@ -1,9 +1,107 @@
 //! Checking target names (`PROVIDER:MODEL`) where they are written: a suite's
 //! `matrix.targets` and `run --target`, so a mistyped provider is refused before a run
 //! instead of failing every trial (or, under replay, missing every cassette entry).
+//!
+//! A [`Target`] belongs to the suite's matrix, so it is defined here, below the
+//! providers that answer for it.
 
-use crate::provider::Target;
-use crate::provider::registry::provider_names;
+use std::fmt;
+
+/// The live providers a target may name (see `provider::registry` for their endpoints
+/// and key variables).
+pub const LIVE_PROVIDERS: &[&str] = &[
+    "openai",
+    "openai-compatible",
+    "ollama",
+    "anthropic",
+    "gemini",
+];
+
+/// Every provider prefix a target may name: the offline ones (`scripted` answers from the
+/// suite itself, `bfcl-result` replays a BFCL result file) and the [`LIVE_PROVIDERS`].
+/// Suites and `--target` are checked against it, so a typo is refused before a run.
+pub fn provider_names() -> Vec<&'static str> {
+    ["scripted", "bfcl-result"]
+        .into_iter()
+        .chain(LIVE_PROVIDERS.iter().copied())
+        .collect()
+}
+
+/// A model to evaluate: provider and model name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// As written, e.g. `openai:gpt-4o-mini`.
+    pub spec: String,
+    /// Provider name, e.g. `openai`.
+    pub provider: String,
+    /// Model name, e.g. `gpt-4o-mini`.
+    pub model: String,
+    /// API base URL given after `@` (`openai-compatible:qwen2.5@http://localhost:8000/v1`).
+    pub base_url: Option<String>,
+    /// Sampling parameters sent with every request (temperature, max tokens, seed,
+    /// extra fields), as canonical JSON; part of the cassette key when present.
+    pub params: Option<serde_json::Value>,
+    /// Ask this target for streamed answers (`--stream`, `sampling.stream`). A run
+    /// with both modes holds the target twice, once with each value.
+    pub stream: bool,
+}
+
+/// A target string that does not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid target `{spec}`: {reason}")]
+pub struct TargetError {
+    /// What was given.
+    pub spec: String,
+    /// Why it is wrong.
+    pub reason: String,
+}
+
+impl Target {
+    /// Parse `PROVIDER:MODEL`.
+    pub fn parse(spec: &str) -> Result<Target, TargetError> {
+        let fail = |reason: &str| TargetError {
+            spec: spec.to_string(),
+            reason: reason.to_string(),
+        };
+        let (provider, model) = spec
+            .split_once(':')
+            .ok_or_else(|| fail("expected PROVIDER:MODEL"))?;
+        if provider.is_empty()
+            || !provider
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(fail(
+                "the provider name must be letters, digits, `-` or `_`",
+            ));
+        }
+        // Only a URL splits off: model names themselves may hold `@` (`claude-x@20240620`).
+        let (model, base_url) = match model.find("@http://").or_else(|| model.find("@https://")) {
+            Some(i) => (
+                &model[..i],
+                Some(model[i + 1..].trim_end_matches('/').to_string()),
+            ),
+            None => (model, None),
+        };
+        if model.trim().is_empty() {
+            return Err(fail("the model name is empty"));
+        }
+        Ok(Target {
+            spec: spec.to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            base_url,
+            params: None,
+            stream: false,
+        })
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec)
+    }
+}
 
 /// Why a target name was refused: the message and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +141,20 @@ pub fn check_target(spec: &str) -> Result<Target, TargetProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_parse_provider_and_model() {
+        let t = Target::parse("openai-compatible:qwen2.5@http://localhost:8000/v1/").unwrap();
+        assert_eq!(t.provider, "openai-compatible");
+        assert_eq!(t.model, "qwen2.5");
+        assert_eq!(t.base_url.as_deref(), Some("http://localhost:8000/v1"));
+        let t = Target::parse("anthropic:claude-3-5-sonnet@20240620").unwrap();
+        assert_eq!(t.model, "claude-3-5-sonnet@20240620");
+        assert_eq!(t.base_url, None);
+        assert!(Target::parse("gpt-4o").is_err());
+        assert!(Target::parse(":x").is_err());
+        assert!(Target::parse("openai:").is_err());
+    }
 
     #[test]
     fn known_providers_pass_and_typos_get_a_suggestion() {

@@ -1,6 +1,6 @@
 //! Small helpers that several layers need: hex digests, YAML options and parser errors in
 //! plain words, safe file names, optimal assignment, "did you mean" suggestions, the metric vocabulary and
-//! shared limits.
+//! shared limits, TLS set-up.
 //!
 //! This module is the ground floor: it imports nothing from the rest of the crate (a
 //! unit test below checks it), so any layer may use it without making a cycle.
@@ -14,6 +14,7 @@ pub mod metric_names;
 pub mod parse_error;
 pub mod regex_cache;
 pub mod suggest;
+pub mod tls;
 pub mod yaml;
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 
 use std::collections::{BinaryHeap, HashSet};
 
-use crate::provider::types::ToolDefinition;
+use crate::chat::ToolDefinition;
 
 /// FNV-1a over the bytes, then the splitmix64 finaliser so nearby inputs spread over
 /// the whole range (FNV alone keeps short inputs' high bits alike).

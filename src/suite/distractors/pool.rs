@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::chat::ToolDefinition;
 use crate::mcp::McpTool;
-use crate::provider::types::ToolDefinition;
 
 /// What kind of source a pool was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,8 +17,8 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::{Message, Provider, ProviderError, Request, Response, TrialKey};
 use crate::behaviour::classify;
+use crate::provider::{Message, Provider, ProviderError, Request, Response, TrialKey};
 
 /// The scripted judge's model name (`scripted:judge`).
 pub const MODEL: &str = "judge";

@@ -1,10 +1,17 @@
-//! A deterministic fake model, chosen by name, so every scoring path is reachable
-//! offline: `scripted:oracle` answers what each case expects (see [`super::oracle`]), the other behaviours
-//! produce one kind of failure each, and `scripted:PATH.yaml` answers from a script.
+//! The scripted models: deterministic fake providers, chosen by name, so every scoring
+//! path is reachable offline. `scripted:oracle` answers what each case expects (see
+//! [`oracle`]), the other behaviours produce one kind of failure each, and
+//! `scripted:PATH.yaml` answers from a script; `scripted:judge` stands in for a judge
+//! model ([`judge`]) and `scripted:crowded` simulates a model that confuses similar tools
+//! ([`crowded`]).
+//!
+//! They are providers, but built on the layers below the runner (the suite's
+//! expectations, the episode runner, the judge and the scorer), so they live here,
+//! above those layers, and not in [`crate::provider`], which stays below them.
 //!
 //! In a loop case (one with `mocks`) the model is asked once per round with the whole
 //! conversation so far. The oracle then plays the episode
-//! ([`super::oracle::episode`]); `loop_forever`, `ignore_error`, `claim_success` and
+//! ([`oracle::episode`]); `loop_forever`, `ignore_error`, `claim_success` and
 //! `skip_confirmation` play it with one fault each; the single-turn failure behaviours
 //! answer the first round as they always do and every round after a tool result in
 //! plain text (so their episodes end, judged by what they did). A script entry may be
@@ -19,9 +26,15 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::oracle::episode::{Conduct, answer_round};
-use super::oracle::history::round_of;
-use super::{Message, Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
+pub mod crowded;
+pub mod judge;
+pub mod oracle;
+
+use self::oracle::episode::{Conduct, answer_round};
+use self::oracle::history::round_of;
+use crate::provider::{
+    Message, Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage,
+};
 use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
 
 /// What `scripted:clarify` says: it asks for the missing information.
@@ -303,7 +316,7 @@ impl ScriptedProvider {
         };
         let oracle_calls = |e: &CallsExpectation| -> Vec<(String, String)> {
             match case {
-                Some(c) => super::oracle::expected_calls(c, e, &request.tools)
+                Some(c) => self::oracle::expected_calls(c, e, &request.tools)
                     .into_iter()
                     .map(|c| (c.name, c.arguments))
                     .collect(),
@@ -322,7 +335,7 @@ impl ScriptedProvider {
             | Behaviour::ClaimSuccess
             | Behaviour::SkipConfirmation => match case {
                 Some(c) => {
-                    super::oracle::answer_variant(
+                    self::oracle::answer_variant(
                         &self.suite,
                         c,
                         &key.variant,
@@ -335,7 +348,7 @@ impl ScriptedProvider {
             },
             Behaviour::Crowded => match case {
                 Some(c) => {
-                    let oracle = super::oracle::answer_variant(
+                    let oracle = self::oracle::answer_variant(
                         &self.suite,
                         c,
                         &key.variant,
@@ -345,7 +358,7 @@ impl ScriptedProvider {
                     .response;
                     let (kind, expect) = c.effective(&key.tool_choice);
                     let tools = crate::score::distractors::expected_tools(expect);
-                    super::crowded::answer(
+                    self::crowded::answer(
                         oracle,
                         request,
                         key,

@@ -16,7 +16,7 @@
 
 use std::collections::HashSet;
 
-use super::{Message, Request, Response, TrialKey};
+use crate::provider::{Message, Request, Response, TrialKey};
 use crate::suite::distractors::pick::unit;
 
 /// The number of extra tools at which the chance of confusion is one half.
@@ -91,7 +91,7 @@ pub fn answer(
         && let Some(other) = most_similar(request, expected)
     {
         answer.text = None;
-        answer.tool_calls.push(super::ToolCall {
+        answer.tool_calls.push(crate::provider::ToolCall {
             id: Some("call_1".into()),
             name: other.to_string(),
             arguments: "{}".into(),

@@ -10,8 +10,8 @@ use serde_json::json;
 use crate::chat::{ToolCall, ToolChoice, ToolDefinition};
 use crate::episode::{EpisodeOutcome, run_episode, tool_traits};
 use crate::judge::{JudgeInput, judge_episode};
-use crate::provider::scripted::ScriptedProvider;
 use crate::provider::{Provider, Request, TrialKey};
+use crate::scripted::ScriptedProvider;
 use crate::suite::Suite;
 use crate::suite::trajectory::{LoopExpectation, StopReason};
 
