@@ -18,6 +18,7 @@ pub mod compare;
 pub mod episode;
 pub mod exit;
 pub mod judge;
+pub mod layers;
 pub mod mcp;
 pub mod provider;
 pub mod report;

@@ -1,0 +1,380 @@
+//! The crate's layers, bottom to top, and the test that keeps imports pointing down.
+//!
+//! ```text
+//! util, chat, exit, behaviour   leaves: shared types and helpers, the text classifier
+//! suite                         loads and compiles suite files (no network, provider, judge)
+//! provider, tools, mcp          answer a conversation; execute tool calls (MCP under tools)
+//! episode                       the loop of rounds
+//! judge                         verdicts
+//! score                         records, metrics, statistics, thresholds
+//! runner                        plans and runs trials
+//! bfcl, when2call, scripted     benchmark plugins and the scripted models (the oracle)
+//! report, compare               exporters and paired comparison
+//! app, cli                      the command line
+//! ```
+//!
+//! [`ALLOWED`] says which modules each top-level module may name (`crate::NAME`) in
+//! its non-test code. A new import that climbs a layer fails the test below, so the
+//! layering is kept by CI rather than by review. Imports that climbed before the table
+//! existed are listed in [`KNOWN_UPWARD`], each to be removed; the test also fails when one
+//! of them is gone, so the list only shrinks.
+
+/// Module → the modules it may import. Every top-level module of `src/` has a row; a
+/// module missing from the table fails the test.
+pub const ALLOWED: &[(&str, &[&str])] = &[
+    ("util", &[]),
+    ("chat", &["util"]),
+    ("exit", &[]),
+    ("behaviour", &["util", "chat"]),
+    ("suite", &["util", "chat", "behaviour"]),
+    ("provider", &["util", "chat", "behaviour", "suite"]),
+    ("tools", &["util", "chat", "behaviour", "suite"]),
+    ("mcp", &["util", "chat", "behaviour", "suite", "tools"]),
+    (
+        "episode",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+        ],
+    ),
+    (
+        "judge",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+        ],
+    ),
+    (
+        "score",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+        ],
+    ),
+    (
+        "runner",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+        ],
+    ),
+    // Benchmarks and the scripted models: on the core, never on each other.
+    (
+        "bfcl",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+        ],
+    ),
+    (
+        "when2call",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+        ],
+    ),
+    (
+        "scripted",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+        ],
+    ),
+    (
+        "report",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+        ],
+    ),
+    (
+        "compare",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+            "report",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "util",
+            "chat",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+        ],
+    ),
+    (
+        "app",
+        &[
+            "util",
+            "chat",
+            "exit",
+            "behaviour",
+            "suite",
+            "provider",
+            "tools",
+            "mcp",
+            "episode",
+            "judge",
+            "score",
+            "runner",
+            "bfcl",
+            "when2call",
+            "scripted",
+            "report",
+            "compare",
+            "cli",
+        ],
+    ),
+];
+
+/// Imports that climb a layer and are still to be removed (issue 30), as
+/// `(from, to)`. Remove a line here when its import goes; never add one.
+pub const KNOWN_UPWARD: &[(&str, &str)] = &[
+    // The suite loader opens MCP connections and holds MCP's tool type.
+    ("suite", "mcp"),
+    // The suite re-exports the judge's profile types and checks judge prompts.
+    ("suite", "judge"),
+    // A tool result carries MCP's log type.
+    ("tools", "mcp"),
+    // The judge's own Episode type is built in episode/.
+    ("episode", "judge"),
+    // The judge reads the scorer's checks, and names BFCL's profile.
+    ("judge", "score"),
+    ("judge", "bfcl"),
+    // When2Call converts tools with BFCL's importer.
+    ("when2call", "bfcl"),
+];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::{Path, PathBuf};
+
+    use super::{ALLOWED, KNOWN_UPWARD};
+
+    /// The top-level modules that every `crate::NAME` in the code lines of `text` names
+    /// (test code, from the first `#[cfg(test)]` on, and comments left out), with the
+    /// first line that names each.
+    fn names_out(text: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut out = BTreeMap::new();
+        for line in code.lines() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("//") {
+                continue;
+            }
+            for (at, _) in line.match_indices("crate::") {
+                let preceded = line[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if preceded {
+                    continue;
+                }
+                let name: String = line[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if modules.contains(&name) {
+                    out.entry(name).or_insert_with(|| trimmed.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Every `.rs` file under `dir` that is not a test file of its own.
+    fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                source_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let name = path.file_name().unwrap().to_string_lossy();
+                if name != "tests.rs" && !name.ends_with("_tests.rs") {
+                    out.push(path);
+                }
+            }
+        }
+    }
+
+    /// The top-level module a file of `src/` belongs to (`src/judge/model/prompt.rs` →
+    /// `judge`, `src/chat.rs` → `chat`).
+    fn module_of(src: &Path, file: &Path) -> String {
+        let rel = file.strip_prefix(src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        first.trim_end_matches(".rs").to_string()
+    }
+
+    #[test]
+    fn imports_point_down_the_layers() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        source_files(&src, &mut files);
+        let roots = ["main", "lib", "layers"];
+        let modules: BTreeSet<String> = files
+            .iter()
+            .map(|f| module_of(&src, f))
+            .filter(|m| !roots.contains(&m.as_str()))
+            .collect();
+        let table: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+        for m in &modules {
+            assert!(
+                table.contains_key(m.as_str()),
+                "`src/{m}` has no row in layers::ALLOWED: add one that says what it may import"
+            );
+        }
+        let mut upward = Vec::new();
+        let mut seen_known = BTreeSet::new();
+        for file in &files {
+            let from = module_of(&src, file);
+            let Some(allowed) = table.get(from.as_str()) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(file).unwrap();
+            for (to, line) in names_out(&text, &modules) {
+                if to == from || allowed.contains(&to.as_str()) {
+                    continue;
+                }
+                if KNOWN_UPWARD.contains(&(from.as_str(), to.as_str())) {
+                    seen_known.insert((from.clone(), to.clone()));
+                    continue;
+                }
+                upward.push(format!(
+                    "{} ({from} → {to}): {line}",
+                    file.strip_prefix(&src).unwrap().display()
+                ));
+            }
+        }
+        assert!(
+            upward.is_empty(),
+            "imports that climb a layer (see src/layers.rs; move the shared part down instead):\n{}",
+            upward.join("\n")
+        );
+        let gone: Vec<_> = KNOWN_UPWARD
+            .iter()
+            .filter(|(f, t)| !seen_known.contains(&(f.to_string(), t.to_string())))
+            .collect();
+        assert!(
+            gone.is_empty(),
+            "these imports are gone: take them out of layers::KNOWN_UPWARD: {gone:?}"
+        );
+    }
+
+    #[test]
+    fn the_table_itself_points_down() {
+        // A module may use only modules whose rows come before its own, so the table is a
+        // layering (no cycle can be allowed by it).
+        let order: Vec<&str> = ALLOWED.iter().map(|(m, _)| *m).collect();
+        for (i, (m, uses)) in ALLOWED.iter().enumerate() {
+            for u in *uses {
+                let j = order.iter().position(|o| o == u);
+                assert!(
+                    j.is_some_and(|j| j < i),
+                    "`{m}` may use `{u}`, which is not below it in the table"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_sees_imports_and_skips_tests_and_comments() {
+        let modules: BTreeSet<String> = ["suite", "judge", "util"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let text = "//! see [`crate::judge`]\nuse crate::util::yaml;\nlet x = crate::suite::load(p);\n\
+                    my_crate::judge::x();\n#[cfg(test)]\nuse crate::judge::Verdict;\n";
+        let found = names_out(text, &modules);
+        assert_eq!(
+            found.keys().map(String::as_str).collect::<Vec<_>>(),
+            vec!["suite", "util"]
+        );
+        assert_eq!(found["suite"], "let x = crate::suite::load(p);");
+    }
+}
