@@ -218,8 +218,7 @@ pub const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("tools", "mcp"),
     // The judge's own Episode type is built in episode/.
     ("episode", "judge"),
-    // The judge reads the scorer's checks, and names BFCL's profile.
-    ("judge", "score"),
+    // The judge names BFCL's profile.
     ("judge", "bfcl"),
     // When2Call converts tools with BFCL's importer.
     ("when2call", "bfcl"),

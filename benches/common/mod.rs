@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
+use toolgauge::judge::calls::Reason;
+use toolgauge::judge::{CaseScorer, TrialChecks};
 use toolgauge::provider::{Response, ToolCall, ToolChoice, Usage};
-use toolgauge::score::trial::Reason;
-use toolgauge::score::{CaseScorer, TrialChecks, TrialRecord, Verdict};
+use toolgauge::score::{TrialRecord, Verdict};
 use toolgauge::suite::{CallsExpectation, Case, Expectation, Outcome, Suite};
 
 /// The tools every bench suite offers (block-style YAML starting with `tools:`).

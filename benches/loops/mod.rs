@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use toolgauge::episode::{EpisodeOutcome, run_episode, tool_traits};
+use toolgauge::judge::calls::Reason;
 use toolgauge::judge::{JudgeInput, ToolTraits, judge_episode};
 use toolgauge::provider::{
     Provider, ProviderError, Request, Response, ToolCall, ToolChoice, TrialKey, Usage,
 };
-use toolgauge::score::trial::Reason;
 use toolgauge::suite::Suite;
 use toolgauge::suite::loops::EpisodeSpec;
 use toolgauge::tools::ToolHost;

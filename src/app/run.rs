@@ -96,7 +96,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(0);
         scope.spawn(move || {
             for path in &args.suites {
-                let suite = load_suite(path).inspect(crate::score::trial::prepare_ahead);
+                let suite = load_suite(path).inspect(crate::judge::calls::prepare_ahead);
                 if tx.send(suite).is_err() {
                     break;
                 }

@@ -22,9 +22,9 @@ use super::decode;
 use super::import::{inferred, options_of};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
+use crate::judge::Reason;
 use crate::judge::profile::{CaseJudge, SpecProblem, ValueProblem};
 use crate::provider::Response;
-use crate::score::Reason;
 use crate::suite::span::Spanned;
 use crate::suite::{Case, Expectation, Suite, Tool};
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::claims;
 use super::episode::{Episode, Placed, ToolTraits};
 use super::steps::{call_list, clip};
-use crate::score::trial::Reason;
+use crate::judge::calls::Reason;
 
 /// `forbidden_call`: one reason per tool of `never` that was called (denied calls count:
 /// the model made them).

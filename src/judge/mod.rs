@@ -1,4 +1,6 @@
-//! Judges of whole episodes (a trial that runs as a loop of rounds).
+//! Verdicts. [`calls`] checks the calls of a turn against a case's expectation (every
+//! trial's first round); [`judge_episode`] judges whole episodes (a trial that runs as a
+//! loop of rounds); [`model`] asks a judge model; [`profile`] holds benchmark judges.
 //!
 //! [`judge_episode`] applies a case's loop expectations
 //! ([`crate::suite::trajectory::LoopExpectation`]) to the transcript of one episode
@@ -14,6 +16,7 @@
 //! `stop`, which defaults to `answered`).
 
 pub mod behaviour;
+pub mod calls;
 pub mod claims;
 pub mod episode;
 pub mod ground;
@@ -22,10 +25,10 @@ pub mod profile;
 pub mod steps;
 
 pub use behaviour::ErrorFact;
+pub use calls::{CaseScorer, Reason, TrialChecks};
 pub use episode::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason, ToolTraits};
 pub use steps::StepFacts;
 
-use crate::score::trial::Reason;
 use crate::suite::Normalizer;
 use crate::suite::trajectory::LoopExpectation;
 

@@ -55,7 +55,7 @@ pub struct JudgeCall {
 }
 
 /// The judge's verdicts on one trial, handed to the scorer
-/// ([`crate::score::CaseScorer::score_judged`]).
+/// ([`crate::judge::CaseScorer::score_judged`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JudgeVerdicts {
     /// The behaviour of the text answer, with the judge's rationale.

@@ -1,7 +1,7 @@
 //! Scoring profiles: the judge a suite declares (`profile:`) in place of toolgauge's own
 //! checks, one plugin per benchmark.
 //!
-//! Today's checks (`crate::score::trial::CaseScorer`) are the default judge: every suite
+//! Today's checks (`crate::judge::calls::CaseScorer`) are the default judge: every suite
 //! gets them, and they feed the metrics. A profile adds three things, each answered by
 //! the plugin's own module so that `suite` and `score` know no benchmark:
 //! - what its settings are ([`ProfileSpec`], part of the suite format and its schema) and
@@ -19,8 +19,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::judge::calls::Reason;
 use crate::provider::Response;
-use crate::score::trial::Reason;
 use crate::suite::{Case, Suite};
 
 /// A scoring profile.
@@ -131,8 +131,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::judge::calls::{CaseScorer, InvalidReason};
     use crate::provider::{ToolCall, ToolChoice};
-    use crate::score::trial::{CaseScorer, InvalidReason};
 
     /// Two cases, each offering one tool (BFCL's simple category checks an item's only
     /// function), under the profile `profile` (`""`: none, the default judge).

@@ -20,7 +20,7 @@
 use serde_json::Value;
 
 use super::episode::Placed;
-use crate::score::trial::Reason;
+use crate::judge::calls::Reason;
 use crate::suite::ExtraArgs;
 use crate::suite::matcher::show;
 use crate::suite::trajectory::{FromRef, MatchMode, Step, StepArg, Trajectory};

@@ -35,8 +35,8 @@ use super::{
     Exporter, FILE_FORMATS, MatrixRef, ReportError, RunMeta, RunReport, RunSettings, SuiteRef,
     VariantTokens, exporter, write_files,
 };
+use crate::judge::calls::{Reason, TrialChecks};
 use crate::provider::{Message, Response, ToolChoice, Usage};
-use crate::score::trial::{Reason, TrialChecks};
 use crate::score::{TrialRecord, Verdict};
 use crate::suite::CaseKind;
 

@@ -37,11 +37,11 @@ use serde::Serialize;
 
 use super::loop_view::{self, StopCounts};
 use super::{Exporter, ReportError, RunMeta, RunReport, format};
+use crate::judge::calls::{InvalidReason, Reason, TrialChecks};
 use crate::provider::{Message, Response};
 use crate::score::metrics::Metrics;
 use crate::score::record::EpisodeRecord;
 use crate::score::stats::Rate;
-use crate::score::trial::{InvalidReason, Reason, TrialChecks};
 use crate::score::{TrialRecord, Verdict};
 use crate::suite::CaseKind;
 
@@ -1671,10 +1671,10 @@ fn variant_chart(points: &[(String, u64, Rate)]) -> String {
 mod tests {
     use super::*;
     use crate::episode::RoundRecord;
+    use crate::judge::calls::CallCheck;
     use crate::provider::{ToolCall, ToolChoice, Usage};
     use crate::report::summary::Summary;
     use crate::report::{MatrixRef, RunMeta, RunSettings, SuiteRef, VariantTokens};
-    use crate::score::trial::CallCheck;
     use crate::suite::trajectory::StopReason;
     use crate::tools::ToolOutcome;
 

@@ -311,8 +311,8 @@ pub fn rewrite(path: &Path, trials: &[TrialRecord]) -> Result<Journal, JournalEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::calls::Reason;
     use crate::provider::ToolChoice;
-    use crate::score::trial::Reason;
 
     fn record(case: &str, repeat: u32, verdict: Verdict) -> TrialRecord {
         let mut reasons = Vec::new();

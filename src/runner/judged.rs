@@ -19,12 +19,12 @@ use std::time::Instant;
 
 use super::breaker::{self, Breakers};
 use crate::chat::{Message, ToolDefinition};
+use crate::judge::calls::Reason;
 use crate::judge::model::prompt::{PromptInput, Prompts, conversation_text};
 use crate::judge::model::verdict::{parse_behaviour, parse_rubric};
 use crate::judge::model::{JudgeCall, JudgeQuestion, JudgeVerdicts};
 use crate::provider::{Provider, Request, Response, Target, ToolChoice, TrialKey};
 use crate::score::prices::Price;
-use crate::score::trial::Reason;
 use crate::score::{TrialRecord, Verdict, tokens};
 use crate::suite::Case;
 
@@ -203,7 +203,7 @@ pub struct SingleTurn<'a> {
     /// Whether the judge reads the behaviour of this answer: a text answer whose
     /// verdict depends on it, or that the suite records (a text answer to a
     /// `should_call` case of a suite naming behaviours, for the confusion matrix); see
-    /// [`crate::score::CaseScorer::wants_judged_behaviour`].
+    /// [`crate::judge::CaseScorer::wants_judged_behaviour`].
     pub names_behaviour: bool,
     /// The request the model answered.
     pub request: &'a Request,
@@ -218,7 +218,7 @@ impl<'a> SingleTurn<'a> {
     /// `response` to `request`.
     pub fn new(
         case: &'a Case,
-        scorer: &crate::score::CaseScorer<'_>,
+        scorer: &crate::judge::CaseScorer<'_>,
         mode: &ToolChoice,
         request: &'a Request,
         response: &'a Response,

@@ -22,12 +22,13 @@ use super::events::Note;
 use crate::episode::{
     EpisodeError, EpisodeOutcome, RoundRecord, run_episode_observed, tool_traits,
 };
+use crate::judge::CaseScorer;
+use crate::judge::calls::Reason;
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Provider, ProviderError, Request, TrialKey};
 use crate::score::prices::Price;
 use crate::score::record::EpisodeRecord;
-use crate::score::trial::Reason;
-use crate::score::{CaseScorer, TrialRecord, Verdict, tokens};
+use crate::score::{TrialRecord, Verdict, tokens};
 use crate::suite::trajectory::LoopExpectation;
 use crate::suite::{Case, Expectation, Suite};
 use crate::tools::ToolHost;

@@ -563,8 +563,8 @@ cases:
 
     #[test]
     fn calls_are_scored_against_the_schema_the_variant_offered() {
+        use crate::judge::CaseScorer;
         use crate::provider::{Response, ToolCall};
-        use crate::score::CaseScorer;
         let plan = variants_plan();
         let scorer = CaseScorer::new(&plan.suite, &plan.suite.cases[0]);
         let call = |args: &str| Response {
@@ -598,8 +598,8 @@ cases:
 
     #[test]
     fn values_are_grounded_in_the_system_prompt_the_variant_sent() {
+        use crate::judge::CaseScorer;
         use crate::provider::{Response, ToolCall};
-        use crate::score::CaseScorer;
         let plan = variants_plan();
         let scorer = CaseScorer::new(&plan.suite, &plan.suite.cases[0]);
         // "2026-08-08" is only in the dated variant's system prompt.

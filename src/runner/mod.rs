@@ -27,10 +27,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub use events::{RunEvent, RunObserver};
 pub use matrix::{Cell, Plan, PlannedTrial};
 
+use crate::judge::CaseScorer;
+use crate::judge::calls::Reason;
 use crate::provider::{Provider, Request, TrialKey};
 use crate::score::prices::PriceTable;
-use crate::score::trial::Reason;
-use crate::score::{CaseScorer, TrialRecord, Verdict, tokens};
+use crate::score::{TrialRecord, Verdict, tokens};
 
 /// Why a run stopped before every trial ran.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

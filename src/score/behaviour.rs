@@ -344,8 +344,8 @@ pub const BEHAVIOUR_METRICS: &[&str] = &[
 pub(crate) mod tests {
     use super::*;
     use crate::behaviour::BehaviourFacts;
+    use crate::judge::calls::TrialChecks;
     use crate::provider::{Response, ToolChoice};
-    use crate::score::trial::TrialChecks;
     use crate::suite::CaseKind;
     use Behaviour::{CannotAnswer as CA, Direct as D, RequestForInfo as RFI, ToolCall as TC};
 

@@ -9,7 +9,7 @@ use super::behaviour::BehaviourMetrics;
 use super::loops::LoopMetrics;
 use super::record::{TrialRecord, Verdict};
 use super::stats::{Rate, pass_at_k, pass_hat_k, percentile};
-use super::trial::InvalidReason;
+use crate::judge::calls::InvalidReason;
 use crate::suite::CaseKind;
 
 /// Trigger decision counts and rates: should_call trials are positives, should_not_call
@@ -363,8 +363,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::judge::calls::{CallCheck, CaseScorer, Reason, TrialChecks};
     use crate::provider::{Response, ToolCall, ToolChoice, Usage};
-    use crate::score::trial::{CallCheck, CaseScorer, Reason, TrialChecks};
     use crate::util::metric_names::METRIC_NAMES;
 
     fn close(a: f64, b: f64) -> bool {

@@ -11,8 +11,6 @@ pub mod stats;
 pub mod stream;
 pub mod thresholds;
 pub mod tokens;
-pub mod trial;
 
 pub use metrics::Metrics;
 pub use record::{TrialRecord, Verdict};
-pub use trial::{CaseScorer, Reason, TrialChecks};

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::trial::{Reason, TrialChecks};
 use crate::episode::RoundRecord;
 use crate::judge::EpisodeChecks;
+use crate::judge::{Reason, TrialChecks};
 use crate::provider::{Message, Response, ToolChoice, Usage};
 use crate::suite::CaseKind;
 use crate::suite::trajectory::StopReason;

@@ -134,9 +134,9 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::calls::TrialChecks;
     use crate::provider::{Response, ToolChoice};
     use crate::score::record::{TrialRecord, Verdict};
-    use crate::score::trial::TrialChecks;
     use crate::suite::CaseKind;
 
     fn trial(variant: &str, mode: ToolChoice, pass: bool) -> TrialRecord {

@@ -91,7 +91,7 @@ pub struct Suite {
     pub judge: Option<judge::SuiteJudge>,
     /// Some case names a text behaviour with `behaviour:` or a `cannot_answer` or
     /// `direct` outcome: every trial of the suite then records its behaviour facts (see
-    /// [`crate::score::trial::CaseScorer::records_behaviour`]).
+    /// [`crate::judge::calls::CaseScorer::records_behaviour`]).
     pub names_behaviours: bool,
 }
 

@@ -48,9 +48,9 @@ use super::regex_gen::seed_of;
 use super::value::Values;
 use super::{Answer, answer_variant, calls_response, text_answer, text_response, with_note};
 use crate::chat::{ToolCall, ToolChoice};
+use crate::judge::calls::CaseScorer;
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Request, Response};
-use crate::score::trial::CaseScorer;
 use crate::suite::loops::{EpisodeSpec, Risk};
 use crate::suite::trajectory::{LoopExpectation, MatchMode, Step, StopReason};
 use crate::suite::{Case, Expectation, ExtraArgs, Suite};
@@ -745,7 +745,7 @@ impl<'a> Play<'a> {
         };
         // The first candidate the judge passes; else the one it finds least wrong, so
         // the trial fails only for what no answer could mend.
-        let mut best: Option<(usize, Vec<crate::score::trial::Reason>)> = None;
+        let mut best: Option<(usize, Vec<crate::judge::calls::Reason>)> = None;
         for (i, c) in candidates.iter().enumerate() {
             let (mut reasons, _) = judge_episode(&input, &h.ending_with(c));
             if let Some(scorer) = &scorer {

@@ -828,7 +828,7 @@ async fn a_first_text_answer_holds_the_first_rounds_checks_and_the_final_ones() 
     assert_eq!(rounds(&out), [(vec![], Some("cannot passwd".into()))]);
     assert!(codes(&suite, "refuse", &out).is_empty());
     let case = suite.cases.iter().find(|c| c.id == "refuse").unwrap();
-    let (_, reasons) = crate::score::trial::CaseScorer::new(&suite, case)
+    let (_, reasons) = crate::judge::calls::CaseScorer::new(&suite, case)
         .score(&ToolChoice::Auto, &out.rounds[0].response);
     assert!(reasons.is_empty(), "{reasons:?}");
 }

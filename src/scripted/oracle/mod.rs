@@ -36,8 +36,8 @@ use self::ground::Grounding;
 use self::regex_gen::{intersect, samples, seed_of};
 use self::value::Values;
 use crate::behaviour::{Behaviour, classify};
+use crate::judge::calls::CaseScorer;
 use crate::provider::{Response, ToolCall, ToolChoice, ToolDefinition};
-use crate::score::trial::CaseScorer;
 use crate::suite::{CallsExpectation, Case, Expectation, Normalizer, Outcome, Suite, TextChecks};
 
 /// The oracle's answer to one trial.

@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use super::episode::{Conduct, answer_round};
 use super::merge;
 use crate::chat::{ToolChoice, ToolDefinition};
+use crate::judge::calls::CaseScorer;
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Provider, ProviderError, Request, Response, TrialKey};
-use crate::score::trial::CaseScorer;
 use crate::suite::trajectory::LoopExpectation;
 use crate::suite::{Case, Expectation, Suite};
 

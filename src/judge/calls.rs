@@ -1,4 +1,7 @@
-//! Scoring one trial: every check on every call, and the verdict with all its reasons.
+//! The call checks: every check on every call of a turn, and the verdict of a case's
+//! expectation with all its reasons. This is the judge of single-turn trials and of an
+//! episode's first round (it lives in `judge/`, where every verdict is decided; the
+//! metrics in `score/` only read what it found).
 //!
 //! The checks are facts (did the arguments parse, is the tool known, do they validate,
 //! which required parameters are present, which values are ungrounded); the verdict
@@ -997,7 +1000,7 @@ fn names(calls: &[ToolCall]) -> String {
 }
 
 #[cfg(test)]
-#[path = "trial_behaviour_tests.rs"]
+#[path = "calls_behaviour_tests.rs"]
 mod behaviour_tests;
 
 #[cfg(test)]
