@@ -17,6 +17,7 @@
 //! [`ToolHost::open_episode`], keeps them in the session ([`EpisodeState`]) and releases
 //! them in [`ToolHost::close_episode`]; the mock host has none, so those default to nothing.
 
+pub mod call_log;
 mod faults;
 mod mock;
 mod outcome;

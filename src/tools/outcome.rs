@@ -118,7 +118,7 @@ pub struct ToolOutcome {
     /// and why the call was refused or how its requests for input were answered.
     /// Absent for every other host, so their records are as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<Box<crate::mcp::host_log::McpCallLog>>,
+    pub mcp: Option<Box<super::call_log::McpCallLog>>,
 }
 
 impl ToolOutcome {
