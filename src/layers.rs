@@ -214,8 +214,6 @@ pub const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("suite", "mcp"),
     // The suite re-exports the judge's profile types and checks judge prompts.
     ("suite", "judge"),
-    // The judge's own Episode type is built in episode/.
-    ("episode", "judge"),
     // The judge names BFCL's profile.
     ("judge", "bfcl"),
     // When2Call converts tools with BFCL's importer.

@@ -23,6 +23,7 @@
 pub mod limits;
 mod run;
 pub mod transcript;
+pub mod view;
 
 #[cfg(test)]
 mod tests;

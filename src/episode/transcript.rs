@@ -1,15 +1,15 @@
 //! The judge's view of an episode: [`EpisodeOutcome::transcript`] turns the rounds into a
-//! [`judge::Episode`], and [`tool_traits`] gives the judge the traits of a case's
+//! [`Episode`], and [`tool_traits`] gives the judge the traits of a case's
 //! tools.
 
+use super::view::{self, CallOutcome, CallRecord, Episode, Round, ToolTraits};
 use super::{EpisodeError, EpisodeOutcome, RoundRecord};
-use crate::judge::{self, CallOutcome, CallRecord, Episode, Round, ToolTraits};
 use crate::suite::loops::Risk;
 use crate::suite::{Case, Suite};
 use crate::tools::{Approval, ToolOutcome};
 
 impl EpisodeOutcome {
-    /// The transcript the episode judge reads ([`judge::judge_episode`]): the case's own
+    /// The transcript the episode judge reads (`judge::judge_episode`): the case's own
     /// messages as context, every round, and the stop reason. An episode ended by a
     /// failure has no verdict (the failure is not the model's): its error is returned.
     pub fn transcript(&self) -> Result<Episode, &EpisodeError> {
@@ -50,8 +50,8 @@ fn outcome(o: &ToolOutcome) -> CallOutcome {
         injected: o.fault,
         approval: match o.approval {
             Approval::NotRequired => None,
-            Approval::Approved => Some(judge::Approval::Approved),
-            Approval::Denied => Some(judge::Approval::Denied),
+            Approval::Approved => Some(view::Approval::Approved),
+            Approval::Denied => Some(view::Approval::Denied),
         },
     }
 }

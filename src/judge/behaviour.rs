@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::claims;
-use super::episode::{Episode, Placed, ToolTraits};
 use super::steps::{call_list, clip};
+use crate::episode::view::{Episode, Placed, ToolTraits};
 use crate::judge::calls::Reason;
 
 /// `forbidden_call`: one reason per tool of `never` that was called (denied calls count:

@@ -24,7 +24,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::episode::Episode;
+use crate::episode::view::Episode;
 use crate::suite::Normalizer;
 use crate::suite::model::NormalizeRule;
 

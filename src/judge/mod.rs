@@ -18,15 +18,16 @@
 pub mod behaviour;
 pub mod calls;
 pub mod claims;
-pub mod episode;
 pub mod ground;
 pub mod model;
 pub mod profile;
 pub mod steps;
 
+pub use crate::episode::view::{
+    Approval, CallOutcome, CallRecord, Episode, Placed, Round, StopReason, ToolTraits,
+};
 pub use behaviour::ErrorFact;
 pub use calls::{CaseScorer, Reason, TrialChecks};
-pub use episode::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason, ToolTraits};
 pub use steps::StepFacts;
 
 use crate::suite::Normalizer;

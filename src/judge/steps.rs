@@ -19,7 +19,7 @@
 
 use serde_json::Value;
 
-use super::episode::Placed;
+use crate::episode::view::Placed;
 use crate::judge::calls::Reason;
 use crate::suite::ExtraArgs;
 use crate::suite::matcher::show;
@@ -75,7 +75,7 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
                 .outcome
                 .as_ref()
                 .filter(|o| !o.is_error && read.contains(&p.tool()))
-                .map(super::episode::CallOutcome::value)
+                .map(crate::episode::view::CallOutcome::value)
         })
         .collect();
     let last = last_rounds(all);

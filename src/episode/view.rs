@@ -1,6 +1,7 @@
 //! The judge's input: the transcript of one episode, in neutral types of its own.
 //!
-//! The episode runner builds an [`Episode`] from what happened (rounds of an assistant
+//! They belong to the episode layer, below the judge that reads them: the episode
+//! runner builds an [`Episode`] from what happened (rounds of an assistant
 //! turn and the tool host's answers); the judge needs no provider, tool host or record
 //! type to read it. Tool metadata that the judge relies on (risk, idempotency, whether
 //! the harness asks for approval) comes as plain [`ToolTraits`].
