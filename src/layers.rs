@@ -212,7 +212,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
 pub const KNOWN_UPWARD: &[(&str, &str)] = &[
     // The suite loader opens MCP connections and holds MCP's tool type.
     ("suite", "mcp"),
-    // The suite re-exports the judge's profile types and checks judge prompts.
+    // The suite holds the scoring profile, whose variants name the benchmarks.
     ("suite", "judge"),
     // The judge names BFCL's profile.
     ("judge", "bfcl"),

@@ -3,7 +3,7 @@
 //!
 //! The judge's target is checked as every target is ([`super::targets::check_target`]);
 //! its prompt file is read relative to the suite and checked for the variables the
-//! suite's questions need ([`crate::judge::model::prompt::check`]). Whether a judge is
+//! suite's questions need ([`super::judge_prompt::check`]). Whether a judge is
 //! set at all is known only when the run starts (`run --judge TARGET` can supply one), so
 //! a rubric keeps the located error the run reports when none is ([`Rubric::unjudged`]).
 
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use super::compile::{Checker, lexical_join};
 use super::error::Diagnostic;
+use super::judge_prompt::{self as prompt, MAX_PROMPT_BYTES, Needs};
 use super::model::{CaseSpec, ExpectSpec, JudgeSpec};
 use super::span::Spanned;
 use super::{Case, Expectation, Suite};
-use crate::judge::model::prompt::{self, MAX_PROMPT_BYTES, Needs};
 
 /// The suite's judge model (`judge:`).
 #[derive(Debug, Clone)]

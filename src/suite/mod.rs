@@ -9,6 +9,7 @@ pub mod compile;
 pub mod distractors;
 pub mod error;
 pub mod judge;
+pub mod judge_prompt;
 pub mod load;
 mod loop_compile;
 pub mod loops;
