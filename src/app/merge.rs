@@ -20,7 +20,7 @@ use crate::provider::{Target, ToolChoice};
 use crate::report::{self, RunMeta, RunPaths, RunReport, Summary, VariantTokens};
 use crate::runner::Plan;
 use crate::runner::journal::Journal;
-use crate::runner::select::{MergedShard, Selection, ShardSet, trial_shard};
+use crate::runner::select::{MergedShard, Selection, ShardSet};
 use crate::score::TrialRecord;
 use crate::suite::Suite;
 
@@ -39,29 +39,7 @@ struct ShardRun {
     trials: Vec<TrialRecord>,
 }
 
-/// The identity of a trial: target, variant, tool_choice, case id, repeat.
-type TrialId = (String, String, String, String, u32);
-
-fn trial_id(t: &TrialRecord) -> TrialId {
-    (
-        crate::score::stream::identity_target(&t.target, t.stream).into_owned(),
-        crate::score::distractors::identity_variant(
-            &t.variant,
-            crate::score::distractors::record_n(t),
-        )
-        .into_owned(),
-        t.tool_choice.to_string(),
-        t.case_id.clone(),
-        t.repeat,
-    )
-}
-
-fn describe_id(id: &TrialId) -> String {
-    format!(
-        "case `{}` in cell {} × {} × {} (repeat {})",
-        id.3, id.0, id.1, id.2, id.4
-    )
-}
+use crate::score::record::TrialId;
 
 /// Merge as `args` asks; the exit code is the one `run` would give the merged run.
 pub(crate) fn merge(args: &MergeArgs) -> Result<u8, AppError> {
@@ -154,18 +132,10 @@ fn read_shard(dir: &Path) -> Result<ShardRun, AppError> {
     // count; but a trial twice in a shard's journal is refused rather than folded: the
     // journal was edited or appended to by hand, and `run --resume` compacts it first.
     let contents = super::report::load_journal(&journal_path)?;
-    if let Some((line, (case, target, variant, mode, repeat))) = contents.duplicates.first() {
-        let id = (
-            target.clone(),
-            variant.clone(),
-            mode.clone(),
-            case.clone(),
-            *repeat,
-        );
+    if let Some((line, id)) = contents.duplicates.first() {
         return Err(AppError::bad(
             format!(
-                "{} appears twice in `{}` (again at line {line}; {} duplicate line(s) in all)",
-                describe_id(&id),
+                "{id} appears twice in `{}` (again at line {line}; {} duplicate line(s) in all)",
                 journal_path.display(),
                 contents.duplicates.len()
             ),
@@ -462,24 +432,21 @@ fn check_trials(
         .trials()
         .into_iter()
         .enumerate()
-        .map(|(i, t)| {
-            let (case, target, variant, mode, repeat) = plan.identity(t);
-            ((target, variant, mode, case, repeat), i)
-        })
+        .map(|(i, t)| (plan.identity(t), i))
         .collect();
     let mut seen: HashMap<TrialId, &Path> = HashMap::new();
     let mut out: Vec<(usize, TrialRecord)> = Vec::new();
     for r in runs {
         let journal = r.dir.join("trials.jsonl");
         for t in &r.trials {
-            let id = trial_id(t);
-            let k = trial_shard(&id.0, &id.1, &id.2, &id.3, id.4, count);
+            let id = TrialId::of(t);
+            let k = id.shard(count);
             if !r.shards.contains(k) {
                 return Err(AppError::bad(
                     format!(
                         "`{}` holds {}, which belongs to shard {k}/{count}, not to {}",
                         journal.display(),
-                        describe_id(&id),
+                        id,
                         r.shards
                     ),
                     Some("the journal was edited or copied from another run; run that shard again"),
@@ -490,7 +457,7 @@ fn check_trials(
                     format!(
                         "`{}` holds {}, which is not in the run's matrix and case selection",
                         journal.display(),
-                        describe_id(&id)
+                        id
                     ),
                     Some("the journal was edited or copied from another run; run that shard again"),
                 ));
@@ -499,7 +466,7 @@ fn check_trials(
                 return Err(AppError::bad(
                     format!(
                         "{} appears twice: in `{}` and in `{}`",
-                        describe_id(&id),
+                        id,
                         prev.join("trials.jsonl").display(),
                         journal.display()
                     ),
@@ -522,7 +489,7 @@ fn check_trials(
         let named: Vec<String> = missing
             .iter()
             .take(NAMED)
-            .map(|(id, _)| describe_id(id))
+            .map(|(id, _)| id.to_string())
             .collect();
         return Err(AppError::bad(
             format!(

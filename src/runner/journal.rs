@@ -54,24 +54,11 @@ fn line_format(text: &str) -> Result<u32, String> {
     })
 }
 
-/// The identity of a trial within a run: case id, target (with ` × stream` joined for a
-/// streamed trial, see [`crate::score::stream::identity_target`]), variant,
-/// tool_choice, repeat.
-pub type TrialId = (String, String, String, String, u32);
+pub use crate::score::record::TrialId;
 
 /// The identity of `t` (see [`TrialId`]).
 pub fn trial_id(t: &TrialRecord) -> TrialId {
-    (
-        t.case_id.clone(),
-        crate::score::stream::identity_target(&t.target, t.stream).into_owned(),
-        crate::score::distractors::identity_variant(
-            &t.variant,
-            crate::score::distractors::record_n(t),
-        )
-        .into_owned(),
-        t.tool_choice.to_string(),
-        t.repeat,
-    )
+    TrialId::of(t)
 }
 
 /// Why a journal could not be read or written.
@@ -128,11 +115,16 @@ impl JournalContents {
                 path.display()
             ));
         }
-        if let Some((line, (case, target, variant, mode, repeat))) = self.duplicates.first() {
+        if let Some((line, id)) = self.duplicates.first() {
             out.push(format!(
-                "`{}` has {} duplicate line(s) (first: line {line}, trial {case} × {target} × {variant} × {mode} #{repeat}); each trial is counted once: the later line wins, but an error never replaces a scored trial",
+                "`{}` has {} duplicate line(s) (first: line {line}, trial {} × {} × {} × {} #{}); each trial is counted once: the later line wins, but an error never replaces a scored trial",
                 path.display(),
-                self.duplicates.len()
+                self.duplicates.len(),
+                id.case_id,
+                id.target,
+                id.variant,
+                id.tool_choice,
+                id.repeat
             ));
         }
         out

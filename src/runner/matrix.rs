@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::select::{ShardSet, trial_shard};
+use super::select::ShardSet;
 use crate::provider::{Request, Target, ToolChoice, ToolDefinition, TrialKey};
 use crate::suite::Suite;
 
@@ -131,29 +131,29 @@ impl Plan {
         self.shards = shards;
     }
 
-    /// The shard (1-based, of `count`) of planned trial `t`; see [`trial_shard`].
+    /// The shard (1-based, of `count`) of planned trial `t`; see
+    /// [`crate::score::record::TrialId::shard`].
     pub fn shard_of(&self, t: PlannedTrial, count: u32) -> u32 {
         // A count joins the variant in the trial's identity, and the stream mode the
         // target, so trials at different counts or modes spread over shards on their
         // own (without the axes the identity is as before, and so is every shard).
-        let id = self.identity(t);
-        trial_shard(&id.1, &id.2, &id.3, &id.0, id.4, count)
+        self.identity(t).shard(count)
     }
 
     /// The identity of planned trial `t`, as its record will have it
-    /// ([`crate::runner::journal::trial_id`]): a distractor count joins the variant, the
+    /// ([`crate::score::record::TrialId::of`]): a distractor count joins the variant, the
     /// stream mode the target.
-    pub fn identity(&self, t: PlannedTrial) -> crate::runner::journal::TrialId {
+    pub fn identity(&self, t: PlannedTrial) -> crate::score::record::TrialId {
         let cell = &self.cells[t.cell];
-        (
-            self.suite.cases[t.case].id.clone(),
-            crate::score::stream::identity_target(&cell.target.spec, cell.target.stream)
+        crate::score::record::TrialId {
+            case_id: self.suite.cases[t.case].id.clone(),
+            target: crate::score::stream::identity_target(&cell.target.spec, cell.target.stream)
                 .into_owned(),
-            crate::score::distractors::identity_variant(&cell.variant, cell.distractors)
+            variant: crate::score::distractors::identity_variant(&cell.variant, cell.distractors)
                 .into_owned(),
-            cell.tool_choice.to_string(),
-            t.repeat,
-        )
+            tool_choice: cell.tool_choice.to_string(),
+            repeat: t.repeat,
+        }
     }
 
     /// The o200k_base token size of `variant`'s tool definitions (counted once). When

@@ -14,8 +14,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::score::record::TrialId;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::suite::Suite;
 
@@ -126,10 +126,8 @@ impl fmt::Display for ShardSet {
     }
 }
 
-/// The shard (1-based) of the trial with this identity, among `count` shards: the first
-/// eight bytes of the SHA-256 of the JSON array `[target, variant, tool_choice, case_id,
-/// repeat]` as a big-endian integer, modulo `count`, plus one. Stable across runs,
-/// machines and toolgauge versions; a change would scatter every sharded CI job.
+/// The shard (1-based) of the trial with this identity, among `count` shards; see
+/// [`TrialId::shard`], which this spells out field by field.
 pub fn trial_shard(
     target: &str,
     variant: &str,
@@ -138,14 +136,14 @@ pub fn trial_shard(
     repeat: u32,
     count: u32,
 ) -> u32 {
-    // A JSON array keeps the fields apart whatever characters they hold.
-    let identity = serde_json::json!([target, variant, tool_choice, case_id, repeat]).to_string();
-    let digest = Sha256::digest(identity.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    let h = u64::from_be_bytes(first);
-    // `count` is at least 1 for every set built by this module; 0 is read as 1.
-    (h % u64::from(count.max(1))) as u32 + 1
+    TrialId {
+        case_id: case_id.to_string(),
+        target: target.to_string(),
+        variant: variant.to_string(),
+        tool_choice: tool_choice.to_string(),
+        repeat,
+    }
+    .shard(count)
 }
 
 /// The part of a suite a run covers, as recorded in `run.json` (absent there when the

@@ -9,6 +9,75 @@ use crate::provider::{Message, Response, ToolChoice, Usage};
 use crate::suite::CaseKind;
 use crate::suite::trajectory::StopReason;
 
+/// The identity of a trial within a run: what the journal, `--resume`, `merge` and the
+/// shard split key trials by. The target carries ` × stream` for a streamed trial (see
+/// [`crate::score::stream::identity_target`]) and the variant a distractor count (see
+/// [`crate::score::distractors::identity_variant`]), so trials that differ only in those
+/// stay apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TrialId {
+    /// Case id.
+    pub case_id: String,
+    /// Target as written, with the stream mode joined when streamed.
+    pub target: String,
+    /// Description variant, with the distractor count joined when there is one.
+    pub variant: String,
+    /// tool_choice mode, as written.
+    pub tool_choice: String,
+    /// Repeat index, from 0.
+    pub repeat: u32,
+}
+
+impl TrialId {
+    /// The identity of `record`.
+    pub fn of(record: &TrialRecord) -> TrialId {
+        TrialId {
+            case_id: record.case_id.clone(),
+            target: crate::score::stream::identity_target(&record.target, record.stream)
+                .into_owned(),
+            variant: crate::score::distractors::identity_variant(
+                &record.variant,
+                crate::score::distractors::record_n(record),
+            )
+            .into_owned(),
+            tool_choice: record.tool_choice.to_string(),
+            repeat: record.repeat,
+        }
+    }
+
+    /// The shard (1-based) of this trial among `count` shards: the first eight bytes of
+    /// the SHA-256 of the JSON array `[target, variant, tool_choice, case_id, repeat]` as
+    /// a big-endian integer, modulo `count`, plus one. Stable across runs, machines and
+    /// toolgauge versions; a change would scatter every sharded CI job. A `count` of 0 is
+    /// read as 1.
+    pub fn shard(&self, count: u32) -> u32 {
+        use sha2::{Digest, Sha256};
+        // A JSON array keeps the fields apart whatever characters they hold.
+        let identity = serde_json::json!([
+            self.target,
+            self.variant,
+            self.tool_choice,
+            self.case_id,
+            self.repeat
+        ])
+        .to_string();
+        let digest = Sha256::digest(identity.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        (u64::from_be_bytes(first) % u64::from(count.max(1))) as u32 + 1
+    }
+}
+
+impl std::fmt::Display for TrialId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "case `{}` in cell {} × {} × {} (repeat {})",
+            self.case_id, self.target, self.variant, self.tool_choice, self.repeat
+        )
+    }
+}
+
 /// The outcome of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
