@@ -27,7 +27,7 @@
 //!    takes a model call that a stricter one needed, a correct answer fails (real cases:
 //!    `parallel_178`, `parallel_96`). Default mode first runs BFCL's greedy pass; only when
 //!    that ends in `parallel_function_checker_no_order:cannot_find_match` does it look for a
-//!    perfect bipartite matching (augmenting paths) in which every pair passes the per-call
+//!    perfect bipartite matching (`util::assign`) in which every pair passes the per-call
 //!    check. If one exists the item is valid, otherwise the error type stays
 //!    `cannot_find_match`. So default mode can only turn that one strict failure into a pass.
 //! 2. **Malformed calls on irrelevance items.** BFCL counts any decoding failure as an
@@ -75,6 +75,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::value::{Decoded, PyValue};
+use crate::util::assign;
 
 /// Which checker BFCL dispatches to, from the category name (as BFCL's runner does: name contains
 /// "irrelevance" → Irrelevance, "relevance" → Relevance, "parallel" → Parallel,
@@ -641,9 +642,8 @@ fn greedy_pairing(
 }
 
 /// Default mode's fix for greedy pairing: a perfect matching of expected to model calls in
-/// which every pair passes, found with augmenting paths (Kuhn's algorithm; the counts are
-/// small). Pair checks run lazily and are cached. A pair whose check would crash BFCL counts as
-/// not passing.
+/// which every pair passes ([`assign::max_matching`]). Every pair is checked once; a pair
+/// whose check would crash BFCL counts as not passing.
 fn optimal_pairing(
     functions: &[Function],
     ground_truth: &[ExpectedCall],
@@ -651,71 +651,39 @@ fn optimal_pairing(
     opts: &Options,
     greedy_failure: Failure,
 ) -> Step {
-    let mut m = Matcher {
-        functions,
-        ground_truth,
-        calls,
-        opts,
-        passes: vec![None; ground_truth.len() * calls.len()],
-        owner: vec![None; calls.len()],
+    // Row-major: expected call × model call.
+    let passes: Vec<bool> = ground_truth
+        .iter()
+        .flat_map(|gt| {
+            let func = find_function(functions, &gt.function).ok();
+            calls
+                .iter()
+                .map(move |call| func.is_some_and(|f| check_call(f, call, gt, opts).is_ok()))
+        })
+        .collect();
+    let fits = |i: usize, j: usize| passes[i * calls.len() + j];
+    // Whether the first `n` expected calls can all be paired at once.
+    let pairable = |n: usize| {
+        assign::max_matching(n, calls.len(), fits)
+            .iter()
+            .all(Option::is_some)
     };
-    for i in 0..ground_truth.len() {
-        let mut seen = vec![false; calls.len()];
-        // If expected call i finds no augmenting path now, the maximum matching is smaller
-        // than the number of expected calls, so no complete pairing exists.
-        if !m.augment(i, &mut seen) {
-            let mut messages = vec![format!(
-                "No pairing of model calls with expected calls passes: expected call {i} cannot be paired together with the ones before it."
-            )];
-            messages.extend(greedy_failure.messages);
-            return Err(Fault::Mismatch(Failure {
-                error_type: CANNOT_FIND_MATCH,
-                messages,
-            }));
-        }
+    if pairable(ground_truth.len()) {
+        return Ok(());
     }
-    Ok(())
-}
-
-/// State of the augmenting-path search in [`optimal_pairing`].
-struct Matcher<'a, 'c> {
-    functions: &'a [Function],
-    ground_truth: &'a [ExpectedCall],
-    calls: &'a [Call<'c>],
-    opts: &'a Options,
-    /// Cached pair results, row-major (expected call × model call).
-    passes: Vec<Option<bool>>,
-    /// The expected call each model call is currently paired with.
-    owner: Vec<Option<usize>>,
-}
-
-impl Matcher<'_, '_> {
-    fn passes(&mut self, i: usize, j: usize) -> bool {
-        let slot = i * self.calls.len() + j;
-        if let Some(known) = self.passes[slot] {
-            return known;
-        }
-        let gt = &self.ground_truth[i];
-        let ok = find_function(self.functions, &gt.function)
-            .is_ok_and(|func| check_call(func, &self.calls[j], gt, self.opts).is_ok());
-        self.passes[slot] = Some(ok);
-        ok
-    }
-
-    /// Pair expected call `i`, re-pairing earlier ones along an augmenting path if needed.
-    fn augment(&mut self, i: usize, seen: &mut [bool]) -> bool {
-        for j in 0..self.calls.len() {
-            if seen[j] || !self.passes(i, j) {
-                continue;
-            }
-            seen[j] = true;
-            if self.owner[j].is_none_or(|k| self.augment(k, seen)) {
-                self.owner[j] = Some(i);
-                return true;
-            }
-        }
-        false
-    }
+    // The message names the first expected call that cannot be paired together with the
+    // ones before it: the last of the shortest prefix without a complete pairing.
+    let i = (1..=ground_truth.len())
+        .find(|&n| !pairable(n))
+        .map_or(0, |n| n - 1);
+    let mut messages = vec![format!(
+        "No pairing of model calls with expected calls passes: expected call {i} cannot be paired together with the ones before it."
+    )];
+    messages.extend(greedy_failure.messages);
+    Err(Fault::Mismatch(Failure {
+        error_type: CANNOT_FIND_MATCH,
+        messages,
+    }))
 }
 
 /// Whether a dict key is the str `name` (dict membership: only a str equals a str).
@@ -1306,6 +1274,34 @@ mod tests {
         ]));
         let v = check(Category::Parallel, &f, &gt, &wrong, &DEFAULT);
         assert_eq!(err(&v), Some(CANNOT_FIND_MATCH));
+    }
+
+    #[test]
+    fn a_failed_pairing_names_the_first_expected_call_left_out() {
+        let (f, _) = parallel_178();
+        // Expected calls 0 and 1 both need the one Apple call: 1 is the first that cannot
+        // be paired together with the calls before it.
+        let gt = ground_truth_from_bfcl(&json!([
+            {"get_stock_price": {"company_name": ["Apple"], "date": ["2022-01-01"]}},
+            {"get_stock_price": {"company_name": ["Apple"], "date": ["2022-01-01"]}},
+            {"get_stock_price": {"company_name": ["Microsoft"], "date": ["2022-02-01"]}},
+            {"get_stock_price": {"company_name": ["Microsoft"], "date": ["2022-02-01"]}}
+        ]))
+        .unwrap();
+        let answer = calls(json!([
+            {"get_stock_price": {"company_name": "Apple", "date": "2022-01-01"}},
+            {"get_stock_price": {"company_name": "Microsoft", "date": "2022-02-01"}},
+            {"get_stock_price": {"company_name": "Microsoft", "date": "2022-02-01"}},
+            {"get_stock_price": {"company_name": "Microsoft", "date": "2022-02-01"}}
+        ]));
+        let v = check(Category::Parallel, &f, &gt, &answer, &DEFAULT);
+        assert_eq!(err(&v), Some(CANNOT_FIND_MATCH));
+        assert_eq!(
+            v.messages[0],
+            "No pairing of model calls with expected calls passes: expected call 1 cannot be paired together with the ones before it."
+        );
+        // The greedy pass's messages follow.
+        assert!(v.messages[1].starts_with("Could not find a matching function"));
     }
 
     #[test]
