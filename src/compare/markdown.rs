@@ -11,8 +11,44 @@ use super::{CellComparison, Comparison, Flip, FlipDirection, behaviour};
 /// Pass → fail flips listed by [`render_markdown`] before "and N more".
 const MAX_MARKDOWN_FLIPS: usize = 50;
 
+/// `s` as inline text of a GitHub Markdown table cell or line: each character that can
+/// start markup (emphasis, code, links, HTML, entities, math, strikethrough, and `|`, which
+/// would end the cell) is backslash-escaped so it reads as itself, and a line break becomes
+/// a space, since a table row and a list item are one line. Cell labels hold targets,
+/// variants and tool names, which come from users' suites and matrices.
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' | '\n' => {
+                if c == '\r' && chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                out.push(' ');
+            }
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '~' | '&' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as an inline code span on one line: fenced with one backtick more than its longest
+/// run of backticks (backslashes do not escape inside a code span), and padded with a
+/// space where a backtick or a space at its ends would otherwise be taken off.
+fn md_code(s: &str) -> String {
+    let s = s.replace("\r\n", " ").replace(['\r', '\n'], " ");
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = s.starts_with('`')
+        || s.ends_with('`')
+        || (s.starts_with(' ') && s.ends_with(' ') && !s.trim().is_empty());
+    let pad = if pad { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 /// A GitHub-flavoured Markdown report: a table with regressions first (significant ones
@@ -105,9 +141,9 @@ pub fn render_markdown(c: &Comparison) -> String {
         for (cell, f) in flips.iter().take(MAX_MARKDOWN_FLIPS) {
             let _ = writeln!(
                 out,
-                "- `{}` (tool_choice {}, repeat {}) in {}",
-                f.case_id,
-                f.tool_choice,
+                "- {} (tool_choice {}, repeat {}) in {}",
+                md_code(&f.case_id),
+                md_escape(&f.tool_choice),
                 f.repeat,
                 md_escape(&cell.cell)
             );
@@ -150,6 +186,52 @@ mod tests {
         );
         assert!(!md.contains("`better-case"), "{md}");
         assert!(md.contains("**Overall**: 80 pairs"), "{md}");
+    }
+
+    #[test]
+    fn escaping_keeps_text_as_text() {
+        assert_eq!(
+            md_escape("plain text: a-b.c (d) × e → f"),
+            "plain text: a-b.c (d) × e → f"
+        );
+        assert_eq!(
+            md_escape("a|b \\ `c` *d* _e_ [f](g) <h> #i ~j~ &amp; $k$"),
+            "a\\|b \\\\ \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\<h\\> \\#i \\~j\\~ \\&amp; \\$k\\$"
+        );
+        assert_eq!(md_escape("one\ntwo\r\nthree\rfour"), "one two three four");
+        assert_eq!(md_code("case_1"), "`case_1`");
+        assert_eq!(md_code("a`b``c"), "```a`b``c```");
+        assert_eq!(md_code("`a"), "`` `a ``");
+        assert_eq!(md_code(" a "), "`  a  `");
+        assert_eq!(md_code("a\nb\r\nc"), "`a b c`");
+    }
+
+    #[test]
+    fn model_text_cannot_break_the_table_or_the_flips_list() {
+        // A variant (part of the cell label and of every case id here) with Markdown
+        // punctuation, a backtick run, a line break and HTML.
+        let variant = "v|*a*_b_`c``\n<img src=x>#1";
+        let (b, c) = runs(variant, 0, 2, 0, 0);
+        let md = render_markdown(&compare_runs(&b, &c));
+        let lines: Vec<&str> = md.lines().collect();
+        // The table is header, rule and one row, each a line of ten cells.
+        let row = lines[2];
+        assert_eq!(
+            row,
+            "| openai:gpt-4o-mini × v\\|\\*a\\*\\_b\\_\\`c\\`\\` \\<img src=x\\>\\#1 × auto \
+             | 2 | 100.0% | 0.0% | -100.0 | 0.500 | no | 2 | 0 | [-100.0, +100.0] |",
+            "{md}"
+        );
+        assert!(lines[3].is_empty(), "{md}");
+        // A case id goes in a code span fenced longer than its backtick runs, on one line.
+        assert!(
+            md.contains(
+                "- ```v|*a*_b_`c`` <img src=x>#1-case00``` (tool_choice auto, repeat 0) in \
+                 openai:gpt-4o-mini × v\\|\\*a\\*\\_b\\_\\`c\\`\\` \\<img src=x\\>\\#1 × auto\n"
+            ),
+            "{md}"
+        );
+        assert!(!md.lines().any(|l| l.starts_with("<img")), "{md}");
     }
 
     #[test]
