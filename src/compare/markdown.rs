@@ -55,24 +55,7 @@ fn md_code(s: &str) -> String {
 /// first, then the largest drops), the pooled result, notes on unpaired trials, and the
 /// pass → fail flips.
 pub fn render_markdown(c: &Comparison) -> String {
-    let mut order: Vec<&CellComparison> = c.cells.iter().collect();
-    // Stable: significant regressions, other regressions (largest drop first), the rest in
-    // their original order.
-    let rank = |x: &CellComparison| match (x.paired.is_regression(), x.paired.significant) {
-        (true, true) => 0,
-        (true, false) => 1,
-        _ => 2,
-    };
-    order.sort_by(|x, y| {
-        rank(x).cmp(&rank(y)).then_with(|| {
-            if rank(x) < 2 {
-                let d = |c: &CellComparison| c.paired.delta_points.unwrap_or(0.0);
-                d(x).total_cmp(&d(y))
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-    });
+    let order = cell_order(c);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -129,6 +112,34 @@ pub fn render_markdown(c: &Comparison) -> String {
         }
     }
     out.push_str(&behaviour::markdown(c, md_escape));
+    write_flips(&mut out, &order);
+    out
+}
+
+/// The cells in the table's order, stable: significant regressions, other regressions
+/// (largest drop first), the rest in their original order.
+fn cell_order(c: &Comparison) -> Vec<&CellComparison> {
+    let mut order: Vec<&CellComparison> = c.cells.iter().collect();
+    let rank = |x: &CellComparison| match (x.paired.is_regression(), x.paired.significant) {
+        (true, true) => 0,
+        (true, false) => 1,
+        _ => 2,
+    };
+    order.sort_by(|x, y| {
+        rank(x).cmp(&rank(y)).then_with(|| {
+            if rank(x) < 2 {
+                let d = |c: &CellComparison| c.paired.delta_points.unwrap_or(0.0);
+                d(x).total_cmp(&d(y))
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+    });
+    order
+}
+
+/// The pass → fail flips of the cells in `order`, the first [`MAX_MARKDOWN_FLIPS`] listed.
+fn write_flips(out: &mut String, order: &[&CellComparison]) {
     let flips: Vec<(&CellComparison, &Flip)> = order
         .iter()
         .flat_map(|cell| {
@@ -152,7 +163,6 @@ pub fn render_markdown(c: &Comparison) -> String {
             let _ = writeln!(out, "- and {} more", flips.len() - MAX_MARKDOWN_FLIPS);
         }
     }
-    out
 }
 
 #[cfg(test)]
