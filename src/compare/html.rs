@@ -10,10 +10,8 @@ use serde::Serialize;
 
 use crate::report::html::esc;
 
-use super::{
-    CellComparison, Comparison, FlipDirection, GateFailure, Paired, interval, p_cell, p_header,
-    pct, points, test_note, unpaired_notes, yes_no,
-};
+use super::text::{interval, p_cell, p_header, pct, points, test_note, unpaired_notes, yes_no};
+use super::{CellComparison, Comparison, FlipDirection, GateFailure, Paired};
 
 const TEMPLATE: &str = include_str!("compare.html.j2");
 
