@@ -609,6 +609,109 @@ mod tests {
         assert!(matches!(clean("a\tb"), std::borrow::Cow::Owned(_)));
     }
 
+    /// A run of two cells whose texts need escaping, cleaning, or both: a failure, an
+    /// error without reasons and without an answer, two loops (one ended by an error),
+    /// a streamed answer.
+    fn hostile_report() -> RunReport {
+        use crate::provider::StreamTiming;
+        use crate::score::trial::Reason;
+        let mut report = crate::report::exporter_tests::report();
+        report.summary.suite = "pri\x1b[1mced <&>".into();
+        let reason = |code: &str, message: &str| Reason {
+            code: code.into(),
+            message: message.into(),
+        };
+        let t = &mut report.trials;
+        t[1].reasons = vec![
+            reason("bad\ttype", "<tag attr='x' other=\"y\"> & </tag>"),
+            reason(
+                "two",
+                "\x1b[31mred\x1b[0m, bell\x07, nul\0, C1 \u{85}\u{9b}31m, 北京 😀",
+            ),
+        ];
+        t[2].case_id = "a\rb\x1b".into();
+        t[4].verdict = Verdict::Error;
+        t[4].reasons.clear();
+        t[4].response = None;
+        t[5].response.as_mut().unwrap().stream = Some(StreamTiming {
+            first_token_ms: Some(12.34),
+            first_tool_byte_ms: None,
+            events: 3,
+        });
+        for (i, stop) in [(7, Some(StopReason::MaxRounds)), (8, None)] {
+            t[i].episode = Some(EpisodeRecord {
+                rounds: vec![],
+                stop,
+                checks: None,
+            });
+        }
+        t[8].verdict = Verdict::Error;
+        for trial in &mut t[6..] {
+            trial.variant = "w\x1b]0;title\x07 & x".into();
+        }
+        report
+    }
+
+    /// The bytes of a run with hostile texts, pinned: the form quick-junit writes (its
+    /// element and attribute order, four-space indentation, escaping, and its cleaning
+    /// of ANSI escapes and control characters), which CI systems already read.
+    #[test]
+    fn the_xml_of_hostile_texts_is_pinned() {
+        let files = JunitExporter.render(&hostile_report()).unwrap();
+        let [(name, bytes)] = &files[..] else {
+            panic!("one file: {files:?}");
+        };
+        assert_eq!(name, "junit.xml");
+        let xml = std::str::from_utf8(bytes).unwrap();
+        assert_eq!(xml, HOSTILE_XML);
+        let back = quick_junit::Report::deserialize_from_str(xml).expect("junit.xml parses back");
+        assert_eq!((back.tests, back.failures, back.errors), (9, 3, 2));
+        assert_eq!(back.test_suites.len(), 2);
+    }
+
+    /// What [`hostile_report`] renders to.
+    const HOSTILE_XML: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="toolgauge priced &lt;&amp;&gt;" tests="9" skipped="0" failures="3" errors="2">
+    <testsuite name="priced &lt;&amp;&gt;: openai:gpt-4o-mini × v × auto" tests="6" skipped="0" errors="1" failures="1">
+        <testcase name="a#0" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto" time="0.100"/>
+        <testcase name="a#1" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto" time="0.200">
+            <failure message="&lt;tag attr=&apos;x&apos; other=&quot;y&quot;&gt; &amp; &lt;/tag&gt;" type="badtype">badtype: &lt;tag attr=&apos;x&apos; other=&quot;y&quot;&gt; &amp; &lt;/tag&gt;
+two: red, bell, nul, C1 31m, 北京 😀</failure>
+        </testcase>
+        <testcase name="ab" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto" time="0.300"/>
+        <testcase name="b#0" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto" time="0.400"/>
+        <testcase name="b#1" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto">
+            <error></error>
+        </testcase>
+        <testcase name="b#2" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × v × auto" time="0.600">
+            <properties>
+                <property name="first_token_ms" value="12.3"/>
+            </properties>
+        </testcase>
+    </testsuite>
+    <testsuite name="priced &lt;&amp;&gt;: openai:gpt-4o-mini × w &amp; x × auto" tests="3" skipped="0" errors="1" failures="2">
+        <testcase name="c#0" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × w &amp; x × auto" time="0.700">
+            <failure message="expected a call in case c" type="missed_call">missed_call: expected a call in case c</failure>
+        </testcase>
+        <testcase name="c#1" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × w &amp; x × auto" time="0.800">
+            <properties>
+                <property name="rounds" value="0"/>
+                <property name="tool_calls" value="0"/>
+                <property name="stop" value="max_rounds"/>
+            </properties>
+            <failure message="expected a call in case c (loop: max_rounds after 0 round(s), 0 tool call(s))" type="missed_call">missed_call: expected a call in case c</failure>
+        </testcase>
+        <testcase name="c#2" classname="priced &lt;&amp;&gt;.openai:gpt-4o-mini × w &amp; x × auto" time="0.900">
+            <properties>
+                <property name="rounds" value="0"/>
+                <property name="tool_calls" value="0"/>
+            </properties>
+            <error message="expected a call in case c (loop: ended by an error after 0 round(s), 0 tool call(s))" type="missed_call">missed_call: expected a call in case c</error>
+        </testcase>
+    </testsuite>
+</testsuites>
+"##;
+
     #[test]
     fn the_loop_end_names_the_stop_reason_or_the_error() {
         let mut e = EpisodeRecord {
