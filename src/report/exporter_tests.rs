@@ -98,7 +98,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
     }
 }
 
-fn report() -> RunReport {
+pub(super) fn report() -> RunReport {
     let mut trials = Vec::new();
     let plan = [
         ("a", [true, false, true], [20, 30, 40]),

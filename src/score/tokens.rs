@@ -456,6 +456,12 @@ mod tests {
     }
 
     #[test]
+    fn the_pattern_is_tiktokens() {
+        // The pre-tokenizer's copy of the pattern (see `pieces::PATTERN`).
+        assert_eq!(pieces::PATTERN, tiktoken_rs::O200K_BASE_PAT_STR);
+    }
+
+    #[test]
     fn vocabulary_is_tiktokens() {
         // Rebuild the vocabulary file from tiktoken-rs and require it to be the one
         // compiled in. TOOLGAUGE_WRITE_VOCAB=1 writes it (after a tiktoken-rs update).

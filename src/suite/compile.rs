@@ -706,16 +706,22 @@ fn check_schema(
     // called) check each schema against the draft 2020-12 meta-schema now and
     // compile it on first use.
     let validator = std::sync::OnceLock::new();
+    // The error's instance path points into the user's schema (the schema is the
+    // instance its meta-schema validates), e.g. `/properties/city/type`: its keys as
+    // they are written in the schema, `~1` and `~0` read back as `/` and `~` (RFC 6901).
     let describe = |e: &jsonschema::ValidationError<'_>| {
         (
-            e.instance_path().to_string(),
+            e.instance_path()
+                .segments()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
             crate::util::parse_error::json_schema(e),
         )
     };
     // Every defect the meta-schema finds is reported; a schema it accepts may still
     // fail to compile (a `pattern` that is not a regex), which compiling reports.
     let meta = jsonschema::draft202012::meta::validator();
-    let mut problems: Vec<(String, String)> = meta
+    let mut problems: Vec<(Vec<String>, String)> = meta
         .iter_errors(params.value.as_ref())
         .map(|e| describe(&e))
         .collect();
@@ -730,10 +736,8 @@ fn check_schema(
             Err(e) => problems.push(describe(&e)),
         }
     }
-    for (pointer, e) in &problems {
-        // The error's instance path points into the user's schema (the schema is
-        // the instance its meta-schema validates), e.g. `/properties/city/type`.
-        let segments: Vec<&str> = pointer.split('/').filter(|s| !s.is_empty()).collect();
+    for (keys, e) in &problems {
+        let segments: Vec<&str> = keys.iter().map(String::as_str).collect();
         let at = locate_path(c.text, params.at(), &segments);
         let field = segments.iter().fold(pfield.to_string(), |f, s| {
             if s.chars().all(|c| c.is_ascii_digit()) {
@@ -1862,5 +1866,34 @@ cases:
         );
         // A key that is not found falls back to the schema's own location.
         assert_eq!(locate_path(text, (4, 7), &["properties", "town"]), (4, 7));
+    }
+
+    /// A schema error under a property whose name has `/` or `~` (escaped `~1` and `~0`
+    /// in the error's JSON pointer) names the property as written and points at it.
+    #[test]
+    fn a_schema_error_under_a_key_with_a_slash_or_tilde_names_the_key() {
+        // `~1` (written `~01`) checks the order: `~01` is `~1`, not `/`.
+        for (key, line, column) in [("a/b", 7, 16), ("m~n", 8, 16), ("~1", 9, 17)] {
+            // `strin` (not a type) under `key` alone.
+            let ty = |k: &str| if k == key { "strin" } else { "string" };
+            let text = format!(
+                "tools:\n  - name: t\n    description: T.\n    parameters:\n      type: object\n      properties:\n        a/b: {{ type: {} }}\n        m~n: {{ type: {} }}\n        \"~1\": {{ type: {} }}\ncases: []\n",
+                ty("a/b"),
+                ty("m~n"),
+                ty("~1"),
+            );
+            let Err(SuiteError::Invalid(diags)) =
+                crate::suite::load_str(&text, Path::new("s.yaml"))
+            else {
+                panic!("`strin` under `{key}` must be refused");
+            };
+            let found: Vec<(&str, u32, u32)> = diags
+                .iter()
+                .filter(|d| d.message.contains("does not compile"))
+                .map(|d| (d.field.as_str(), d.line, d.column))
+                .collect();
+            let field = format!("tools[0].parameters.properties.{key}.type");
+            assert_eq!(found, vec![(field.as_str(), line, column)], "{diags:?}");
+        }
     }
 }

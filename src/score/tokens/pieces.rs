@@ -19,7 +19,25 @@ use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
 
 /// o200k_base's pre-tokenizer pattern, as tiktoken-rs (and tiktoken) give it.
-pub(super) const PATTERN: &str = tiktoken_rs::O200K_BASE_PAT_STR;
+///
+/// A copy of `tiktoken_rs::O200K_BASE_PAT_STR`, like the vocabulary next to it, so
+/// tiktoken-rs is needed by the tests only (with its own copy of the full vocabulary);
+/// the test `the_pattern_is_tiktokens` requires the two to be the same.
+pub(super) const PATTERN: &str = concat!(
+    r#"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"#,
+    "|",
+    r#"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"#,
+    "|",
+    r#"\p{N}{1,3}"#,
+    "|",
+    r#" ?[^\s\p{L}\p{N}]+[\r\n/]*"#,
+    "|",
+    r#"\s*[\r\n]+"#,
+    "|",
+    r#"\s+(?!\S)"#,
+    "|",
+    r#"\s+"#
+);
 
 /// The one alternative of [`PATTERN`] with a lookahead, and what it is rewritten to.
 ///
