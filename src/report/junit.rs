@@ -256,7 +256,7 @@ mod tests {
     /// a streamed answer.
     fn hostile_report() -> RunReport {
         use crate::provider::StreamTiming;
-        use crate::score::trial::Reason;
+        use crate::judge::calls::Reason;
         let mut report = crate::report::exporter_tests::report();
         report.summary.suite = "pri\x1b[1mced <&>".into();
         let reason = |code: &str, message: &str| Reason {
