@@ -10,13 +10,13 @@ use std::path::Path;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use serde_json::Value;
-use toolgauge::bfcl::checker::{self, Category, ExpectedCall, Function, Options};
+use toolgauge::bfcl::checker::{self, Category, Function, GroundTruthCall, Options};
 use toolgauge::bfcl::decode;
 
 struct Item {
     category: Category,
     functions: Vec<Function>,
-    truth: Vec<ExpectedCall>,
+    truth: Vec<GroundTruthCall>,
 }
 
 fn lines(path: &Path) -> Vec<Value> {

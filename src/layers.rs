@@ -3,6 +3,7 @@
 //! ```text
 //! util, chat, exit, behaviour   leaves: shared types and helpers, the text classifier
 //! suite                         loads and compiles suite files (no network, provider, judge)
+//! functions                     the function-definition dialect the benchmarks share
 //! provider, tools, mcp          answer a conversation; execute tool calls (MCP under tools)
 //! episode                       the loop of rounds
 //! judge                         verdicts
@@ -27,6 +28,8 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     ("exit", &[]),
     ("behaviour", &["util", "chat"]),
     ("suite", &["util", "chat", "behaviour"]),
+    // Function definitions in the dialect the benchmarks share.
+    ("functions", &["util"]),
     ("provider", &["util", "chat", "behaviour", "suite"]),
     ("tools", &["util", "chat", "behaviour", "suite"]),
     ("mcp", &["util", "chat", "behaviour", "suite", "tools"]),
@@ -89,6 +92,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         "bfcl",
         &[
             "util",
+            "functions",
             "chat",
             "behaviour",
             "suite",
@@ -105,6 +109,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         "when2call",
         &[
             "util",
+            "functions",
             "chat",
             "behaviour",
             "suite",
@@ -121,6 +126,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         "scripted",
         &[
             "util",
+            "functions",
             "chat",
             "behaviour",
             "suite",
@@ -186,6 +192,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         "app",
         &[
             "util",
+            "functions",
             "chat",
             "exit",
             "behaviour",
@@ -216,8 +223,6 @@ pub const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("suite", "judge"),
     // The judge names BFCL's profile.
     ("judge", "bfcl"),
-    // When2Call converts tools with BFCL's importer.
-    ("when2call", "bfcl"),
 ];
 
 #[cfg(test)]
@@ -227,11 +232,28 @@ mod tests {
 
     use super::{ALLOWED, KNOWN_UPWARD};
 
+    /// The code of `text` before its test module: the first `#[cfg(test)]` that guards a
+    /// `mod` (the convention here is one test module at the end of a file). A
+    /// `#[cfg(test)]` on a single item elsewhere does not cut the file short.
+    fn before_tests(text: &str) -> &str {
+        let mut at = 0;
+        while let Some(i) = text[at..].find("#[cfg(test)]") {
+            let start = at + i;
+            let rest = text[start + "#[cfg(test)]".len()..].trim_start();
+            let rest = rest.strip_prefix("pub(crate) ").unwrap_or(rest);
+            let rest = rest.strip_prefix("pub ").unwrap_or(rest);
+            if rest.starts_with("mod ") {
+                return &text[..start];
+            }
+            at = start + 1;
+        }
+        text
+    }
+
     /// The top-level modules that every `crate::NAME` in the code lines of `text` names
-    /// (test code, from the first `#[cfg(test)]` on, and comments left out), with the
-    /// first line that names each.
+    /// (its test module and comments left out), with the first line that names each.
     fn names_out(text: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = before_tests(text);
         let mut out = BTreeMap::new();
         for line in code.lines() {
             let trimmed = line.trim_start();
@@ -363,8 +385,9 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let text = "//! see [`crate::judge`]\nuse crate::util::yaml;\nlet x = crate::suite::load(p);\n\
-                    my_crate::judge::x();\n#[cfg(test)]\nuse crate::judge::Verdict;\n";
+        let text = "//! see [`crate::judge`]\nuse crate::util::yaml;\n#[cfg(test)]\nfn t() {}\n\
+                    let x = crate::suite::load(p);\nmy_crate::judge::x();\n#[cfg(test)]\n\
+                    mod tests {\nuse crate::judge::Verdict;\n}\n";
         let found = names_out(text, &modules);
         assert_eq!(
             found.keys().map(String::as_str).collect::<Vec<_>>(),

@@ -17,6 +17,7 @@ pub mod cli;
 pub mod compare;
 pub mod episode;
 pub mod exit;
+pub mod functions;
 pub mod judge;
 pub mod layers;
 pub mod mcp;

@@ -3,7 +3,7 @@
 
 use crate::report::progress::{Progress, Spend};
 use crate::runner::journal::Journal;
-use crate::runner::{RunControl, RunEvent, RunObserver, StopReason};
+use crate::runner::{RunControl, RunEvent, RunObserver, RunStop};
 use crate::score::TrialRecord;
 
 /// Appends each finished trial to the journal; the first write error is kept (the run
@@ -79,14 +79,14 @@ impl RunObserver for Budget {
         if let Some(max) = self.max_cost
             && cost > max
         {
-            control.stop(StopReason::Budget(format!(
+            control.stop(RunStop::Budget(format!(
                 "--max-cost ${max} reached (${cost:.4})"
             )));
         }
         if let Some(max) = self.max_tokens
             && tokens > max
         {
-            control.stop(StopReason::Budget(format!(
+            control.stop(RunStop::Budget(format!(
                 "--max-tokens {max} reached ({tokens})"
             )));
         }

@@ -28,7 +28,7 @@ use crate::report::{
 };
 use crate::runner::journal::{self, Journal, TrialId, trial_id};
 use crate::runner::select::{Selection, ShardSet};
-use crate::runner::{self, Plan, RunControl, RunOptions, StopReason};
+use crate::runner::{self, Plan, RunControl, RunOptions, RunStop};
 use crate::score::prices::PriceTable;
 use crate::score::{TrialRecord, Verdict};
 use crate::suite::{Profile, Suite};
@@ -790,7 +790,7 @@ fn execute(
                     warnln!(
                         "\ninterrupted: finishing the trials in flight; no new ones start (Ctrl-C again quits at once)"
                     );
-                    signal_control.stop(StopReason::Interrupted);
+                    signal_control.stop(RunStop::Interrupted);
                 }
                 // A second Ctrl-C quits now: every finished trial is already in the journal.
                 if tokio::signal::ctrl_c().await.is_ok() {

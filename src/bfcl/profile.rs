@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::checker::{self, Category, ExpectedCall, Function, Options};
+use super::checker::{self, Category, Function, GroundTruthCall, Options};
 use super::decode;
 use super::import::{inferred, options_of};
 use super::result::{RAW_KEY, STYLE_KEY};
@@ -208,7 +208,7 @@ impl std::fmt::Debug for FunctionCache {
 pub struct BfclCase {
     category: Category,
     functions: Vec<Function>,
-    ground_truth: Vec<ExpectedCall>,
+    ground_truth: Vec<GroundTruthCall>,
     options: Options,
     /// Set when the case could not be read back (its verdict is then a failure that
     /// says why, rather than a guess).
@@ -292,7 +292,7 @@ impl BfclCase {
                         Err(e) => problem = Some(format!("`{}.{name}`: {e}", call.tool)),
                     }
                 }
-                ground_truth.push(ExpectedCall {
+                ground_truth.push(GroundTruthCall {
                     function: call.tool.clone(),
                     params,
                 });

@@ -224,11 +224,14 @@ pub fn compare_streamed_cells(cells: &[CellSummary]) -> Comparison {
     compare_sides(Side::Cells(&sa), Side::Cells(&sb), CellKey::IGNORE_STREAM)
 }
 
-/// A trial's identity inside a cell.
-type TrialId<'a> = (&'a str, &'a str, u32);
+/// What pairs a trial with its counterpart on the other side: its case, tool_choice
+/// and repeat inside a cell. Not a trial's identity in a run
+/// ([`crate::score::record::TrialId`], which also names the target and variant): the
+/// two sides of a comparison differ in those by design.
+type PairKey<'a> = (&'a str, &'a str, u32);
 
 /// Index one side's items by identity, counting repeats of an identity.
-fn index<'a, 'b>(items: &[&'b Item<'a>]) -> (IndexMap<TrialId<'b>, &'b Item<'a>>, u64) {
+fn index<'a, 'b>(items: &[&'b Item<'a>]) -> (IndexMap<PairKey<'b>, &'b Item<'a>>, u64) {
     let mut map = IndexMap::new();
     let mut duplicates = 0;
     for t in items {

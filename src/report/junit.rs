@@ -255,8 +255,8 @@ mod tests {
     /// error without reasons and without an answer, two loops (one ended by an error),
     /// a streamed answer.
     fn hostile_report() -> RunReport {
-        use crate::provider::StreamTiming;
         use crate::judge::calls::Reason;
+        use crate::provider::StreamTiming;
         let mut report = crate::report::exporter_tests::report();
         report.summary.suite = "pri\x1b[1mced <&>".into();
         let reason = |code: &str, message: &str| Reason {

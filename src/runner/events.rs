@@ -10,7 +10,7 @@
 //! round order, then `TrialFinished`. Events of different trials interleave (trials run
 //! concurrently). `Stopped` comes once, at the first event after the run was stopped.
 
-use super::{RunControl, StopReason};
+use super::{RunControl, RunStop};
 use crate::provider::Usage;
 use crate::score::TrialRecord;
 
@@ -46,7 +46,7 @@ pub enum RunEvent<'a> {
     /// The run was stopped: no new trial starts; those in flight finish.
     Stopped {
         /// Why.
-        reason: &'a StopReason,
+        reason: &'a RunStop,
     },
 }
 

@@ -67,7 +67,7 @@ struct StopAtFirst;
 impl RunObserver for StopAtFirst {
     fn on_event(&mut self, event: &RunEvent<'_>, control: &RunControl) {
         if let RunEvent::TrialFinished { .. } = event {
-            control.stop(StopReason::Budget("test budget".into()));
+            control.stop(RunStop::Budget("test budget".into()));
         }
     }
 }
@@ -214,7 +214,7 @@ impl Provider for Counting {
     ) -> Result<crate::provider::Response, crate::provider::ProviderError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if let Some(control) = &self.stop_at_first {
-            control.stop(StopReason::Interrupted);
+            control.stop(RunStop::Interrupted);
         }
         // An answer takes a while, as over a network: the trials waiting for a slot
         // are prepared meanwhile.

@@ -36,18 +36,18 @@ use crate::score::{TrialRecord, Verdict, tokens};
 /// Why a run stopped before every trial ran.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StopReason {
+pub enum RunStop {
     /// Ctrl-C (SIGINT).
     Interrupted,
     /// A `--max-cost` or `--max-tokens` budget was exceeded; the text says which.
     Budget(String),
 }
 
-impl std::fmt::Display for StopReason {
+impl std::fmt::Display for RunStop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StopReason::Interrupted => f.write_str("interrupted (Ctrl-C)"),
-            StopReason::Budget(what) => write!(f, "budget exceeded: {what}"),
+            RunStop::Interrupted => f.write_str("interrupted (Ctrl-C)"),
+            RunStop::Budget(what) => write!(f, "budget exceeded: {what}"),
         }
     }
 }
@@ -57,14 +57,14 @@ impl std::fmt::Display for StopReason {
 #[derive(Debug, Default)]
 pub struct RunControl {
     stopped: AtomicBool,
-    reason: Mutex<Option<StopReason>>,
+    reason: Mutex<Option<RunStop>>,
     /// Targets stopped for failures that repeat (a refused key, a server that is down).
     pub breakers: breaker::Breakers,
 }
 
 impl RunControl {
     /// Stop starting trials; the first reason given is kept.
-    pub fn stop(&self, reason: StopReason) {
+    pub fn stop(&self, reason: RunStop) {
         let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
         if r.is_none() {
             *r = Some(reason);
@@ -91,7 +91,7 @@ impl RunControl {
     }
 
     /// Why it stopped, if it did.
-    pub fn reason(&self) -> Option<StopReason> {
+    pub fn reason(&self) -> Option<RunStop> {
         self.reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())

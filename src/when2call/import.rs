@@ -242,7 +242,7 @@ fn suite_of<'a>(
             let t = match converted.get(raw.get()) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = crate::bfcl::import::tool(raw).map_err(|e| {
+                    let t = crate::functions::tool(raw).map_err(|e| {
                         ImportError::Item(ItemError::Line {
                             path: source.to_string(),
                             line: it.line,
@@ -321,7 +321,7 @@ fn expectation(
                         if fits(target, k, v) {
                             (
                                 k.clone(),
-                                crate::bfcl::import::matcher(std::slice::from_ref(v)),
+                                crate::functions::matcher(std::slice::from_ref(v)),
                             )
                         } else {
                             unchecked.push(Unchecked {

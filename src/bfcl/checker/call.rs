@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::fault::{CRASH_INT, CRASH_SCHEMA, Fault, Step, crash, mismatch};
-use super::schema::{DeclType, ExpectedCall, Function};
+use super::schema::{DeclType, Function, GroundTruthCall};
 use super::values::{dict_checker, list_checker, list_dict_checker, string_checker};
 use super::{Call, Options};
 use crate::bfcl::value::PyValue;
@@ -24,7 +24,7 @@ pub(super) fn is_empty_str(v: &PyValue) -> bool {
 pub(super) fn check_call(
     func: &Function,
     call: &Call<'_>,
-    gt: &ExpectedCall,
+    gt: &GroundTruthCall,
     opts: &Options,
 ) -> Step {
     // 1. Name, compared exactly after the FC-model rewrite.

@@ -78,7 +78,7 @@ use serde::Serialize;
 use self::call::check_call;
 use self::fault::{CRASH_NO_FUNCTION, CRASH_NO_GT, Fault, Step, crash, mismatch};
 use self::parallel::check_parallel;
-pub use self::schema::{ExpectedCall, Function, ground_truth_from_bfcl};
+pub use self::schema::{Function, GroundTruthCall, ground_truth_from_bfcl};
 use super::value::{Decoded, PyValue};
 
 /// Which checker BFCL dispatches to, from the category name (as BFCL's runner does: name contains
@@ -162,7 +162,7 @@ impl Verdict {
 pub fn check(
     category: Category,
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     decoded: &Decoded,
     opts: &Options,
 ) -> Verdict {
@@ -219,7 +219,7 @@ struct Call<'a> {
 fn check_ast(
     category: Category,
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     decoded: &Decoded,
     opts: &Options,
 ) -> Verdict {
@@ -269,7 +269,7 @@ fn wrong_count(error_type: &'static str, got: usize, expected: usize) -> Fault {
 /// BFCL's simple checker: exactly one call, against the item's first function.
 fn check_simple(
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     calls: &[Call<'_>],
     opts: &Options,
 ) -> Step {
@@ -294,7 +294,7 @@ fn check_simple(
 /// function the answer names.
 fn check_multiple(
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     calls: &[Call<'_>],
     opts: &Options,
 ) -> Step {

@@ -3,7 +3,7 @@
 
 use super::call::check_call;
 use super::fault::{CANNOT_FIND_MATCH, Failure, Fault, Step};
-use super::schema::{ExpectedCall, Function};
+use super::schema::{Function, GroundTruthCall};
 use super::{Call, Options, find_function, missing_function, wrong_count};
 use crate::util::assign;
 
@@ -11,7 +11,7 @@ use crate::util::assign;
 /// "Parallel pairing" in the module documentation of `checker`).
 pub(super) fn check_parallel(
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     calls: &[Call<'_>],
     opts: &Options,
 ) -> Step {
@@ -34,7 +34,7 @@ pub(super) fn check_parallel(
 /// first unused model call that passes.
 fn greedy_pairing(
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     calls: &[Call<'_>],
     opts: &Options,
 ) -> Step {
@@ -83,7 +83,7 @@ fn greedy_pairing(
 /// whose check would crash BFCL counts as not passing.
 fn optimal_pairing(
     functions: &[Function],
-    ground_truth: &[ExpectedCall],
+    ground_truth: &[GroundTruthCall],
     calls: &[Call<'_>],
     opts: &Options,
     greedy_failure: Failure,

@@ -1,5 +1,5 @@
 //! What the checker reads from a BFCL item: the function declarations ([`Function`], with
-//! each parameter's declared type) and the possible answer ([`ExpectedCall`]s), parsed
+//! each parameter's declared type) and the possible answer ([`GroundTruthCall`]s), parsed
 //! from BFCL's JSON.
 
 use indexmap::IndexMap;
@@ -156,14 +156,14 @@ impl Function {
 /// One ground-truth call: function name and, per parameter in answer order, the acceptable
 /// values ("" = may be omitted).
 #[derive(Debug, Clone)]
-pub struct ExpectedCall {
+pub struct GroundTruthCall {
     /// The function name as the answer spells it (dotted names keep their dots).
     pub function: String,
     /// Each parameter with its list of acceptable options, in answer order.
     pub params: Vec<(String, Vec<PyValue>)>,
 }
 
-impl ExpectedCall {
+impl GroundTruthCall {
     /// The acceptable options of `param`, if the answer names it.
     pub(super) fn options(&self, param: &str) -> Option<&[PyValue]> {
         self.params
@@ -180,7 +180,7 @@ impl ExpectedCall {
 /// are kept as they are (nested dict and list-of-dict options included). Parameters keep
 /// their JSON order (serde_json's `preserve_order`), which decides which missing parameter
 /// BFCL reports first.
-pub fn ground_truth_from_bfcl(v: &serde_json::Value) -> Result<Vec<ExpectedCall>, String> {
+pub fn ground_truth_from_bfcl(v: &serde_json::Value) -> Result<Vec<GroundTruthCall>, String> {
     let calls = v.as_array().ok_or("ground_truth is not an array")?;
     calls
         .iter()
@@ -206,7 +206,7 @@ pub fn ground_truth_from_bfcl(v: &serde_json::Value) -> Result<Vec<ExpectedCall>
                     )),
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            Ok(ExpectedCall {
+            Ok(GroundTruthCall {
                 function: function.clone(),
                 params,
             })

@@ -60,7 +60,7 @@ fn category_names() {
 }
 
 /// parallel_178 from the BFCL data (functions and answer verbatim in shape).
-fn parallel_178() -> (Vec<Function>, Vec<ExpectedCall>) {
+fn parallel_178() -> (Vec<Function>, Vec<GroundTruthCall>) {
     let f = funcs(
         json!([{"name": "get_stock_price", "description": "", "parameters": {"type": "dict", "properties": {
         "company_name": {"type": "string"}, "date": {"type": "string"},
@@ -164,7 +164,7 @@ fn parallel_96_optional_param_order() {
     assert!(check(Category::Parallel, &f, &gt, &passes, &DEFAULT).valid);
 }
 
-fn triangle() -> (Vec<Function>, Vec<ExpectedCall>) {
+fn triangle() -> (Vec<Function>, Vec<GroundTruthCall>) {
     let f = funcs(
         json!([{"name": "geo.calculate_triangle_area", "description": "", "parameters": {"type": "dict", "properties": {
         "base": {"type": "integer"}, "height": {"type": "integer"}, "unit": {"type": "string"}},

@@ -6,11 +6,11 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::judge::calls::{Reason, TrialChecks};
 use crate::provider::{Message, Response};
 use crate::report::{RunReport, format, loop_view};
 use crate::score::Verdict;
 use crate::score::record::EpisodeRecord;
-use crate::judge::calls::{Reason, TrialChecks};
 use crate::suite::CaseKind;
 
 /// Bytes of a response's text or of a call's raw arguments embedded in the page; the

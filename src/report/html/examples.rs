@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::truncate;
-use crate::report::RunReport;
 use crate::judge::calls::InvalidReason;
+use crate::report::RunReport;
 
 /// Examples of invalid calls and of ungrounded arguments listed, each.
 const MAX_EXAMPLES: usize = 200;

@@ -692,7 +692,7 @@ fn bfcl_calls(
             if props.is_some_and(|p| !p.contains_key(name)) {
                 continue;
             }
-            match crate::bfcl::import::options_of(raw) {
+            match crate::functions::options_of(raw) {
                 Ok(options) => {
                     if let Some(v) = pick(&options) {
                         args.insert(name.clone(), v);
