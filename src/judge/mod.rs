@@ -21,6 +21,7 @@ pub mod claims;
 pub mod ground;
 pub mod model;
 pub mod profile;
+pub mod stage;
 pub mod steps;
 
 pub use crate::episode::view::{
@@ -28,6 +29,7 @@ pub use crate::episode::view::{
 };
 pub use behaviour::ErrorFact;
 pub use calls::{CaseScorer, Reason, TrialChecks};
+pub use stage::Judgement;
 pub use steps::StepFacts;
 
 use crate::suite::Normalizer;

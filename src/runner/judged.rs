@@ -23,9 +23,10 @@ use crate::judge::calls::Reason;
 use crate::judge::model::prompt::{PromptInput, Prompts, conversation_text};
 use crate::judge::model::verdict::{parse_behaviour, parse_rubric};
 use crate::judge::model::{JudgeCall, JudgeQuestion, JudgeVerdicts};
+use crate::judge::stage::{RubricAnswer, final_answer};
 use crate::provider::{Provider, Request, Response, Target, ToolChoice, TrialKey};
 use crate::score::prices::Price;
-use crate::score::{TrialRecord, Verdict, tokens};
+use crate::score::tokens;
 use crate::suite::Case;
 
 /// A run's judge model: its target, the provider that answers for it, its prompts and
@@ -285,72 +286,45 @@ pub struct LoopRubric<'a> {
     pub key: &'a TrialKey,
 }
 
-/// Check a scored loop trial's final answer against the case's rubric and apply the
-/// verdict: a failed rubric fails the trial (`rubric_failed`), a judge error makes it an
-/// error (`judge_error`). Trials that are already errors, and cases without a rubric,
-/// are left alone.
-pub async fn loop_rubric(
-    judge: Option<&Judge>,
+/// Ask the judge whether a loop's final answer meets the case's rubric; `messages` is the
+/// episode's whole conversation. Returns the requests made and what the judge said, for
+/// [`crate::judge::stage::judge_loop_rubric`] to apply; `None` when there is nothing to
+/// ask (no judge, or no rubric).
+pub async fn ask_rubric<'j>(
+    judge: Option<&'j Judge>,
     l: &LoopRubric<'_>,
-    record: &mut TrialRecord,
+    messages: &[Message],
     breakers: &Breakers,
-) {
+) -> Option<(Vec<JudgeCall>, RubricAnswer<'j>)> {
     let (Some(judge), Some(rubric)) = (judge, &l.case.rubric) else {
-        return;
+        return None;
     };
-    if record.verdict == Verdict::Error {
-        return;
-    }
-    // The final answer is the last assistant turn, when it made no call.
-    let last = record
-        .messages
-        .iter()
-        .rposition(|m| matches!(m, Message::Assistant { .. }));
-    let answer = last.and_then(|i| match &record.messages[i] {
-        Message::Assistant {
-            content: Some(text),
-            tool_calls,
-            ..
-        } if tool_calls.is_empty() && !text.trim().is_empty() => Some(text.clone()),
-        _ => None,
-    });
+    let (last, answer) = final_answer(messages);
     let Some(answer) = answer else {
-        fail_rubric(
-            record,
-            "the episode ended without a final answer to check against the rubric".into(),
-        );
-        return;
+        return Some((Vec::new(), RubricAnswer::NoAnswer));
     };
-    let context = l.context.min(record.messages.len());
+    let context = l.context.min(messages.len());
     let end = last.unwrap_or(context).max(context);
     let mut input = PromptInput::new(
         JudgeQuestion::Rubric,
         l.tools,
-        &record.messages[..context],
+        &messages[..context],
         &answer,
     );
     input.rubric = rubric.text.clone();
-    input.transcript = conversation_text(&record.messages[context..end]);
+    input.transcript = conversation_text(&messages[context..end]);
     let mut judged = Judged::default();
     judged.take(judge.ask(&input, l.key, breakers).await);
-    record.judge.append(&mut judged.calls);
-    if let Some(reason) = judged.error {
-        record.verdict = Verdict::Error;
-        record.reasons = vec![reason];
-        return;
-    }
-    if let Some((false, why)) = judged.verdicts.and_then(|v| v.rubric) {
-        fail_rubric(
-            record,
-            format!(
-                "the judge `{}` says the final answer does not meet the rubric: {why}",
-                judge.target.spec
-            ),
-        );
-    }
-}
-
-fn fail_rubric(record: &mut TrialRecord, message: String) {
-    record.reasons.push(Reason::new("rubric_failed", message));
-    record.verdict = Verdict::Fail;
+    let said = if let Some(reason) = judged.error {
+        RubricAnswer::NoVerdict(reason)
+    } else if let Some((pass, why)) = judged.verdicts.and_then(|v| v.rubric) {
+        RubricAnswer::Verdict {
+            pass,
+            why,
+            judge: &judge.target.spec,
+        }
+    } else {
+        RubricAnswer::Silent
+    };
+    Some((judged.calls, said))
 }

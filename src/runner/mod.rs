@@ -1,10 +1,15 @@
-//! Running a plan: send each trial's request to its provider, score the response, and
-//! stream every finished trial to the caller (journal, progress) as it completes. A
-//! target whose failures will repeat for every trial is stopped ([`breaker`]).
+//! Running a plan: every trial takes the same path, and every finished trial is streamed
+//! to the caller (journal, progress) as it completes.
 //!
-//! A trial of a case with a tool loop (`mocks`) is an episode of rounds against the
-//! suite's tool host, scored as a whole (`looped`); every other trial is one request,
-//! scored as it always was.
+//! 1. **Play** (`play`): take a slot of `-j`, check the target's breaker, and have the
+//!    target answer: one round for a case without a tool loop, an episode of rounds
+//!    against the suite's tool host for one with `mocks`.
+//! 2. **Judge** (`trial`): hand what happened to the judge stage
+//!    ([`crate::judge::stage`], asking the judge model first where the case needs it),
+//!    which returns a [`crate::judge::Judgement`].
+//! 3. **Record**: build the trial's record from the judgement, and tell the observers.
+//!
+//! A target whose failures will repeat for every trial is stopped ([`breaker`]).
 
 pub mod breaker;
 pub mod events;
@@ -12,9 +17,10 @@ pub mod events;
 mod events_tests;
 pub mod journal;
 pub mod judged;
-mod looped;
 pub mod matrix;
+mod play;
 pub mod select;
+mod trial;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,10 +34,9 @@ pub use events::{RunEvent, RunObserver};
 pub use matrix::{Cell, Plan, PlannedTrial};
 
 use crate::judge::CaseScorer;
-use crate::judge::calls::Reason;
-use crate::provider::{Provider, Request, TrialKey};
+use crate::provider::Provider;
+use crate::score::TrialRecord;
 use crate::score::prices::PriceTable;
-use crate::score::{TrialRecord, Verdict, tokens};
 
 /// Why a run stopped before every trial ran.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -149,9 +154,6 @@ pub async fn execute(
     // A suite whose `tools_from` names an MCP server executes its loop calls there.
     let host = crate::mcp::host::suite_host(suite);
     let run_one = |(index, t): (usize, PlannedTrial)| {
-        let host = host.clone();
-        let notes = notes.clone();
-        let slots = slots.clone();
         let cell = &plan.cells[t.cell];
         let case = &suite.cases[t.case];
         let provider = providers
@@ -160,170 +162,54 @@ pub async fn execute(
                     .as_ref(),
             )
             .cloned();
+        // One host answers every loop trial of the suite; each episode opens its own
+        // session. A trial of one round needs none.
+        let episode = case.episode.clone().map(|spec| (spec, host.clone()));
         let scorer = &scorers[t.case];
         let price = prices[t.cell];
+        let (request, key) = plan.request(t);
+        // The judge model's requests are stored under the trial's key too.
+        let judge_key = key.clone();
+        let play = play::Play {
+            provider,
+            spec: cell.target.spec.clone(),
+            request,
+            key,
+            index,
+            claim: Claim::new(&slots),
+            control: control.clone(),
+            notes: notes.clone(),
+            // An episode keeps its slot until it was told, as a paced trial does.
+            keep_slot: paced || episode.is_some(),
+            episode,
+        };
         async move {
-            let (request, key) = plan.request(t);
-            let spec = &cell.target.spec;
-            let (kind, _) = case.effective(&cell.tool_choice);
-            let mut record = TrialRecord {
-                judge: Vec::new(),
-                case_id: case.id.clone(),
-                kind,
-                tags: case.tags.clone(),
-                target: cell.target.spec.clone(),
-                variant: cell.variant.clone(),
-                tool_choice: cell.tool_choice.clone(),
-                repeat: t.repeat,
-                stream: cell.target.stream,
-                messages: Vec::new(),
-                response: None,
-                checks: None,
-                verdict: Verdict::Error,
-                reasons: Vec::new(),
-                cost_usd: None,
-                distractors: None,
-                episode: None,
-            };
-            if case.episode.is_none()
-                && let Some(p) = provider.clone()
-            {
-                // The provider's work (building the body, HTTP, parsing the answer) runs
-                // as its own task, so on a multi-thread runtime the answers of a wave are
-                // handled in parallel instead of one after another in this driver task.
-                let judge_key = key.clone();
-                let task = tokio::spawn(call(Call {
-                    provider: p,
-                    request,
-                    key,
-                    spec: spec.clone(),
-                    index,
-                    claim: Claim::new(&slots),
-                    control: control.clone(),
-                    notes,
-                    keep_slot: paced,
-                }));
-                let (request, result, slot) = match task.await {
-                    Ok(Called::NotStarted) => return None,
-                    Ok(Called::Refused { request, why, slot }) => {
-                        not_run(&mut record, why, request);
-                        return Some((index, record, Some(slot)));
-                    }
-                    Ok(Called::Answered {
-                        request,
-                        result,
-                        slot,
-                    }) => (request, result, slot),
-                    Err(e) => {
-                        let (request, _) = plan.request(t);
-                        (request, Err(format!("the provider task failed: {e}")), None)
-                    }
-                };
-                match result.map(|r| *r) {
-                    Ok(mut response) => {
-                        if response.usage.is_none() {
-                            let tool_tokens = plan.trial_tool_tokens(t);
-                            response.usage =
-                                Some(tokens::estimate_usage(&request, &response, tool_tokens));
-                        }
-                        let asked = judged::SingleTurn::new(
-                            case,
-                            scorer,
-                            &cell.tool_choice,
-                            &request,
-                            &response,
-                            &judge_key,
-                        );
-                        let judged = judged::single_turn(
-                            options.judge.as_deref(),
-                            &asked,
-                            &control.breakers,
-                        )
-                        .await;
-                        record.judge = judged.calls;
-                        let (checks, reasons) = scorer.score_judged(
-                            &cell.variant,
-                            &cell.tool_choice,
-                            &response,
-                            judged.verdicts.as_ref(),
-                        );
-                        if let Some(reason) = judged.error {
-                            // No verdict without the judge's: the answer is kept (its
-                            // tokens were spent), the trial is an error.
-                            record.reasons = vec![reason];
-                        } else {
-                            record.verdict = if reasons.is_empty() {
-                                Verdict::Pass
-                            } else {
-                                Verdict::Fail
-                            };
-                            record.reasons = reasons;
-                            record.checks = Some(checks);
-                        }
-                        if let (Some(p), Some(u)) = (price, response.usage) {
-                            record.cost_usd = Some(p.cost(u.input_tokens, u.output_tokens));
-                        }
-                        record.response = Some(response);
-                    }
-                    Err(message) => record.reasons.push(Reason::new("provider_error", message)),
-                }
-                record.messages = request.messages;
-                distractor_facts(plan, t, &mut record);
-                return Some((index, record, slot));
-            }
-            // Every other trial takes its slot here and keeps it until it was told.
-            let slot = take_slot(Claim::new(&slots), control, &notes, index).await?;
-            // A stopped target's remaining trials end as errors that say why, at once.
-            if let Some(why) = control.breakers.stopped(spec) {
-                not_run(&mut record, why, request);
-                return Some((index, record, Some(slot)));
-            }
-            let Some(p) = provider else {
-                record.reasons.push(Reason::new(
-                    "provider_error",
-                    format!("no provider for target `{}`", cell.target.spec),
-                ));
-                record.messages = request.messages;
-                return Some((index, record, Some(slot)));
-            };
-            let endpoint = p.endpoint();
-            let tools = request.tools.clone();
-            let context = request.messages.len();
-            let judge_key = key.clone();
-            match looped::play(p, host, case, request, key, (index, notes)).await {
-                Ok(outcome) => {
-                    let failure = looped::provider_error(&outcome)
-                        .and_then(|e| breaker::classify(e, endpoint.as_ref()));
-                    control.breakers.record(spec, failure.as_ref());
-                    let scoring = looped::LoopScoring {
-                        suite,
-                        case,
-                        scorer,
-                        tool_tokens: plan.trial_tool_tokens(t),
-                        price,
+            // Played on a task of its own (building the body, HTTP, parsing the answer,
+            // the rounds of an episode), so the answers of a wave are handled in parallel
+            // on a multi-thread runtime instead of one after another in this task.
+            let played = match tokio::spawn(play::play(play)).await {
+                Ok(played) => played,
+                Err(e) => {
+                    let what = if case.episode.is_some() {
+                        "episode"
+                    } else {
+                        "provider"
                     };
-                    looped::score(&scoring, outcome, &mut record);
-                    let rubric = judged::LoopRubric {
-                        case,
-                        tools: &tools,
-                        context,
-                        key: &judge_key,
-                    };
-                    judged::loop_rubric(
-                        options.judge.as_deref(),
-                        &rubric,
-                        &mut record,
-                        &control.breakers,
-                    )
-                    .await;
+                    let message = format!("the {what} task failed: {e}");
+                    return Some((index, trial::task_failed(plan, t, message), None));
                 }
-                Err(message) => {
-                    record.reasons.push(Reason::new("provider_error", message));
-                    record.messages = plan.request(t).0.messages;
-                }
-            }
-            distractor_facts(plan, t, &mut record);
-            Some((index, record, Some(slot)))
+            };
+            let finish = trial::Finish {
+                plan,
+                t,
+                scorer,
+                price,
+                judge: options.judge.as_deref(),
+                breakers: &control.breakers,
+                key: &judge_key,
+            };
+            let (record, slot) = trial::finish(&finish, played).await?;
+            Some((index, record, slot))
         }
     };
     // The source is pulled only when there is room for another trial, so checking the
@@ -400,98 +286,4 @@ async fn take_slot(
     }
     let _ = notes.send(events::Note::Started(index));
     Some(slot)
-}
-
-/// End `record` as an error: its target was stopped by its breaker.
-fn not_run(record: &mut TrialRecord, why: String, request: Request) {
-    record
-        .reasons
-        .push(Reason::new("provider_error", format!("not run: {why}")));
-    record.messages = request.messages;
-}
-
-/// A single-turn trial's provider call, run as a task of its own.
-struct Call {
-    provider: Arc<dyn Provider>,
-    request: Request,
-    key: TrialKey,
-    spec: String,
-    index: usize,
-    claim: Claim,
-    control: Arc<RunControl>,
-    notes: UnboundedSender<events::Note>,
-    /// Return the slot with the answer (paced) rather than give it back at once.
-    keep_slot: bool,
-}
-
-/// What a [`Call`] came to.
-enum Called {
-    /// The run was stopped before the trial got its slot.
-    NotStarted,
-    /// Its target had been stopped by the breaker.
-    Refused {
-        request: Request,
-        why: String,
-        slot: Slot,
-    },
-    /// The provider answered, or failed.
-    Answered {
-        request: Request,
-        /// Boxed: a response is large beside the other outcomes.
-        result: Result<Box<crate::provider::Response>, String>,
-        /// The slot, when it is given back only after the trial was told.
-        slot: Option<Slot>,
-    },
-}
-
-/// Take a slot, send the request, and record the outcome with the target's breaker.
-async fn call(c: Call) -> Called {
-    let Some(slot) = take_slot(c.claim, &c.control, &c.notes, c.index).await else {
-        return Called::NotStarted;
-    };
-    // A stopped target's remaining trials end as errors that say why, at once.
-    if let Some(why) = c.control.breakers.stopped(&c.spec) {
-        return Called::Refused {
-            request: c.request,
-            why,
-            slot,
-        };
-    }
-    let result = c.provider.complete(&c.request, &c.key).await;
-    let failure = result
-        .as_ref()
-        .err()
-        .and_then(|e| breaker::classify(e, c.provider.endpoint().as_ref()));
-    c.control.breakers.record(&c.spec, failure.as_ref());
-    // Unpaced, the slot is free from here: the next prepared trial's request goes out
-    // while this answer is scored.
-    let slot = c.keep_slot.then_some(slot);
-    Called::Answered {
-        request: c.request,
-        result: result.map(Box::new).map_err(|e| e.to_string()),
-        slot,
-    }
-}
-
-/// Fill in the tool-count facts of a trial in a cell with distractors (see
-/// [`crate::score::distractors`]); records of other cells stay without them.
-fn distractor_facts(plan: &Plan, t: PlannedTrial, record: &mut TrialRecord) {
-    let cell = &plan.cells[t.cell];
-    let (Some(n), Some(d)) = (cell.distractors, &plan.suite.distractors) else {
-        return;
-    };
-    let case = &plan.suite.cases[t.case];
-    let (kind, expect) = case.effective(&cell.tool_choice);
-    // An error has no response to judge; its facts carry only the count and size.
-    let response = (record.verdict != Verdict::Error)
-        .then_some(record.response.as_ref())
-        .flatten();
-    record.distractors = Some(crate::score::distractors::facts(
-        n,
-        plan.trial_tool_tokens(t),
-        kind,
-        expect,
-        response,
-        |name| d.is_distractor(t.case, n, name),
-    ));
 }
