@@ -286,7 +286,7 @@ pub(super) fn import_mcp(args: &ImportMcpArgs) -> Result<u8, AppError> {
     std::fs::write(&args.out, &text)
         .map_err(|e| AppError::bad(format!("cannot write {}: {e}", args.out.display()), None))?;
     // What `validate` will say: only placeholders to fill in, or the import is broken.
-    let todo = match crate::suite::load(&args.out) {
+    let todo = match crate::mcp::suites::load(&args.out) {
         Ok(_) => 0,
         Err(crate::suite::SuiteError::Invalid(diags))
             if diags.iter().all(crate::suite::placeholder::is_placeholder) =>

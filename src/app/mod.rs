@@ -55,7 +55,7 @@ use crate::cli::{
     ValidateArgs,
 };
 use crate::exit;
-use crate::suite::{self, Suite};
+use crate::suite::Suite;
 
 /// An error that ends a command, with its exit code.
 #[derive(Debug, thiserror::Error)]
@@ -191,7 +191,7 @@ fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
 }
 
 pub(crate) fn load_suite(path: &Path) -> Result<Suite, AppError> {
-    suite::load(path).map_err(|e| AppError::BadInput {
+    crate::mcp::suites::load(path).map_err(|e| AppError::BadInput {
         message: e.to_string().trim_end().to_string(),
         hint: None,
     })
@@ -200,7 +200,7 @@ pub(crate) fn load_suite(path: &Path) -> Result<Suite, AppError> {
 fn validate(args: &ValidateArgs) -> u8 {
     let mut code = exit::OK;
     for path in &args.suites {
-        match suite::load(path) {
+        match crate::mcp::suites::load(path) {
             Ok(s) => sayln!(
                 "{}: ok ({} tools, {} cases, variants: {})",
                 path.display(),

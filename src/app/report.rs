@@ -44,7 +44,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<u8, AppError> {
     )?;
     let mut trials = read_journal(&dir.join("trials.jsonl"))?;
     let suite = match paths::find_suite(&meta, dir) {
-        SuiteLookup::Found(p) => match crate::suite::load(&p) {
+        SuiteLookup::Found(p) => match crate::mcp::suites::load(&p) {
             Ok(s) if s.hash == meta.suite.hash => Some(s),
             Ok(_) => {
                 warnln!(

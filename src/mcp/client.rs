@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::http_headers;
@@ -14,32 +14,10 @@ use super::input::{self, RoundAnswer};
 use super::jsonrpc;
 use super::lifecycle::{self, Wire};
 use super::transport::{Direction, Transport};
-use super::{ExchangeLog, McpError, McpTool, ServerSpec};
+use super::{Era, ExchangeLog, InputPolicy, McpError, McpTool, ServerSpec};
 
 /// The most `tools/list` pages followed before the listing is called a loop.
 pub const MAX_TOOL_PAGES: usize = 10_000;
-
-/// The two protocol eras a server may speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Era {
-    /// 2026-07-28: stateless, `server/discover`, `_meta` envelope on every request.
-    Modern,
-    /// `initialize` + `notifications/initialized` (2025-11-25, 2025-06-18 and older).
-    Legacy,
-}
-
-/// How `input_required` results are answered.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum InputPolicy {
-    /// Answer none: the call ends as a tool error saying the server asked for input.
-    #[default]
-    Refuse,
-    /// Decline every request for input.
-    Decline,
-    /// Accept elicitations with this content.
-    Accept(Map<String, Value>),
-}
 
 /// What answered one `input_required` round (logged in the trial).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::client::InputPolicy;
+use super::InputPolicy;
 use super::jsonrpc;
 
 /// How one round is answered.

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::client::{ClientOptions, Era};
+use super::Era;
+use super::client::ClientOptions;
 use super::jsonrpc::{self, Reply};
 use super::transport::{self, Direction, Outgoing, Transport};
 use super::{ExchangeLog, McpError, ServerSpec};

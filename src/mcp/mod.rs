@@ -14,7 +14,6 @@
 //! `input_required` rounds).
 
 pub mod client;
-pub mod error;
 pub mod fetch;
 pub mod host;
 pub mod host_log;
@@ -24,15 +23,13 @@ pub mod http_reply;
 pub mod input;
 pub mod jsonrpc;
 pub mod lifecycle;
-pub mod server;
-pub mod snapshot;
 pub mod stdio;
-pub mod tool;
+pub mod suites;
 pub mod transport;
 
-pub use client::{CallResult, ClientOptions, Era, InputAnswer, InputPolicy, McpClient};
-pub use error::McpError;
-pub use server::ServerSpec;
-pub use snapshot::Snapshot;
-pub use tool::{Annotations, McpTool};
+pub use crate::suite::mcp::{
+    Annotations, Era, InputPolicy, McpError, McpTool, ServerSpec, Snapshot, error, server,
+    snapshot, tool,
+};
+pub use client::{CallResult, ClientOptions, InputAnswer, McpClient};
 pub use transport::{Direction, Exchange, ExchangeLog};

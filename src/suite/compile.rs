@@ -33,6 +33,8 @@ pub(super) struct Checker<'a> {
     path: &'a Path,
     text: &'a str,
     diags: Vec<Diagnostic>,
+    /// The tool lists of the MCP servers the suite names, listed before compiling.
+    pub(super) servers: &'a super::servers::ServerTools,
 }
 
 impl Checker<'_> {
@@ -80,11 +82,17 @@ impl Checker<'_> {
 }
 
 /// Check `model` (parsed from `text`) and build the suite.
-pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, SuiteError> {
+pub fn compile(
+    mut model: SuiteFile,
+    text: &str,
+    path: &Path,
+    servers: &super::servers::ServerTools,
+) -> Result<Suite, SuiteError> {
     let mut c = Checker {
         path,
         text,
         diags: Vec::new(),
+        servers,
     };
     let norm = Normalizer::new(&model.normalize);
     let name = model
@@ -324,7 +332,7 @@ pub fn compile(mut model: SuiteFile, text: &str, path: &Path) -> Result<Suite, S
     };
     let thresholds = compile_thresholds(&mut c, &model, &variants, &tool_known);
     let (distractors, problems) =
-        super::distractors::compile(model.distractors.as_ref(), path, &tools, &cases);
+        super::distractors::compile(model.distractors.as_ref(), path, &tools, &cases, servers);
     for (at, field, message, hint) in problems {
         c.report(at, field, message, hint);
     }

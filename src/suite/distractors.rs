@@ -131,6 +131,7 @@ pub(super) fn compile(
     path: &Path,
     tools: &[Arc<Tool>],
     cases: &[Case],
+    servers: &super::servers::ServerTools,
 ) -> (Option<Arc<Distractors>>, Vec<Problem>) {
     let Some(spec) = spec else {
         return (None, Vec::new());
@@ -160,7 +161,7 @@ pub(super) fn compile(
     }
     let base = path.parent().unwrap_or_else(|| Path::new(""));
     IN_POOL.with(|f| f.set(true));
-    let loaded = pool::load(&spec.from.value, base);
+    let loaded = pool::load(&spec.from.value, base, servers);
     IN_POOL.with(|f| f.set(false));
     let pool = match loaded {
         Ok(p) => p,

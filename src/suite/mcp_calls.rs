@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::compile::Checker;
+use super::mcp::InputPolicy;
 use super::span::Spanned;
-use crate::mcp::InputPolicy;
 
 /// `tools_from.isolation`: how the trials of a run share the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]

@@ -14,11 +14,13 @@ pub mod load;
 mod loop_compile;
 pub mod loops;
 pub mod matcher;
+pub mod mcp;
 pub mod mcp_calls;
 pub mod model;
 pub mod normalize;
 pub mod placeholder;
 pub mod sampling;
+pub mod servers;
 pub mod shape;
 pub mod share;
 pub mod span;
@@ -117,7 +119,7 @@ pub struct Tool {
     pub effects: loops::ToolEffects,
     /// The tool as its MCP server listed it (`tools_from`), raw, for reports; `None`
     /// for a tool the suite declares itself.
-    pub mcp: Option<Arc<crate::mcp::McpTool>>,
+    pub mcp: Option<Arc<mcp::McpTool>>,
 }
 
 /// A tool under one named variant.
@@ -526,14 +528,22 @@ impl Threshold {
     }
 }
 
-/// Load and check the suite at `path`.
+/// Load and check the suite at `path`, which names no live MCP server (one that does
+/// needs [`load_with`]).
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+    load_with(path, &servers::ServerTools::none())
+}
+
+/// [`load`], with the tool lists of the MCP servers the suite names, listed before
+/// compiling ([`servers::servers_to_list`] says which; the suite layer opens no
+/// connection).
+pub fn load_with(path: &Path, servers: &servers::ServerTools) -> Result<Suite, SuiteError> {
     let (model, text) = load::read_suite_file(path)?;
-    compile::compile(model, &text, path)
+    compile::compile(model, &text, path, servers)
 }
 
 /// Parse and check suite text (for tests and tools that hold the text in memory).
 pub fn load_str(text: &str, path: &Path) -> Result<Suite, SuiteError> {
     let model = load::parse_yaml(text, path)?;
-    compile::compile(model, text, path)
+    compile::compile(model, text, path, &servers::ServerTools::none())
 }

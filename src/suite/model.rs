@@ -161,7 +161,7 @@ pub struct ToolSpec {
     /// The MCP tool this spec was made from (`tools_from`), raw; never read from a file.
     #[serde(skip)]
     #[schemars(skip)]
-    pub mcp: Option<Arc<crate::mcp::McpTool>>,
+    pub mcp: Option<Arc<super::mcp::McpTool>>,
 }
 
 /// A tool under one variant: its description, or the parts that change.

@@ -87,7 +87,13 @@ mod tests {
             .collect();
         assert!(Arc::ptr_eq(&specs[0], &specs[1]));
         assert!(!Arc::ptr_eq(&specs[0], &specs[2]));
-        let s = compile::compile(model, &text, path).unwrap();
+        let s = compile::compile(
+            model,
+            &text,
+            path,
+            &crate::suite::servers::ServerTools::none(),
+        )
+        .unwrap();
         let tool = |i: usize| s.cases[i].tools.as_ref().unwrap()[0].clone();
         assert!(Arc::ptr_eq(&tool(0), &tool(1)));
         assert!(!Arc::ptr_eq(&tool(0), &tool(2)));

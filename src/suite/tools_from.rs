@@ -15,10 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::compile::Checker;
+use super::mcp::{McpTool, ServerSpec, Snapshot};
 use super::model::{ToolSpec, ToolVariantSpec};
 use super::span::Spanned;
-use crate::mcp::fetch::{LIST_BOUND, list_tools_blocking};
-use crate::mcp::{ClientOptions, McpTool, ServerSpec, Snapshot};
 
 /// `tools_from:` as written.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -72,7 +71,7 @@ pub enum ToolsOrigin {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct McpSource {
     /// The server, when named.
-    pub server: Option<crate::mcp::ServerSpec>,
+    pub server: Option<ServerSpec>,
     /// The snapshot file, resolved against the suite's directory.
     pub snapshot: Option<PathBuf>,
     /// Where the tools were read from.
@@ -97,9 +96,9 @@ impl McpSource {
             return Vec::new();
         }
         let pinned = Snapshot {
-            format: crate::mcp::snapshot::SNAPSHOT_FORMAT,
+            format: super::mcp::snapshot::SNAPSHOT_FORMAT,
             server: String::new(),
-            era: crate::mcp::Era::Legacy,
+            era: super::mcp::Era::Legacy,
             protocol_version: String::new(),
             server_info: None,
             tools: self.tools.clone(),
@@ -147,7 +146,8 @@ pub(super) struct Resolved {
 }
 
 /// Resolve `tools_from` (read at `spec`'s location in the suite at `path`): read the
-/// snapshot or list the live server, and turn each tool into a suite tool spec. Problems
+/// snapshot or take the live server's tools as listed before compiling
+/// ([`super::servers`]), and turn each tool into a suite tool spec. Problems
 /// are reported on `c`; `None` when the tools could not be read.
 pub(super) fn resolve(
     c: &mut Checker<'_>,
@@ -210,9 +210,19 @@ pub(super) fn resolve(
         },
         (_, _, Some(srv)) => {
             let m = mcp.as_ref().map_or(at, Spanned::at);
-            match list_tools_blocking(srv, ClientOptions::default(), LIST_BOUND) {
-                Ok(listing) => (ToolsOrigin::Live, listing.tools),
-                Err(e) => {
+            // Listed before compiling and handed in (see `super::servers`).
+            match c.servers.get(srv) {
+                Some(Ok(tools)) => (ToolsOrigin::Live, tools.clone()),
+                None => {
+                    c.report(
+                        m,
+                        "tools_from.mcp",
+                        super::servers::not_listed(srv),
+                        Some(super::servers::NOT_LISTED_HINT.into()),
+                    );
+                    return None;
+                }
+                Some(Err(e)) => {
                     c.report(
                         m,
                         "tools_from.mcp",
@@ -375,7 +385,7 @@ mod tests {
         let snap = Snapshot {
             format: 1,
             server: "stdio:srv".into(),
-            era: crate::mcp::Era::Modern,
+            era: crate::suite::mcp::Era::Modern,
             protocol_version: "2026-07-28".into(),
             server_info: None,
             tools: vec![

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::chat::ToolDefinition;
-use crate::mcp::McpTool;
+use crate::suite::mcp::McpTool;
+use crate::suite::servers::ServerTools;
 
 /// What kind of source a pool was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,10 +83,11 @@ pub fn is_server(from: &str) -> bool {
     from.starts_with("stdio:") || from.starts_with("http://") || from.starts_with("https://")
 }
 
-/// Read the pool `from` names, a path relative to `base` (the suite's directory).
-pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
+/// Read the pool `from` names, a path relative to `base` (the suite's directory); a
+/// server's tools are taken from `servers`, listed before compiling.
+pub fn load(from: &str, base: &Path, servers: &ServerTools) -> Result<Pool, PoolError> {
     if is_server(from) {
-        return server_pool(from);
+        return server_pool(from, servers);
     }
     if from.trim().is_empty() {
         return Err(err(
@@ -105,7 +107,7 @@ pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     if matches!(ext.as_deref(), Some("yaml" | "yml")) {
-        return suite_pool(&path);
+        return suite_pool(&path, servers);
     }
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         err(
@@ -118,7 +120,7 @@ pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
     })?;
     let shown = path.display().to_string();
     let (kind, raw) = match &value {
-        Value::Object(o) if o.contains_key("cases") => return suite_pool(&path),
+        Value::Object(o) if o.contains_key("cases") => return suite_pool(&path, servers),
         Value::Object(o) if o.contains_key("format") && o.contains_key("server") => {
             let tools = o.get("tools").and_then(Value::as_array).ok_or_else(|| {
                 err(
@@ -162,40 +164,29 @@ pub fn load(from: &str, base: &Path) -> Result<Pool, PoolError> {
     ))
 }
 
-/// The tools a server lists now (connect, `tools/list` with every page, close). Runs on
-/// a thread of its own with its own runtime, since suites load both inside and outside
-/// an async runtime.
-fn server_pool(from: &str) -> Result<Pool, PoolError> {
+/// The tools a server listed, handed in before compiling (see `crate::suite::servers`).
+fn server_pool(from: &str, servers: &ServerTools) -> Result<Pool, PoolError> {
     let hint = format!(
         "check that the server starts and answers `tools/list` (`toolgauge mcp tools {from}`), or pin its tools once with `toolgauge mcp snapshot {from} pool.json` and write `from: pool.json`"
     );
-    let spec: crate::mcp::ServerSpec = from
+    let spec: crate::suite::mcp::ServerSpec = from
         .parse()
-        .map_err(|e: crate::mcp::McpError| err(e.to_string(), hint.clone()))?;
-    let listed = std::thread::spawn(move || -> Result<Vec<McpTool>, String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start a runtime: {e}"))?;
-        rt.block_on(async {
-            let client =
-                crate::mcp::McpClient::connect(&spec, crate::mcp::ClientOptions::default())
-                    .await
-                    .map_err(|e| e.to_string())?;
-            let tools = client.list_tools().await.map_err(|e| e.to_string());
-            client.close().await;
-            tools
-        })
-    })
-    .join()
-    .map_err(|_| "the MCP client thread failed".to_string())
-    .and_then(|r| r)
-    .map_err(|why| {
-        err(
-            format!("cannot list the tools of distractor server `{from}`: {why}"),
-            hint.clone(),
-        )
-    })?;
+        .map_err(|e: crate::suite::mcp::McpError| err(e.to_string(), hint.clone()))?;
+    let listed = match servers.get(&spec) {
+        Some(Ok(tools)) => tools.clone(),
+        Some(Err(why)) => {
+            return Err(err(
+                format!("cannot list the tools of distractor server `{from}`: {why}"),
+                hint,
+            ));
+        }
+        None => {
+            return Err(err(
+                crate::suite::servers::not_listed(&spec),
+                crate::suite::servers::NOT_LISTED_HINT,
+            ));
+        }
+    };
     Ok(finish(
         PoolKind::Server,
         PathBuf::from(from),
@@ -251,8 +242,8 @@ fn catalogue(servers: &[Value], shown: &str) -> Result<Vec<McpTool>, PoolError> 
 
 /// The tools of a suite file, and of its cases (an imported BFCL suite offers each
 /// case its own tools).
-fn suite_pool(path: &Path) -> Result<Pool, PoolError> {
-    let suite = crate::suite::load(path).map_err(|e| {
+fn suite_pool(path: &Path, servers: &ServerTools) -> Result<Pool, PoolError> {
+    let suite = crate::suite::load_with(path, servers).map_err(|e| {
         err(
             format!(
                 "distractor pool `{}` is not a valid suite:\n{e}",
