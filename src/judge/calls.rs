@@ -11,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::behaviour::{Behaviour, BehaviourFacts, ObservedBy, classify};
+use super::observed::{Observed, meaning};
+use crate::behaviour::{Behaviour, BehaviourFacts};
 use crate::judge::model::JudgeVerdicts;
 use crate::judge::profile::CaseJudge;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
@@ -816,78 +817,6 @@ impl<'a> CaseScorer<'a> {
     }
 }
 
-/// The behaviour a response showed, who decided it, and on what.
-struct Observed {
-    behaviour: Behaviour,
-    by: ObservedBy,
-    why: Option<String>,
-    /// The response has no text at all (the classifier's cue then names no words).
-    empty: bool,
-}
-
-impl Observed {
-    /// `tool_call` when a call was made; else the judge's verdict when there is one,
-    /// else the built-in classifier's reading of `text`.
-    fn of(called: bool, judged: Option<&(Behaviour, String)>, text: &str) -> Observed {
-        let empty = text.trim().is_empty();
-        if called {
-            return Observed {
-                behaviour: Behaviour::ToolCall,
-                by: ObservedBy::Call,
-                why: None,
-                empty,
-            };
-        }
-        if let Some((behaviour, why)) = judged {
-            let why = why.trim();
-            return Observed {
-                behaviour: *behaviour,
-                by: ObservedBy::Judge,
-                why: (!why.is_empty()).then(|| clip(why)),
-                empty,
-            };
-        }
-        let c = classify(text);
-        Observed {
-            behaviour: c.behaviour,
-            by: ObservedBy::Classifier,
-            why: c.cue.map(|cue| clip(&cue)),
-            empty,
-        }
-    }
-
-    /// Who read the answer as what, and why: ``the classifier read it as `direct`
-    /// (answers directly) on the words "..."``.
-    fn describe(&self) -> String {
-        let who = match self.by {
-            ObservedBy::Call => return "a tool was called".to_string(),
-            ObservedBy::Classifier => "the classifier",
-            ObservedBy::Judge => "the judge",
-        };
-        let why = match (&self.why, self.by) {
-            (Some(w), ObservedBy::Judge) => format!(": {w:?}"),
-            _ if self.empty => ": the answer is empty".to_string(),
-            (Some(w), _) => format!(" on the words {w:?}"),
-            (None, _) => String::new(),
-        };
-        format!(
-            "{who} read it as `{}` ({}){why}",
-            self.behaviour.suite_name(),
-            meaning(self.behaviour)
-        )
-    }
-}
-
-/// What a behaviour means, in a few words (for reasons).
-fn meaning(b: Behaviour) -> &'static str {
-    match b {
-        Behaviour::ToolCall => "calls a tool",
-        Behaviour::RequestForInfo => "asks for the missing information",
-        Behaviour::CannotAnswer => "says it cannot help",
-        Behaviour::Direct => "answers directly",
-    }
-}
-
 #[derive(Default)]
 struct CallsResult {
     reasons: Vec<Reason>,
@@ -973,7 +902,7 @@ fn distinct_tools(e: &CallsExpectation) -> Vec<String> {
 /// what was cut. Checks and reasons quote names and values from the response, which the
 /// trial record already holds in full; a response of megabytes must not be stored again
 /// in each quote (trials.jsonl keeps it once).
-fn clip(text: &str) -> String {
+pub(super) fn clip(text: &str) -> String {
     let chars = text.chars().count();
     if chars <= CLIP_CHARS {
         return text.to_string();

@@ -20,6 +20,7 @@ pub mod calls;
 pub mod claims;
 pub mod ground;
 pub mod model;
+mod observed;
 pub mod profile;
 pub mod stage;
 pub mod steps;
