@@ -1,11 +1,15 @@
 //! toolgauge: evaluate and benchmark how language models call tools.
 //!
-//! A [`suite`] of cases runs across a matrix of targets, description variants and
-//! tool_choice modes; a [`provider`] answers each trial (replayed cassettes, a scripted
-//! model, live OpenAI-compatible, Anthropic and Gemini APIs, BFCL result files);
-//! [`score`] judges every trial and aggregates metrics (or a declared profile such as
-//! [`bfcl`]'s checker does); [`report`] writes the run directory and the terminal
-//! summary; [`compare`] pairs two runs. [`app`] ties them together for the command line.
+//! A [`suite`] of cases is compiled into plan-ready values (its MCP servers' tool lists
+//! are listed first by [`mcp::suites::load`]); the [`runner`] plays every trial the same
+//! way, a [`provider`] answering it (live OpenAI-compatible, Anthropic and Gemini APIs,
+//! replayed cassettes) in one round, or in an [`episode`] of rounds against a tool host
+//! ([`tools`], [`mcp`]); the [`judge`] stage turns what happened into a verdict; [`score`]
+//! computes metrics from the trial records; [`report`] writes the run directory and the
+//! terminal summary; [`compare`] pairs two runs. Benchmarks ([`bfcl`], [`when2call`]) and
+//! the [`scripted`] models (the oracle) are plugins on that core, and [`app`] ties it
+//! together for the command line. [`layers`] says which module may use which, and a test
+//! keeps it so; `docs/architecture.md` follows one trial from suite file to report.
 
 #![warn(missing_docs)]
 
