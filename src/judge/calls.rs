@@ -296,7 +296,7 @@ impl<'a> CaseScorer<'a> {
     ///
     /// The observed behaviour of the response is `tool_call` when it made any call,
     /// else the judge's behaviour verdict when `judged` holds one, else what the
-    /// built-in [`classify()`] reads in the text. `clarify`, `cannot_answer` and `direct`
+    /// built-in [`classify()`](crate::behaviour::classify()) reads in the text. `clarify`, `cannot_answer` and `direct`
     /// outcomes, and `behaviour:` of a `should_not_call` case, hold when the observed
     /// behaviour is theirs (`wrong_behaviour` names the miss of `behaviour:`). A rubric
     /// verdict of `false` adds `rubric_failed` with the judge's rationale.
