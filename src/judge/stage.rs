@@ -98,9 +98,9 @@ pub struct LoopTrial<'a> {
 /// A tool loop. Every part must hold:
 /// - the first round, checked as a trial of one round is, on `expect.calls`; a case with
 ///   loop expectations that gives no `calls` needs some call anywhere in the episode
-///   instead (a careful model may ask the user before its first call): [`first_round`];
+///   instead (a careful model may ask the user before its first call);
 /// - every later round's calls, checked per call as the first round's are (not JSON,
-///   unknown tool, schema violation), the reason naming its round: [`later_rounds`];
+///   unknown tool, schema violation), the reason naming its round;
 /// - the episode judge ([`judge_episode`]).
 ///
 /// An episode ended by the provider or the tool host has no verdict (infrastructure,
