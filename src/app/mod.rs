@@ -42,6 +42,7 @@ mod observe;
 mod paths;
 mod prices;
 mod report;
+mod report_writer;
 mod run;
 mod rundir;
 mod settings;

@@ -1,7 +1,8 @@
 //! `toolgauge run`: run suites (or resume an interrupted run) into run directories.
 //!
 //! A run is prepared (suite, matrix, providers, run directory, `run.json`), executed
-//! with every finished trial appended to `trials.jsonl` at once, and reported. Ctrl-C
+//! with every finished trial appended to `trials.jsonl` at once and the report files
+//! refreshed every few seconds (see [`super::report_writer`]), and reported. Ctrl-C
 //! and the `--max-cost` / `--max-tokens` budgets stop new trials, let those in flight
 //! finish, and still write everything; `--resume DIR` runs the trials the journal lacks.
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::paths::{self, SuiteLookup};
+use super::report_writer::{REFRESH_EVERY, ReportWriter, ReportWriterParams, Reporting};
 use super::rundir::{self, Claimed};
 use super::settings::{Source, live_settings, providers_for, resolve, source_for};
 use super::{AppError, load_suite};
@@ -24,7 +26,7 @@ use crate::provider::{Provider, Target};
 use crate::report::progress::{Progress, ProgressMode};
 use crate::report::terminal::{self, TerminalOptions};
 use crate::report::{
-    self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
+    self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, VariantTokens,
 };
 use crate::runner::journal::{self, Journal, TrialId, trial_id};
 use crate::runner::select::{Selection, ShardSet};
@@ -756,6 +758,27 @@ fn execute(
     };
     let mut progress = Progress::new(mode, &suite.name, trials.len() as u64, &done);
     let control = Arc::new(RunControl::default());
+    let cells: Vec<(String, String, String)> = plan
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.target.spec.clone(),
+                c.variant.clone(),
+                c.tool_choice.to_string(),
+            )
+        })
+        .collect();
+    let mut reports = ReportWriter::start(ReportWriterParams {
+        dir: dir.clone(),
+        formats: args.format.clone(),
+        suite: suite.clone(),
+        cells: cells.clone(),
+        meta: meta.clone(),
+        slots: slots.clone(),
+        slot_of: todo.clone(),
+        every: REFRESH_EVERY,
+    });
     let mut journal_error: Option<std::io::Error> = None;
     // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
     // work between answers is small, and with worker threads, every answer was handed
@@ -779,10 +802,16 @@ fn execute(
             })
             .collect()
     };
+    let feed = reports.feed();
     let variant_tokens = std::thread::scope(|scope| {
         // Count the variants' tool-definition tokens (up to a hundred cases' tools each)
-        // on another thread while the trials run.
-        let counting = scope.spawn(|| variant_tokens(&plan));
+        // on another thread while the trials run; the reports refreshed meanwhile wait
+        // for them.
+        let counting = scope.spawn(|| {
+            let tokens = variant_tokens(&plan);
+            feed.variants(&tokens);
+            tokens
+        });
         runtime.block_on(async {
             let signal_control = control.clone();
             let listener = tokio::spawn(async move {
@@ -810,7 +839,7 @@ fn execute(
                 &providers,
                 options,
                 &control,
-                &mut [&mut writer, &mut view, &mut budget],
+                &mut [&mut writer, &mut view, &mut budget, &mut reports],
             )
             .await;
             for (i, record) in finished {
@@ -822,6 +851,8 @@ fn execute(
         // The counting thread only tokenizes; should it ever panic, count again here.
         counting.join().unwrap_or_else(|_| variant_tokens(&plan))
     });
+    // No refresh may be written over the final reports.
+    let refreshed = reports.stop();
     // The runtime drops its tasks (every pooled connection's among them) on another
     // thread while the reports are put together, without waiting for its blocking
     // threads (a name lookup); `execute` waits for that thread before it returns, so that
@@ -853,30 +884,12 @@ fn execute(
                 )
             })
         });
-    meta.tool_definition_tokens = variant_tokens
-        .iter()
-        .map(|v| (v.variant.clone(), v.tool_definition_tokens))
-        .collect();
-    // Kept only when some variant changes something (runs of suites without variants
-    // keep the run.json they had).
-    if variant_tokens
-        .iter()
-        .any(|v| v.system_prompt_tokens.is_some() || !v.changes.is_empty())
-    {
-        meta.variant_details = variant_tokens
-            .iter()
-            .map(|v| {
-                let details = report::VariantDetails {
-                    system_prompt: v
-                        .system_prompt_tokens
-                        .and_then(|_| suite.system_in(&v.variant).map(str::to_string)),
-                    system_prompt_tokens: v.system_prompt_tokens,
-                    changes: v.changes.clone(),
-                };
-                (v.variant.clone(), details)
-            })
-            .collect();
-    }
+    let reporting = Reporting {
+        suite: suite.clone(),
+        cells,
+        variants: variant_tokens,
+    };
+    reporting.note_variants(&mut meta);
     meta.trials_written = records.len() as u64;
     meta.finished_at = Some(jiff::Timestamp::now().to_string());
     meta.status = if stopped.is_some() {
@@ -890,32 +903,7 @@ fn execute(
         .map(|r| r.to_string())
         .or_else(|| control.targets_stopped());
     report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
-
-    let cells: Vec<(String, String, String)> = plan
-        .cells
-        .iter()
-        .map(|c| {
-            (
-                c.target.spec.clone(),
-                c.variant.clone(),
-                c.tool_choice.to_string(),
-            )
-        })
-        .collect();
-    let mut summary = Summary::build(
-        &suite.name,
-        &cells,
-        &variant_tokens,
-        &records,
-        &suite.thresholds,
-    );
-    summary.stopped = stopped.clone();
-    summary.selection = meta.selection.as_ref().and_then(Selection::describe);
-    let report = RunReport {
-        meta,
-        trials: records,
-        summary,
-    };
+    let report = reporting.report(meta, records, stopped.clone());
     report::write_files(&dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
     print_summary(
@@ -927,7 +915,7 @@ fn execute(
         args.wide,
     );
     let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
-    drop_in_background((report, plan, suite, providers));
+    drop_in_background((report, plan, suite, providers, refreshed, reporting));
     Ok(code)
 }
 
