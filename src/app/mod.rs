@@ -43,6 +43,7 @@ mod paths;
 mod prices;
 mod report;
 mod report_writer;
+mod resume;
 mod run;
 mod rundir;
 mod settings;
