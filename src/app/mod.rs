@@ -42,6 +42,8 @@ mod observe;
 mod paths;
 mod prices;
 mod report;
+mod report_writer;
+mod resume;
 mod run;
 mod rundir;
 mod settings;

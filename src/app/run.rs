@@ -1,7 +1,8 @@
 //! `toolgauge run`: run suites (or resume an interrupted run) into run directories.
 //!
 //! A run is prepared (suite, matrix, providers, run directory, `run.json`), executed
-//! with every finished trial appended to `trials.jsonl` at once, and reported. Ctrl-C
+//! with every finished trial appended to `trials.jsonl` at once and the report files
+//! refreshed every few seconds (see [`super::report_writer`]), and reported. Ctrl-C
 //! and the `--max-cost` / `--max-tokens` budgets stop new trials, let those in flight
 //! finish, and still write everything; `--resume DIR` runs the trials the journal lacks.
 
@@ -12,7 +13,8 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::paths::{self, SuiteLookup};
+use super::paths;
+use super::report_writer::{REFRESH_EVERY, ReportWriter, ReportWriterParams, Reporting};
 use super::rundir::{self, Claimed};
 use super::settings::{Source, live_settings, providers_for, resolve, source_for};
 use super::{AppError, load_suite};
@@ -24,9 +26,9 @@ use crate::provider::{Provider, Target};
 use crate::report::progress::{Progress, ProgressMode};
 use crate::report::terminal::{self, TerminalOptions};
 use crate::report::{
-    self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, Summary, VariantTokens,
+    self, MatrixRef, RunMeta, RunPaths, RunReport, RunSettings, SuiteRef, VariantTokens,
 };
-use crate::runner::journal::{self, Journal, TrialId, trial_id};
+use crate::runner::journal::{Journal, TrialId, trial_id};
 use crate::runner::select::{Selection, ShardSet};
 use crate::runner::{self, Plan, RunControl, RunOptions, RunStop};
 use crate::score::prices::PriceTable;
@@ -73,7 +75,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
         judge: None,
     };
     if let Some(dir) = &args.resume {
-        return resume(dir, args, &options);
+        return super::resume::resume(dir, args, &options);
     }
     let mut code = exit::OK;
     let mut finish = |c: Result<u8, AppError>| {
@@ -152,14 +154,14 @@ fn run_dir_name(suite: &str) -> String {
 }
 
 /// Everything a run needs once it is set up.
-struct Prepared {
-    suite: Arc<Suite>,
-    plan: Plan,
-    providers: HashMap<String, Arc<dyn Provider>>,
+pub(super) struct Prepared {
+    pub(super) suite: Arc<Suite>,
+    pub(super) plan: Plan,
+    pub(super) providers: HashMap<String, Arc<dyn Provider>>,
     /// The judge target and its provider, when the run has a judge.
-    judge: Option<(Target, Arc<dyn Provider>)>,
-    dir: PathBuf,
-    meta: RunMeta,
+    pub(super) judge: Option<(Target, Arc<dyn Provider>)>,
+    pub(super) dir: PathBuf,
+    pub(super) meta: RunMeta,
 }
 
 fn incomplete(dir: &Path, what: &str, e: impl std::fmt::Display) -> AppError {
@@ -178,20 +180,20 @@ pub(super) fn in_suite(path: &Path) -> impl Fn(AppError) -> AppError + '_ {
 }
 
 /// Where a run's non-scripted targets get their answers, with what settings.
-struct Answers {
-    live: LiveSettings,
-    source: Source,
-    cassette: Option<PathBuf>,
+pub(super) struct Answers {
+    pub(super) live: LiveSettings,
+    pub(super) source: Source,
+    pub(super) cassette: Option<PathBuf>,
     /// `--bfcl-style` for `bfcl-result` targets (`None`: detected per file).
-    bfcl_style: Option<ResultStyle>,
+    pub(super) bfcl_style: Option<ResultStyle>,
     /// The judge target as written (`--judge`, else the suite's `judge:`).
-    judge: Option<String>,
+    pub(super) judge: Option<String>,
     /// Whether live targets stream (`--stream`, else the suite's `sampling.stream`).
-    stream: crate::suite::stream::StreamMode,
+    pub(super) stream: crate::suite::stream::StreamMode,
 }
 
 /// Set up providers and the plan for `suite` with the resolved matrix and settings.
-fn prepare(
+pub(super) fn prepare(
     path: &Path,
     suite: Arc<Suite>,
     mut r: super::settings::Resolved,
@@ -325,7 +327,7 @@ fn prepare(
 }
 
 /// `--bfcl-style`, checked.
-fn bfcl_style(flag: Option<&str>) -> Result<Option<ResultStyle>, AppError> {
+pub(super) fn bfcl_style(flag: Option<&str>) -> Result<Option<ResultStyle>, AppError> {
     flag.map(|f| {
         f.parse::<ResultStyle>()
             .map_err(|e| AppError::bad(e, Some("--bfcl-style is fc or prompt")))
@@ -334,7 +336,11 @@ fn bfcl_style(flag: Option<&str>) -> Result<Option<ResultStyle>, AppError> {
 }
 
 /// `--bfcl-strict` and `--bfcl-underscore-names` on a suite with the `bfcl` profile.
-fn apply_bfcl_flags(suite: &mut Suite, strict: bool, underscore: bool) -> Result<(), AppError> {
+pub(super) fn apply_bfcl_flags(
+    suite: &mut Suite,
+    strict: bool,
+    underscore: bool,
+) -> Result<(), AppError> {
     if !(strict || underscore) {
         return Ok(());
     }
@@ -441,173 +447,12 @@ fn start_in(
     Ok((prepared, journal))
 }
 
-/// Continue the run in `dir`: same suite (unchanged), matrix and settings; run only the
-/// trials its journal lacks or that ended in errors.
-fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result<u8, AppError> {
-    let old = super::report::read_meta(
-        dir,
-        "--resume takes a run directory written by `toolgauge run`",
-    )?;
-    let path = resume_suite_path(&old, dir)?;
-    let mut suite = load_suite(&path)?;
-    apply_bfcl_flags(
-        &mut suite,
-        old.settings.bfcl_strict,
-        old.settings.bfcl_underscore_names,
-    )?;
-    crate::suite::mcp_calls::allow_destructive(&mut suite, args.allow_destructive);
-    let suite = Arc::new(suite);
-    if suite.hash != old.suite.hash {
-        // Found unchanged a moment ago: it changed while being read.
-        return Err(suite_changed(&path, dir));
-    }
-    let mut r = resolve(
-        &suite,
-        &old.matrix.targets,
-        &old.matrix.variants,
-        &old.matrix.tool_choice,
-        Some(old.matrix.repeats),
-    )?;
-    let s = &old.settings;
-    // Targets that name files (`bfcl-result:FILE`, `scripted:FILE`) keep their spec (it
-    // is the trials' identity) and open the file found from the run's working directory.
-    for t in &mut r.targets {
-        let script = [".yaml", ".yml", ".json"]
-            .iter()
-            .any(|e| t.model.ends_with(e));
-        if (t.provider == "bfcl-result" || (t.provider == "scripted" && script))
-            && let Some(p) = paths::from_working_dir(&t.model, s.paths.working_dir.as_deref())
-        {
-            t.model = p.display().to_string();
-        }
-    }
-    let source = Source::parse(&s.source).ok_or_else(|| {
-        AppError::bad(
-            format!(
-                "`{}` names an unknown source `{}`",
-                dir.join("run.json").display(),
-                s.source
-            ),
-            Some("the source is replay, live or record; start a new run"),
-        )
-    })?;
-    let live = LiveSettings {
-        temperature: s.temperature,
-        max_tokens: s.max_tokens,
-        seed: s.seed,
-        parallel_tool_calls: s.parallel_tool_calls,
-        extra: s.extra.clone(),
-        api_key_env: s.api_key_env.clone(),
-        ..live_settings(args, &Default::default())?
-    };
-    // run.json is input too: an edited one must not send a NaN to every request.
-    let in_run_json =
-        |field: &str| format!("`settings.{field}` of `{}`", dir.join("run.json").display());
-    super::settings::check_sampling(
-        live.temperature,
-        live.max_tokens,
-        [&in_run_json("temperature"), &in_run_json("max_tokens")],
-    )?;
-    // The cassette as the run used it, found from this working directory.
-    let cassette = s.cassette.as_ref().and_then(|c| {
-        paths::existing_or_first(&paths::candidates(c, s.paths.cassette.as_ref(), dir))
-    });
-    // The stream mode the run began with.
-    let stream = match &s.stream {
-        None => crate::suite::stream::StreamMode::Off,
-        Some(m) => crate::suite::stream::StreamMode::parse_flag(m).map_err(|_| {
-            AppError::bad(
-                format!(
-                    "`settings.stream` of `{}` is `{m}`: not on or both",
-                    dir.join("run.json").display()
-                ),
-                Some("restore the run.json the run wrote, or start a new run"),
-            )
-        })?,
-    };
-    let answers = Answers {
-        live,
-        source,
-        cassette,
-        bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
-        // The judge the run began with.
-        judge: s.judge.clone(),
-        stream,
-    };
-    // The same cases and shards as the run being resumed (the suite is unchanged).
-    let old_selection = old.selection.clone().unwrap_or_default();
-    let (selection, mask) = Selection::new(
-        &suite,
-        &old_selection.cases,
-        &old_selection.tags,
-        old_selection.shards.clone(),
-    )
-    .map_err(|e| {
-        AppError::bad(
-            format!("{}: {e}", dir.join("run.json").display()),
-            Some(&e.hint()),
-        )
-    })?;
-    let journal_path = dir.join("trials.jsonl");
-    let contents = read_resumable_journal(&journal_path)?;
-    // The prices the run began with, not the built-in table or the file as it is now.
-    let options = &RunOptions {
-        judge: None,
-        concurrency: options.concurrency,
-        prices: super::prices::for_resume(
-            &old,
-            dir,
-            &r.targets,
-            args.prices.as_deref(),
-            &options.prices,
-        )?,
-    };
-    let mut prepared = prepare(&path, suite, r, answers, args, dir.to_path_buf())?;
-    prepared.meta.started_at = old.started_at.clone();
-    if old.settings.prices.is_some() {
-        prepared.meta.settings.paths.prices = old.settings.paths.prices.clone();
-    }
-    // The paths as first given stay; `settings.paths` now locates the files found.
-    prepared.meta.suite.path = old.suite.path.clone();
-    prepared.meta.settings.cassette = old.settings.cassette.clone();
-    // So does the description of each target's source, which names the cassette as
-    // given: the found path (`s2/../fixtures/...`) depends on where resume ran, and
-    // `merge` compares shards' sources.
-    if prepared.meta.sources.keys().eq(old.sources.keys()) {
-        prepared.meta.sources = old.sources.clone();
-    }
-    prepared.meta.merged_from = old.merged_from.clone();
-    select(&mut prepared, selection, mask)?;
-    check_in_plan(&contents.trials, &prepared, &journal_path)?;
-
-    // Keep every scored trial; errored ones run again. The journal is rewritten with
-    // what is kept (a torn last line and duplicates are dropped, see
-    // `runner::journal`), atomically, then appended to.
-    let kept: Vec<TrialRecord> = contents
-        .trials
-        .into_iter()
-        .filter(|t| t.verdict != Verdict::Error)
-        .collect();
-    let journal =
-        journal::rewrite(&journal_path, &kept).map_err(|e| AppError::Incomplete(e.to_string()))?;
-    execute(prepared, journal, kept, args, options)
-}
-
-fn suite_changed(path: &Path, dir: &Path) -> AppError {
-    AppError::bad(
-        format!(
-            "suite `{}` changed since the run in `{}` began",
-            path.display(),
-            dir.display()
-        ),
-        Some(
-            "resuming would mix results of two different suites; restore the suite, or start a new run",
-        ),
-    )
-}
-
 /// Restrict the plan to the selected cases and shards, and record the selection.
-fn select(p: &mut Prepared, selection: Selection, mask: Option<Vec<bool>>) -> Result<(), AppError> {
+pub(super) fn select(
+    p: &mut Prepared,
+    selection: Selection,
+    mask: Option<Vec<bool>>,
+) -> Result<(), AppError> {
     // Selected cases that run under none of the matrix's tool_choice modes plan nothing;
     // an empty shard is fine (a small suite split many ways).
     if mask.is_some() {
@@ -630,74 +475,8 @@ fn select(p: &mut Prepared, selection: Selection, mask: Option<Vec<bool>>) -> Re
     Ok(())
 }
 
-/// The suite of the run in `dir`, found from any working directory (see
-/// [`paths::find_suite`]); a changed or missing suite is refused.
-fn resume_suite_path(old: &RunMeta, dir: &Path) -> Result<PathBuf, AppError> {
-    match paths::find_suite(old, dir) {
-        SuiteLookup::Found(p) => Ok(p),
-        SuiteLookup::Changed(p) => Err(suite_changed(&p, dir)),
-        missing @ SuiteLookup::Missing(_) => Err(AppError::bad(
-            format!(
-                "the suite of the run in `{}` is missing (tried {})",
-                dir.display(),
-                missing.describe()
-            ),
-            Some("restore the suite file the run used, or start a new run"),
-        )),
-    }
-}
-
-/// The journal of a run to resume: a missing one is empty, a damaged one is refused
-/// (resume rewrites it and must not drop lines it cannot read), and a torn last line or
-/// duplicates are reported before they are dropped.
-fn read_resumable_journal(path: &Path) -> Result<journal::JournalContents, AppError> {
-    let contents = match journal::load(path) {
-        Ok(c) => c,
-        Err(e) if e.is_not_found() => journal::JournalContents::default(),
-        Err(e) => {
-            return Err(AppError::bad(
-                e.to_string(),
-                Some(
-                    "resume rewrites the journal and will not drop lines it cannot read; repair or delete the damaged line (its trial then runs again), or start a new run",
-                ),
-            ));
-        }
-    };
-    for w in contents.warnings(path) {
-        warnln!("warning: {w}");
-    }
-    Ok(contents)
-}
-
-/// Refuse a journal holding trials that are not in the run's plan (another run's
-/// journal, or one merged by hand): resuming would keep them in the journal and leave
-/// them out of the reports.
-fn check_in_plan(trials: &[TrialRecord], p: &Prepared, path: &Path) -> Result<(), AppError> {
-    let index = plan_index(&p.plan);
-    let foreign: Vec<&TrialRecord> = trials
-        .iter()
-        .filter(|t| !index.contains_key(&trial_id(t)))
-        .collect();
-    let Some(first) = foreign.first() else {
-        return Ok(());
-    };
-    Err(AppError::bad(
-        format!(
-            "`{}` holds {} trial(s) that are not in this run's plan (first: {} × {} × {} × {} #{})",
-            path.display(),
-            foreign.len(),
-            first.case_id,
-            first.target,
-            first.variant,
-            first.tool_choice,
-            first.repeat
-        ),
-        Some("the journal belongs to another run or was edited; resume only the run that wrote it"),
-    ))
-}
-
 /// Each planned trial's index in `plan.trials()`, by identity.
-fn plan_index(plan: &Plan) -> HashMap<TrialId, usize> {
+pub(super) fn plan_index(plan: &Plan) -> HashMap<TrialId, usize> {
     plan.trials()
         .iter()
         .enumerate()
@@ -705,7 +484,7 @@ fn plan_index(plan: &Plan) -> HashMap<TrialId, usize> {
         .collect()
 }
 
-fn execute(
+pub(super) fn execute(
     p: Prepared,
     journal: Journal,
     done: Vec<TrialRecord>,
@@ -756,6 +535,27 @@ fn execute(
     };
     let mut progress = Progress::new(mode, &suite.name, trials.len() as u64, &done);
     let control = Arc::new(RunControl::default());
+    let cells: Vec<(String, String, String)> = plan
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.target.spec.clone(),
+                c.variant.clone(),
+                c.tool_choice.to_string(),
+            )
+        })
+        .collect();
+    let mut reports = ReportWriter::start(ReportWriterParams {
+        dir: dir.clone(),
+        formats: args.format.clone(),
+        suite: suite.clone(),
+        cells: cells.clone(),
+        meta: meta.clone(),
+        slots: slots.clone(),
+        slot_of: todo.clone(),
+        every: REFRESH_EVERY,
+    });
     let mut journal_error: Option<std::io::Error> = None;
     // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
     // work between answers is small, and with worker threads, every answer was handed
@@ -779,10 +579,16 @@ fn execute(
             })
             .collect()
     };
+    let feed = reports.feed();
     let variant_tokens = std::thread::scope(|scope| {
         // Count the variants' tool-definition tokens (up to a hundred cases' tools each)
-        // on another thread while the trials run.
-        let counting = scope.spawn(|| variant_tokens(&plan));
+        // on another thread while the trials run; the reports refreshed meanwhile wait
+        // for them.
+        let counting = scope.spawn(|| {
+            let tokens = variant_tokens(&plan);
+            feed.variants(&tokens);
+            tokens
+        });
         runtime.block_on(async {
             let signal_control = control.clone();
             let listener = tokio::spawn(async move {
@@ -810,7 +616,7 @@ fn execute(
                 &providers,
                 options,
                 &control,
-                &mut [&mut writer, &mut view, &mut budget],
+                &mut [&mut writer, &mut view, &mut budget, &mut reports],
             )
             .await;
             for (i, record) in finished {
@@ -822,6 +628,8 @@ fn execute(
         // The counting thread only tokenizes; should it ever panic, count again here.
         counting.join().unwrap_or_else(|_| variant_tokens(&plan))
     });
+    // No refresh may be written over the final reports.
+    let refreshed = reports.stop();
     // The runtime drops its tasks (every pooled connection's among them) on another
     // thread while the reports are put together, without waiting for its blocking
     // threads (a name lookup); `execute` waits for that thread before it returns, so that
@@ -853,30 +661,12 @@ fn execute(
                 )
             })
         });
-    meta.tool_definition_tokens = variant_tokens
-        .iter()
-        .map(|v| (v.variant.clone(), v.tool_definition_tokens))
-        .collect();
-    // Kept only when some variant changes something (runs of suites without variants
-    // keep the run.json they had).
-    if variant_tokens
-        .iter()
-        .any(|v| v.system_prompt_tokens.is_some() || !v.changes.is_empty())
-    {
-        meta.variant_details = variant_tokens
-            .iter()
-            .map(|v| {
-                let details = report::VariantDetails {
-                    system_prompt: v
-                        .system_prompt_tokens
-                        .and_then(|_| suite.system_in(&v.variant).map(str::to_string)),
-                    system_prompt_tokens: v.system_prompt_tokens,
-                    changes: v.changes.clone(),
-                };
-                (v.variant.clone(), details)
-            })
-            .collect();
-    }
+    let reporting = Reporting {
+        suite: suite.clone(),
+        cells,
+        variants: variant_tokens,
+    };
+    reporting.note_variants(&mut meta);
     meta.trials_written = records.len() as u64;
     meta.finished_at = Some(jiff::Timestamp::now().to_string());
     meta.status = if stopped.is_some() {
@@ -890,32 +680,7 @@ fn execute(
         .map(|r| r.to_string())
         .or_else(|| control.targets_stopped());
     report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
-
-    let cells: Vec<(String, String, String)> = plan
-        .cells
-        .iter()
-        .map(|c| {
-            (
-                c.target.spec.clone(),
-                c.variant.clone(),
-                c.tool_choice.to_string(),
-            )
-        })
-        .collect();
-    let mut summary = Summary::build(
-        &suite.name,
-        &cells,
-        &variant_tokens,
-        &records,
-        &suite.thresholds,
-    );
-    summary.stopped = stopped.clone();
-    summary.selection = meta.selection.as_ref().and_then(Selection::describe);
-    let report = RunReport {
-        meta,
-        trials: records,
-        summary,
-    };
+    let report = reporting.report(meta, records, stopped.clone());
     report::write_files(&dir, &report, &args.format)
         .map_err(|e| AppError::Incomplete(e.to_string()))?;
     print_summary(
@@ -927,7 +692,7 @@ fn execute(
         args.wide,
     );
     let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
-    drop_in_background((report, plan, suite, providers));
+    drop_in_background((report, plan, suite, providers, refreshed, reporting));
     Ok(code)
 }
 

@@ -4,7 +4,8 @@
 //! `trials.jsonl`) is refused with a pointer to `--resume DIR`; with `--overwrite` that
 //! run's files (and only those) are deleted once the new run is set up, so a run that
 //! fails to start leaves the old one whole. A directory holding files no run wrote is
-//! refused even with `--overwrite`: toolgauge deletes only files it writes.
+//! refused even with `--overwrite`: toolgauge deletes only files it writes (and the
+//! staging directory of a report refresh a killed run left behind).
 //! Default directories (`REPORTS_DIR/SUITE-TIMESTAMP`) are created atomically, with a
 //! `-2`, `-3`, ... suffix when two runs start in the same second, so they never share
 //! one. The journal is then created exclusively ([`crate::runner::journal::Journal::create_new`]),
@@ -14,6 +15,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::AppError;
+use super::report_writer::STAGING_DIR;
 use crate::report::RunMeta;
 
 /// The files a run writes into its directory: the ones `--overwrite` deletes.
@@ -56,6 +58,10 @@ impl Claimed {
         for name in run_files_in(&self.path)? {
             let path = self.path.join(name);
             std::fs::remove_file(&path).map_err(|e| io_error(&path, "delete", e))?;
+        }
+        let staging = self.path.join(STAGING_DIR);
+        if staging.is_dir() {
+            std::fs::remove_dir_all(&staging).map_err(|e| io_error(&staging, "delete", e))?;
         }
         Ok(())
     }
@@ -118,7 +124,10 @@ pub(crate) fn claim_out(dir: &Path, overwrite: bool) -> Result<Claimed, AppError
     let entries = std::fs::read_dir(dir)
         .map_err(|e| io_error(dir, "read", e))?
         .count();
-    if holds_run && entries > run_files_in(dir)?.len() {
+    // A report refresh's staging directory, left by a run killed while writing one,
+    // is the run's too.
+    let staging = usize::from(dir.join(STAGING_DIR).is_dir());
+    if holds_run && entries > run_files_in(dir)?.len() + staging {
         return Err(AppError::bad(
             format!(
                 "--out `{shown}` holds a run and files no run wrote; --overwrite deletes only run files, so it is refused"
@@ -272,5 +281,19 @@ mod tests {
                 .to_string()
                 .contains("not a directory")
         );
+    }
+
+    /// A run killed while refreshing its reports leaves the staging directory behind:
+    /// `--overwrite` counts it as the run's and deletes it with the run's files.
+    #[test]
+    fn overwrite_deletes_a_left_report_staging_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("out");
+        std::fs::create_dir_all(dir.join(STAGING_DIR)).unwrap();
+        std::fs::write(dir.join(STAGING_DIR).join("summary.json"), "{").unwrap();
+        std::fs::write(dir.join("trials.jsonl"), "").unwrap();
+        let claim = claim_out(&dir, true).unwrap();
+        claim.clear().unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 }

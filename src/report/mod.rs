@@ -1,7 +1,8 @@
 //! Reports: one [`Exporter`] per file format, all rendering the same [`RunReport`].
 //!
 //! A run directory holds `run.json` (what ran), `trials.jsonl` (the journal, written
-//! during the run) and the exporters' files, written when the run ends.
+//! during the run) and the exporters' files, refreshed while the run goes on and written
+//! again when it ends.
 
 pub mod behaviour;
 mod behaviour_view;
