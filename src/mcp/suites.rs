@@ -11,7 +11,7 @@ use crate::suite::servers::{ServerTools, servers_to_list};
 use crate::suite::{Suite, SuiteError};
 
 /// Read the suite at `path`, list the tools of every MCP server it names, and compile
-/// it. A suite that names none is compiled as [`crate::suite::load`] compiles it.
+/// it. A suite that names none is compiled as [`crate::suite::load()`] compiles it.
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
     let (model, text) = crate::suite::load::read_suite_file(path)?;
     let servers = list(&servers_to_list(&model, path));

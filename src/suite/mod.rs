@@ -534,7 +534,7 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
     load_with(path, &servers::ServerTools::none())
 }
 
-/// [`load`], with the tool lists of the MCP servers the suite names, listed before
+/// [`load()`], with the tool lists of the MCP servers the suite names, listed before
 /// compiling ([`servers::servers_to_list`] says which; the suite layer opens no
 /// connection).
 pub fn load_with(path: &Path, servers: &servers::ServerTools) -> Result<Suite, SuiteError> {

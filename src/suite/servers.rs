@@ -5,7 +5,7 @@
 //! whose distractor pool is a server, says which servers it needs ([`servers_to_list`]);
 //! the caller lists them (`crate::mcp::suites::load` does, for the command line) and
 //! hands the lists in ([`ServerTools`]) to [`super::load_with`]. A suite loaded without
-//! them ([`super::load`]) reports each server it needed as a located error.
+//! them ([`super::load()`]) reports each server it needed as a located error.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -7,7 +7,7 @@
 //! and holds the tools it was given; the client that talks to servers ([`crate::mcp`],
 //! above the suite) builds on them and re-exports them. Nothing here opens a connection:
 //! the tool lists of live servers are fetched before a suite is compiled and handed in
-//! ([`super::ServerTools`]).
+//! ([`super::servers::ServerTools`]).
 
 pub mod error;
 pub mod server;
