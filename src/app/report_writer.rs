@@ -5,8 +5,11 @@
 //! journal: it hands each finished trial to a thread of its own, which rewrites the run
 //! directory's report files from the trials finished so far at most every
 //! [`REFRESH_EVERY`], through the same [`RunReport`] and exporters as the end of the run.
-//! The run loop only clones a record into a channel; rendering never holds it up, and
-//! trials that finish while a refresh is being written wait for the next one.
+//! Until the first refresh could be due the observer keeps nothing (a run shorter than
+//! that copies no record); from then on the run loop only clones each record into a
+//! channel, and the thread reads what finished before from the journal. Rendering never
+//! holds the run up, and trials that finish while a refresh is being written wait for
+//! the next one.
 //!
 //! A refreshed report says it is partial: `run.json` still says `running` (it is written
 //! only at the start and the end), and the summary's `stopped` reads "in progress: N of M
@@ -16,6 +19,7 @@
 //! the run ends is built by [`Reporting::report`] from the run's own records and written as
 //! before, after the last refresh has finished.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -25,6 +29,7 @@ use crate::report::{self, ReportError, RunMeta, RunReport, Summary, VariantToken
 use crate::runner::select::Selection;
 use crate::runner::{RunControl, RunEvent, RunObserver};
 use crate::score::TrialRecord;
+use crate::score::record::TrialId;
 use crate::suite::Suite;
 
 /// How often, at most, the report files are rewritten while a run goes on.
@@ -121,6 +126,13 @@ pub(super) struct ReportWriterParams {
     pub slot_of: Vec<usize>,
     /// How often, at most, to rewrite the files ([`REFRESH_EVERY`]).
     pub every: Duration,
+    /// How long into the run the observer starts handing records over ([`REFRESH_EVERY`]
+    /// in a run). Until then it keeps nothing: a run shorter than that costs no copy of
+    /// its records, and the first refresh reads what finished before from the journal.
+    pub collect_after: Duration,
+    /// The plan position (slot) of each planned trial, by identity, to place the
+    /// journal's records.
+    pub ids: HashMap<TrialId, usize>,
 }
 
 /// What the observer tells the thread that writes.
@@ -130,6 +142,9 @@ enum Note {
     Trial(usize, Box<TrialRecord>),
     /// The variants' tokens were counted (no report is written before).
     Variants(Vec<VariantTokens>),
+    /// The observer starts handing records over from now on: read the trials that
+    /// finished before from the journal.
+    CatchUp,
     /// Stop: the run has ended (handles on the thread may outlive the observer, so
     /// the channel closing cannot be the signal).
     Stop,
@@ -143,6 +158,9 @@ pub(super) struct ReportWriter {
     feed: Option<Sender<Note>>,
     slot_of: Vec<usize>,
     worker: Option<std::thread::JoinHandle<Vec<Option<TrialRecord>>>>,
+    /// When the observer starts handing records over (see
+    /// [`ReportWriterParams::collect_after`]); `None` once it has.
+    collect_from: Option<Instant>,
 }
 
 /// A handle on a [`ReportWriter`]'s thread, for the thread counting the variants' tokens
@@ -175,6 +193,7 @@ impl ReportWriter {
     /// Start the thread that writes (none when the run writes no report file).
     pub fn start(params: ReportWriterParams) -> ReportWriter {
         let slot_of = params.slot_of.clone();
+        let collect_from = Some(Instant::now() + params.collect_after);
         let formats: Vec<String> = params
             .formats
             .iter()
@@ -186,6 +205,7 @@ impl ReportWriter {
                 feed: None,
                 slot_of,
                 worker: None,
+                collect_from,
             };
         }
         let (feed, notes) = mpsc::channel();
@@ -202,6 +222,7 @@ impl ReportWriter {
             feed: worker.as_ref().map(|_| feed),
             slot_of,
             worker,
+            collect_from,
         }
     }
 
@@ -235,10 +256,23 @@ impl Drop for ReportWriter {
 
 impl RunObserver for ReportWriter {
     fn on_event(&mut self, event: &RunEvent<'_>, _: &RunControl) {
-        if let RunEvent::TrialFinished { index, record } = event
-            && let Some(feed) = &self.feed
-            && let Some(slot) = self.slot_of.get(*index)
-        {
+        let RunEvent::TrialFinished { index, record } = event else {
+            return;
+        };
+        let Some(feed) = &self.feed else {
+            return;
+        };
+        if let Some(from) = self.collect_from {
+            // Nothing is kept before the first refresh could be due: a short run copies
+            // no record. The journal (told before this observer) holds every trial that
+            // finished until now, this one included, and the thread reads it back.
+            if Instant::now() < from {
+                return;
+            }
+            self.collect_from = None;
+            let _ = feed.send(Note::CatchUp);
+        }
+        if let Some(slot) = self.slot_of.get(*index) {
             let _ = feed.send(Note::Trial(*slot, Box::new((*record).clone())));
         }
     }
@@ -258,6 +292,8 @@ struct Refresh {
     cells: Vec<(String, String, String)>,
     /// Known once the variants' tokens are.
     reporting: Option<Reporting>,
+    /// The slot of each planned trial, by identity.
+    ids: HashMap<TrialId, usize>,
     every: Duration,
     /// Whether the warning on a failed refresh was given.
     warned: bool,
@@ -273,6 +309,7 @@ impl Refresh {
             suite: p.suite,
             cells: p.cells,
             reporting: None,
+            ids: p.ids,
             every: p.every,
             warned: false,
         }
@@ -315,6 +352,10 @@ impl Refresh {
                     }
                 }
                 Note::Variants(variants) => self.know_variants(variants),
+                Note::CatchUp => {
+                    self.catch_up();
+                    dirty = true;
+                }
                 Note::Stop => break,
                 #[cfg(test)]
                 Note::Flush(written) => {
@@ -328,6 +369,22 @@ impl Refresh {
             }
         }
         self.slots
+    }
+
+    /// Put the journal's trials into their slots: those that finished before the
+    /// observer handed records over (and a resumed run's earlier ones, again). A journal
+    /// that cannot be read leaves the slots as they are; the refresh shows what it has.
+    fn catch_up(&mut self) {
+        let Ok(journal) = crate::runner::journal::load(&self.dir.join("trials.jsonl")) else {
+            return;
+        };
+        for record in journal.trials {
+            if let Some(&slot) = self.ids.get(&TrialId::of(&record))
+                && let Some(s) = self.slots.get_mut(slot)
+            {
+                *s = Some(record);
+            }
+        }
     }
 
     fn know_variants(&mut self, variants: Vec<VariantTokens>) {

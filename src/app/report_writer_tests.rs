@@ -101,6 +101,8 @@ fn writer_for(plan: &Plan, dir: &Path, formats: Vec<String>) -> ReportWriter {
         slots: vec![None; planned],
         slot_of: (0..planned).collect(),
         every: Duration::from_secs(3600),
+        collect_after: Duration::ZERO,
+        ids: crate::app::run::plan_index(plan),
     })
 }
 
@@ -300,4 +302,52 @@ fn a_refresh_comes_due_once_the_interval_has_passed() {
     assert!(due(start, every, start + Duration::from_secs(60)));
     // A clock read before `last` (another thread's) is not due.
     assert!(!due(start + every, every, start));
+}
+
+#[test]
+fn trials_finished_before_the_writer_collects_are_read_back_from_the_journal() {
+    let (plan, providers) = setup();
+    let dir = tempfile::tempdir().unwrap();
+    // A whole run's records, as the runner gives them.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = RunOptions {
+        concurrency: 1,
+        prices: crate::score::prices::PriceTable::default(),
+        judge: None,
+    };
+    let control = Arc::new(RunControl::default());
+    let mut finished = runtime.block_on(runner::execute(
+        &plan,
+        plan.trials(),
+        &providers,
+        &options,
+        &control,
+        &mut [],
+    ));
+    finished.sort_by_key(|(i, _)| *i);
+    // Three finished before the writer collected anything: only the journal has them.
+    let mut journal =
+        crate::runner::journal::Journal::append_to(&dir.path().join("trials.jsonl")).unwrap();
+    for (_, r) in &finished[..3] {
+        journal.append(r).unwrap();
+    }
+    let mut reports = writer_for(&plan, dir.path(), formats());
+    reports.feed().variants(&variants(&plan));
+    // The fourth finishes once it collects: the journal is read back, then the record
+    // handed over joins it.
+    let (index, last) = &finished[3];
+    reports.on_event(
+        &RunEvent::TrialFinished {
+            index: *index,
+            record: last,
+        },
+        &control,
+    );
+    reports.feed().flush();
+    let s = summary(dir.path());
+    assert_eq!(s["overall"]["trials"], 4, "{s:#}");
+    reports.stop();
 }

@@ -555,6 +555,8 @@ pub(super) fn execute(
         slots: slots.clone(),
         slot_of: todo.clone(),
         every: REFRESH_EVERY,
+        collect_after: REFRESH_EVERY,
+        ids: plan_index(&plan),
     });
     let mut journal_error: Option<std::io::Error> = None;
     // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
