@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::report::{self, ReportError, RunMeta, RunReport, Summary, VariantTokens};
 use crate::runner::select::Selection;
-use crate::runner::{RunControl, RunEvent, RunObserver};
+use crate::runner::{Plan, RunControl, RunEvent, RunObserver};
 use crate::score::TrialRecord;
 use crate::score::record::TrialId;
 use crate::suite::Suite;
@@ -119,9 +119,10 @@ pub(super) struct ReportWriterParams {
     pub cells: Vec<(String, String, String)>,
     /// `run.json` as written at the start of the run.
     pub meta: RunMeta,
-    /// One slot per planned trial, in plan order; trials done before (a resumed run's)
-    /// fill theirs.
-    pub slots: Vec<Option<TrialRecord>>,
+    /// How many trials the plan holds (one slot each, in plan order; the slots are
+    /// made when the writer starts collecting, and a resumed run's earlier trials come
+    /// from the journal then).
+    pub planned: usize,
     /// The slot of each trial given to the runner, by its index there.
     pub slot_of: Vec<usize>,
     /// How often, at most, to rewrite the files ([`REFRESH_EVERY`]).
@@ -130,9 +131,6 @@ pub(super) struct ReportWriterParams {
     /// in a run). Until then it keeps nothing: a run shorter than that costs no copy of
     /// its records, and the first refresh reads what finished before from the journal.
     pub collect_after: Duration,
-    /// The plan position (slot) of each planned trial, by identity, to place the
-    /// journal's records.
-    pub ids: HashMap<TrialId, usize>,
 }
 
 /// What the observer tells the thread that writes.
@@ -143,8 +141,8 @@ enum Note {
     /// The variants' tokens were counted (no report is written before).
     Variants(Vec<VariantTokens>),
     /// The observer starts handing records over from now on: read the trials that
-    /// finished before from the journal.
-    CatchUp,
+    /// finished before from the journal, placed by the plan position of each identity.
+    CatchUp(HashMap<TrialId, usize>),
     /// Stop: the run has ended (handles on the thread may outlive the observer, so
     /// the channel closing cannot be the signal).
     Stop,
@@ -154,7 +152,9 @@ enum Note {
 }
 
 /// The observer that refreshes the report files while the run goes on.
-pub(super) struct ReportWriter {
+pub(super) struct ReportWriter<'p> {
+    /// The plan, to place the journal's trials when collecting starts.
+    plan: &'p Plan,
     feed: Option<Sender<Note>>,
     slot_of: Vec<usize>,
     worker: Option<std::thread::JoinHandle<Vec<Option<TrialRecord>>>>,
@@ -189,9 +189,9 @@ impl ReportFeed {
     }
 }
 
-impl ReportWriter {
+impl<'p> ReportWriter<'p> {
     /// Start the thread that writes (none when the run writes no report file).
-    pub fn start(params: ReportWriterParams) -> ReportWriter {
+    pub fn start(params: ReportWriterParams, plan: &'p Plan) -> ReportWriter<'p> {
         let slot_of = params.slot_of.clone();
         let collect_from = Some(Instant::now() + params.collect_after);
         let formats: Vec<String> = params
@@ -202,6 +202,7 @@ impl ReportWriter {
             .collect();
         if formats.is_empty() {
             return ReportWriter {
+                plan,
                 feed: None,
                 slot_of,
                 worker: None,
@@ -219,6 +220,7 @@ impl ReportWriter {
             .spawn(move || state.run(notes))
             .ok();
         ReportWriter {
+            plan,
             feed: worker.as_ref().map(|_| feed),
             slot_of,
             worker,
@@ -245,7 +247,7 @@ impl ReportWriter {
     }
 }
 
-impl Drop for ReportWriter {
+impl Drop for ReportWriter<'_> {
     /// A run that ends early (an error) lets the thread end too, without waiting for it.
     fn drop(&mut self) {
         if let Some(feed) = self.feed.take() {
@@ -254,7 +256,7 @@ impl Drop for ReportWriter {
     }
 }
 
-impl RunObserver for ReportWriter {
+impl RunObserver for ReportWriter<'_> {
     fn on_event(&mut self, event: &RunEvent<'_>, _: &RunControl) {
         let RunEvent::TrialFinished { index, record } = event else {
             return;
@@ -270,7 +272,7 @@ impl RunObserver for ReportWriter {
                 return;
             }
             self.collect_from = None;
-            let _ = feed.send(Note::CatchUp);
+            let _ = feed.send(Note::CatchUp(super::run::plan_index(self.plan)));
         }
         if let Some(slot) = self.slot_of.get(*index) {
             let _ = feed.send(Note::Trial(*slot, Box::new((*record).clone())));
@@ -292,8 +294,8 @@ struct Refresh {
     cells: Vec<(String, String, String)>,
     /// Known once the variants' tokens are.
     reporting: Option<Reporting>,
-    /// The slot of each planned trial, by identity.
-    ids: HashMap<TrialId, usize>,
+    /// How many trials the plan holds.
+    planned: usize,
     every: Duration,
     /// Whether the warning on a failed refresh was given.
     warned: bool,
@@ -305,11 +307,11 @@ impl Refresh {
             dir: p.dir,
             formats: p.formats,
             meta: p.meta,
-            slots: p.slots,
+            slots: Vec::new(),
+            planned: p.planned,
             suite: p.suite,
             cells: p.cells,
             reporting: None,
-            ids: p.ids,
             every: p.every,
             warned: false,
         }
@@ -352,8 +354,8 @@ impl Refresh {
                     }
                 }
                 Note::Variants(variants) => self.know_variants(variants),
-                Note::CatchUp => {
-                    self.catch_up();
+                Note::CatchUp(ids) => {
+                    self.catch_up(&ids);
                     dirty = true;
                 }
                 Note::Stop => break,
@@ -374,12 +376,13 @@ impl Refresh {
     /// Put the journal's trials into their slots: those that finished before the
     /// observer handed records over (and a resumed run's earlier ones, again). A journal
     /// that cannot be read leaves the slots as they are; the refresh shows what it has.
-    fn catch_up(&mut self) {
+    fn catch_up(&mut self, ids: &HashMap<TrialId, usize>) {
+        self.slots = vec![None; self.planned];
         let Ok(journal) = crate::runner::journal::load(&self.dir.join("trials.jsonl")) else {
             return;
         };
         for record in journal.trials {
-            if let Some(&slot) = self.ids.get(&TrialId::of(&record))
+            if let Some(&slot) = ids.get(&TrialId::of(&record))
                 && let Some(s) = self.slots.get_mut(slot)
             {
                 *s = Some(record);
@@ -406,7 +409,7 @@ impl Refresh {
         let records: Vec<TrialRecord> = self.slots.iter().flatten().cloned().collect();
         let mut meta = self.meta.clone();
         meta.trials_written = records.len() as u64;
-        let stopped = in_progress(records.len(), self.slots.len(), &self.dir);
+        let stopped = in_progress(records.len(), self.planned, &self.dir);
         let report = reporting.report(meta, records, Some(stopped));
         if let Err(e) = write_staged(&self.dir, &report, &self.formats)
             && !std::mem::replace(&mut self.warned, true)

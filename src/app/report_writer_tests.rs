@@ -90,20 +90,22 @@ fn formats() -> Vec<String> {
 }
 
 /// A writer for `plan` into `dir` that writes only when flushed (an hour between refreshes).
-fn writer_for(plan: &Plan, dir: &Path, formats: Vec<String>) -> ReportWriter {
+fn writer_for<'p>(plan: &'p Plan, dir: &Path, formats: Vec<String>) -> ReportWriter<'p> {
     let planned = plan.trials().len();
-    ReportWriter::start(ReportWriterParams {
-        dir: dir.to_path_buf(),
-        formats,
-        suite: plan.suite.clone(),
-        cells: cells(plan),
-        meta: meta(planned),
-        slots: vec![None; planned],
-        slot_of: (0..planned).collect(),
-        every: Duration::from_secs(3600),
-        collect_after: Duration::ZERO,
-        ids: crate::app::run::plan_index(plan),
-    })
+    ReportWriter::start(
+        ReportWriterParams {
+            dir: dir.to_path_buf(),
+            formats,
+            suite: plan.suite.clone(),
+            cells: cells(plan),
+            meta: meta(planned),
+            planned,
+            slot_of: (0..planned).collect(),
+            every: Duration::from_secs(3600),
+            collect_after: Duration::ZERO,
+        },
+        plan,
+    )
 }
 
 fn summary(dir: &Path) -> serde_json::Value {

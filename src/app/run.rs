@@ -546,18 +546,20 @@ pub(super) fn execute(
             )
         })
         .collect();
-    let mut reports = ReportWriter::start(ReportWriterParams {
-        dir: dir.clone(),
-        formats: args.format.clone(),
-        suite: suite.clone(),
-        cells: cells.clone(),
-        meta: meta.clone(),
-        slots: slots.clone(),
-        slot_of: todo.clone(),
-        every: REFRESH_EVERY,
-        collect_after: REFRESH_EVERY,
-        ids: plan_index(&plan),
-    });
+    let mut reports = ReportWriter::start(
+        ReportWriterParams {
+            dir: dir.clone(),
+            formats: args.format.clone(),
+            suite: suite.clone(),
+            cells: cells.clone(),
+            meta: meta.clone(),
+            planned: slots.len(),
+            slot_of: todo.clone(),
+            every: REFRESH_EVERY,
+            collect_after: REFRESH_EVERY,
+        },
+        &plan,
+    );
     let mut journal_error: Option<std::io::Error> = None;
     // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
     // work between answers is small, and with worker threads, every answer was handed
