@@ -40,6 +40,7 @@ mod mcp_conformance;
 mod merge;
 mod observe;
 mod paths;
+mod prepare;
 mod prices;
 mod report;
 mod report_writer;

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::paths::{self, SuiteLookup};
-use super::run::{
-    Answers, Prepared, apply_bfcl_flags, bfcl_style, execute, plan_index, prepare, select,
-};
+use super::prepare::{Answers, Prepared, apply_bfcl_flags, bfcl_style, prepare};
+use super::run::{execute, plan_index, select};
 use super::settings::{Source, live_settings, resolve};
 use super::{AppError, load_suite};
 use crate::cli::RunArgs;
