@@ -9,12 +9,11 @@
 //!
 //! A trial's shard depends only on its identity (target, variant, tool_choice, case id,
 //! repeat), never on the order of the plan, the concurrency or the other trials: see
-//! [`trial_shard`].
+//! [`crate::score::record::TrialId::shard`].
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::score::record::TrialId;
 use serde::{Deserialize, Serialize};
 
 use crate::suite::Suite;
@@ -124,26 +123,6 @@ impl fmt::Display for ShardSet {
             ks => write!(f, "shards {} of {}", join(ks.iter(), ", "), self.count),
         }
     }
-}
-
-/// The shard (1-based) of the trial with this identity, among `count` shards; see
-/// [`TrialId::shard`], which this spells out field by field.
-pub fn trial_shard(
-    target: &str,
-    variant: &str,
-    tool_choice: &str,
-    case_id: &str,
-    repeat: u32,
-    count: u32,
-) -> u32 {
-    TrialId {
-        case_id: case_id.to_string(),
-        target: target.to_string(),
-        variant: variant.to_string(),
-        tool_choice: tool_choice.to_string(),
-        repeat,
-    }
-    .shard(count)
 }
 
 /// The part of a suite a run covers, as recorded in `run.json` (absent there when the
@@ -629,25 +608,5 @@ cases:
             let e = bad.parse::<Shard>().unwrap_err();
             assert!(e.contains(&format!("got `{bad}`")), "{e}");
         }
-    }
-
-    #[test]
-    fn a_trial_shard_is_a_pinned_function_of_its_identity() {
-        // Pinned (a change would move trials between the shards of jobs already run):
-        // `printf %s '["openai:gpt-4o-mini","vague","auto","tokyo-now",0]' | sha256sum`
-        // starts 847cca5f19afb358 = 9546727819920257880, which is 0 mod 3 and 4 mod 7.
-        assert_eq!(
-            trial_shard("openai:gpt-4o-mini", "vague", "auto", "tokyo-now", 0, 3),
-            1
-        );
-        assert_eq!(
-            trial_shard("openai:gpt-4o-mini", "vague", "auto", "tokyo-now", 0, 7),
-            5
-        );
-        for n in 1..=5 {
-            let k = trial_shard("t", "v", "auto", "c", 1, n);
-            assert!((1..=n).contains(&k));
-        }
-        assert_eq!(trial_shard("t", "v", "auto", "c", 1, 1), 1);
     }
 }

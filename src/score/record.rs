@@ -215,3 +215,38 @@ impl TrialRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(target: &str, variant: &str, tool_choice: &str, case_id: &str, repeat: u32) -> TrialId {
+        TrialId {
+            case_id: case_id.into(),
+            target: target.into(),
+            variant: variant.into(),
+            tool_choice: tool_choice.into(),
+            repeat,
+        }
+    }
+
+    #[test]
+    fn a_trial_shard_is_a_pinned_function_of_its_identity() {
+        // Pinned (a change would move trials between the shards of jobs already run):
+        // `printf %s '["openai:gpt-4o-mini","vague","auto","tokyo-now",0]' | sha256sum`
+        // starts 847cca5f19afb358 = 9546727819920257880, which is 0 mod 3 and 4 mod 7.
+        assert_eq!(
+            id("openai:gpt-4o-mini", "vague", "auto", "tokyo-now", 0).shard(3),
+            1
+        );
+        assert_eq!(
+            id("openai:gpt-4o-mini", "vague", "auto", "tokyo-now", 0).shard(7),
+            5
+        );
+        for n in 1..=5 {
+            let k = id("t", "v", "auto", "c", 1).shard(n);
+            assert!((1..=n).contains(&k));
+        }
+        assert_eq!(id("t", "v", "auto", "c", 1).shard(1), 1);
+    }
+}
