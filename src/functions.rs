@@ -172,7 +172,7 @@ pub fn options_of(matcher: &Value) -> Result<Vec<Value>, String> {
         ["absent"] if o["absent"] == json!(true) && !optional => return Ok(Vec::new()),
         _ => {
             return Err(format!(
-                "the bfcl profile reads literals, `eq`, `one_of`, `optional` and `absent: true`; got {matcher}"
+                "acceptable values are written as literals, `eq`, `one_of`, `optional` and `absent: true`; got {matcher}"
             ));
         }
     };

@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use super::AppError;
 use super::paths;
 use super::settings::{Source, providers_for};
+use crate::bfcl::profile::BfclProfile;
 use crate::bfcl::result::ResultStyle;
 use crate::cli::RunArgs;
 use crate::provider::registry::LiveSettings;
@@ -165,9 +166,7 @@ pub(super) fn prepare(
             parallel_tool_calls: live.parallel_tool_calls,
             extra: live.extra.clone(),
             api_key_env: live.api_key_env.clone(),
-            bfcl_strict: matches!(&suite.profile, Profile::Bfcl(p) if p.strict),
-            bfcl_style: bfcl_style.map(|s| s.as_str().to_string()),
-            bfcl_underscore_names: matches!(&suite.profile, Profile::Bfcl(p) if p.underscore_names),
+            plugins: plugin_settings(&suite, bfcl_style),
             paths: locations,
             // Filled in by `execute`, from the table it charges.
             prices: None,
@@ -185,6 +184,20 @@ pub(super) fn prepare(
         dir,
         meta,
     })
+}
+
+/// What `run.json` keeps of the plugins' settings: the profile's flags and the style
+/// `bfcl-result` targets read, sorted by key.
+fn plugin_settings(
+    suite: &Suite,
+    bfcl_style: Option<ResultStyle>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = suite.profile.run_settings();
+    if let Some(s) = bfcl_style {
+        out.insert(crate::bfcl::result::STYLE_KEY.into(), s.as_str().into());
+    }
+    out.sort_keys();
+    out
 }
 
 /// `--bfcl-style`, checked.
@@ -205,13 +218,15 @@ pub(super) fn apply_bfcl_flags(
     if !(strict || underscore) {
         return Ok(());
     }
-    match &mut suite.profile {
-        Profile::Bfcl(p) => {
+    match suite.profile.downcast::<BfclProfile>() {
+        Some(p) => {
+            let mut p = p.clone();
             p.strict |= strict;
             p.underscore_names |= underscore;
+            suite.profile = Profile::declared(Arc::new(p));
             Ok(())
         }
-        Profile::Default => Err(AppError::bad(
+        None => Err(AppError::bad(
             format!(
                 "--bfcl-strict and --bfcl-underscore-names apply to suites with the bfcl profile; `{}` has none",
                 suite.path.display()

@@ -27,10 +27,14 @@ pub(super) fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result
     )?;
     let path = resume_suite_path(&old, dir)?;
     let mut suite = load_suite(&path)?;
+    let flag = |key: &str| {
+        let v = old.settings.plugins.get(key);
+        v.and_then(serde_json::Value::as_bool).unwrap_or(false)
+    };
     apply_bfcl_flags(
         &mut suite,
-        old.settings.bfcl_strict,
-        old.settings.bfcl_underscore_names,
+        flag(crate::bfcl::profile::STRICT_KEY),
+        flag(crate::bfcl::profile::UNDERSCORE_KEY),
     )?;
     crate::suite::mcp_calls::allow_destructive(&mut suite, args.allow_destructive);
     let suite = Arc::new(suite);
@@ -106,7 +110,11 @@ pub(super) fn resume(dir: &Path, args: &RunArgs, options: &RunOptions) -> Result
         live,
         source,
         cassette,
-        bfcl_style: bfcl_style(s.bfcl_style.as_deref())?,
+        bfcl_style: bfcl_style(
+            s.plugins
+                .get(crate::bfcl::result::STYLE_KEY)
+                .and_then(serde_json::Value::as_str),
+        )?,
         // The judge the run began with.
         judge: s.judge.clone(),
         stream,

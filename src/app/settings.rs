@@ -46,11 +46,13 @@ pub(crate) fn resolve(
                 "suite `{}` names no target and no --target was given",
                 suite.path.display()
             ),
-            Some(if matches!(suite.profile, crate::suite::Profile::Bfcl(_)) {
-                "replay a model's BFCL results with --target bfcl-result:FILE (or its result directory)"
-            } else {
-                "add `matrix: {targets: [openai:gpt-4o-mini]}` to the suite, or pass --target scripted:oracle to try it offline"
-            }),
+            Some(
+                if suite.profile.name() == Some(crate::bfcl::profile::NAME) {
+                    "replay a model's BFCL results with --target bfcl-result:FILE (or its result directory)"
+                } else {
+                    "add `matrix: {targets: [openai:gpt-4o-mini]}` to the suite, or pass --target scripted:oracle to try it offline"
+                },
+            ),
         ));
     }
     let targets = target_specs

@@ -2,8 +2,10 @@
 //! response. The suite declares it (`profile: {bfcl: {category: ...}}`, [`BfclProfileSpec`]);
 //! the case's tools and expectation are read back into BFCL's function declarations and
 //! possible answer (see [`super::import`]), and the response is decoded as BFCL decodes a
-//! result. It is one of the judges [`crate::judge::profile`] lists: [`BfclProfile`] is
-//! the compiled profile, [`BfclCase`] the judge of one case.
+//! result. The plugin registers itself in the profile registries
+//! ([`crate::suite::profile::ProfileFormat`] for its settings,
+//! [`crate::judge::profile::ProfileJudge`] for its judge): [`BfclProfile`] is the
+//! compiled profile, [`BfclCase`] the judge of one case.
 //!
 //! toolgauge's own checks (valid JSON, known tool, schema, grounding) are still made and
 //! feed the metrics; only the verdict and its reason come from the checker. The reason's
@@ -23,8 +25,11 @@ use super::import::{inferred, options_of};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
 use crate::judge::Reason;
-use crate::judge::profile::{CaseJudge, SpecProblem, ValueProblem};
+use crate::judge::profile::{CaseJudge, ProfileJudge, ScoringProfile};
 use crate::provider::Response;
+use crate::suite::profile::{
+    CompiledProfile, ProfileFormat, ProfileSettings, SpecProblem, ValueProblem,
+};
 use crate::suite::span::Spanned;
 use crate::suite::{Case, Expectation, Suite, Tool};
 
@@ -47,6 +52,33 @@ pub const CATEGORIES: [&str; 11] = [
 /// so the profile keeps expectations of arguments the tool does not list.
 pub const READS_UNLISTED_ARGS: bool = true;
 
+/// The profile's name: its key under `profile:`.
+pub const NAME: &str = "bfcl";
+
+/// `run.json` keys of the profile's flags (kept so `--resume` runs with the same).
+pub const STRICT_KEY: &str = "bfcl_strict";
+/// See [`STRICT_KEY`].
+pub const UNDERSCORE_KEY: &str = "bfcl_underscore_names";
+
+inventory::submit! {
+    ProfileFormat {
+        name: NAME,
+        about: "Score as the Berkeley Function Calling Leaderboard's AST checker does.",
+        schema: |g| g.subschema_for::<BfclProfileSpec>(),
+        read: |d| {
+            let spec: BfclProfileSpec = erased_serde::deserialize(d)?;
+            Ok(Box::new(spec))
+        },
+    }
+}
+
+inventory::submit! {
+    ProfileJudge {
+        name: NAME,
+        judge: |p| p.as_any().downcast_ref::<BfclProfile>().map(|b| b as &dyn ScoringProfile),
+    }
+}
+
 /// Settings of the `bfcl` profile.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -63,10 +95,10 @@ pub struct BfclProfileSpec {
     pub underscore_names: bool,
 }
 
-impl BfclProfileSpec {
+impl ProfileSettings for BfclProfileSpec {
     /// The profile these settings declare; an unknown category is a problem (the
     /// profile is still built, so the rest of the suite is checked too).
-    pub fn compile(&self, problems: &mut Vec<SpecProblem>) -> BfclProfile {
+    fn compile(&self, problems: &mut Vec<SpecProblem>) -> Arc<dyn CompiledProfile> {
         if !CATEGORIES.contains(&self.category.value.as_str()) {
             problems.push(SpecProblem {
                 at: self.category.at(),
@@ -75,12 +107,56 @@ impl BfclProfileSpec {
                 hint: Some(format!("the categories are: {}", CATEGORIES.join(", "))),
             });
         }
-        BfclProfile {
+        Arc::new(BfclProfile {
             category: self.category.value.clone(),
             strict: self.strict,
             underscore_names: self.underscore_names,
             functions: FunctionCache::default(),
+        })
+    }
+}
+
+impl CompiledProfile for BfclProfile {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn reads_unlisted_args(&self) -> bool {
+        READS_UNLISTED_ARGS
+    }
+
+    fn check_expected_value(&self, value: &Value) -> Result<(), ValueProblem> {
+        check_expected_value(value)
+    }
+
+    /// BFCL reads each expected value as its list of acceptable answers.
+    fn reads_values_as_options(&self) -> bool {
+        true
+    }
+
+    fn run_settings(&self) -> serde_json::Map<String, Value> {
+        let mut out = serde_json::Map::new();
+        if self.strict {
+            out.insert(STRICT_KEY.into(), Value::Bool(true));
         }
+        if self.underscore_names {
+            out.insert(UNDERSCORE_KEY.into(), Value::Bool(true));
+        }
+        out
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl ScoringProfile for BfclProfile {
+    fn prepare(&self, suite: &Suite) {
+        BfclProfile::prepare(self, suite);
+    }
+
+    fn case_judge(&self, suite: &Suite, case: &Case) -> Box<dyn CaseJudge> {
+        Box::new(BfclProfile::case_judge(self, suite, case))
     }
 }
 
@@ -453,5 +529,161 @@ mod tests {
         ] {
             assert_same_declaration(&odd);
         }
+    }
+}
+
+/// The profile seam as the judge sees it (moved from `judge/profile.rs` with the seam).
+#[cfg(test)]
+mod seam_tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::judge::calls::{CaseScorer, InvalidReason};
+    use crate::provider::{ToolCall, ToolChoice};
+    use crate::suite::Profile;
+
+    /// Two cases, each offering one tool (BFCL's simple category checks an item's only
+    /// function), under the profile `profile` (`""`: none, the default judge).
+    fn suite(profile: &str) -> Suite {
+        let text = format!(
+            r#"
+name: seam
+{profile}
+cases:
+  - id: factorial
+    kind: should_call
+    prompt: "What is 5 factorial?"
+    tools:
+      - name: math.factorial
+        description: n!
+        parameters: {{ type: object, properties: {{ number: {{ type: integer }} }}, required: [number] }}
+    expect: {{ calls: [{{ tool: math.factorial, args: {{ number: 5 }} }}] }}
+  - id: weather
+    kind: should_call
+    prompt: "Weather in San Francisco?"
+    tools:
+      - name: weather
+        description: The weather in a city.
+        parameters: {{ type: object, properties: {{ city: {{ type: string }} }}, required: [city] }}
+    expect: {{ calls: [{{ tool: weather, args: {{ city: "San Francisco" }} }}] }}
+"#
+        );
+        crate::suite::load_str(&text, Path::new("seam.yaml")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn call(name: &str, arguments: &str) -> Response {
+        Response {
+            tool_calls: vec![ToolCall {
+                id: Some("c1".into()),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+            ..Response::default()
+        }
+    }
+
+    /// The reason codes of `response` to case `id`, and whether its first call was to a
+    /// tool the default checks know.
+    fn judged(suite: &Suite, id: &str, response: &Response) -> (Vec<String>, bool) {
+        let case = suite.cases.iter().find(|c| c.id == id).unwrap();
+        let (checks, reasons) = CaseScorer::new(suite, case).score(&ToolChoice::Auto, response);
+        let known = checks.calls.first().is_some_and(|c| c.known_tool);
+        (reasons.into_iter().map(|r| r.code).collect(), known)
+    }
+
+    #[test]
+    fn the_declared_profile_judges_and_the_default_judge_does_without_one() {
+        let default = suite("");
+        let bfcl = suite("profile: { bfcl: { category: simple_python, underscore_names: true } }");
+        assert!(default.profile.get().is_none());
+        assert!(
+            matches!(bfcl.profile.downcast::<BfclProfile>(), Some(p) if p.category == "simple_python")
+        );
+
+        // A function-calling API can not send `.`: BFCL expects `_`. The default judge
+        // sees an unknown tool; the bfcl judge passes the call and tells the default
+        // checks which tool was meant, so they see it as known.
+        let underscored = call("math_factorial", r#"{"number": 5}"#);
+        assert_eq!(
+            judged(&default, "factorial", &underscored),
+            (
+                vec![
+                    "unknown_tool".to_string(),
+                    "missed_call".to_string(),
+                    "extra_calls".to_string()
+                ],
+                false
+            )
+        );
+        assert_eq!(judged(&bfcl, "factorial", &underscored), (vec![], true));
+
+        // BFCL compares strings after lowercasing them and dropping spaces and
+        // punctuation; toolgauge's matcher compares them as written.
+        let lower = call("weather", r#"{"city": "san francisco"}"#);
+        assert_eq!(
+            judged(&default, "weather", &lower),
+            (vec!["args_mismatch".to_string()], true)
+        );
+        assert_eq!(judged(&bfcl, "weather", &lower), (vec![], true));
+
+        // A float where BFCL declares an integer: BFCL's type error, which the default
+        // judge (JSON Schema and its matcher: 5.0 is the integer 5) does not see.
+        assert_eq!(
+            judged(
+                &default,
+                "factorial",
+                &call("math.factorial", r#"{"number": 5.0}"#)
+            ),
+            (vec![], true)
+        );
+        assert_eq!(
+            judged(
+                &bfcl,
+                "factorial",
+                &call("math_factorial", r#"{"number": 5.0}"#)
+            ),
+            (vec!["type_error:simple".to_string()], true)
+        );
+        // Under `underscore_names`, BFCL refuses the dotted name itself.
+        assert_eq!(
+            judged(
+                &bfcl,
+                "factorial",
+                &call("math.factorial", r#"{"number": 5}"#)
+            ),
+            (
+                vec!["simple_function_checker:wrong_func_name".to_string()],
+                true
+            )
+        );
+
+        // The default checks still run under the profile (they feed the metrics).
+        let case = &bfcl.cases[0];
+        let (checks, _) = CaseScorer::new(&bfcl, case)
+            .score(&ToolChoice::Auto, &call("math.factorial", "{not json"));
+        assert_eq!(checks.calls[0].invalid, Some(InvalidReason::InvalidJson));
+    }
+
+    #[test]
+    fn a_profile_reads_expectations_its_own_way_when_the_suite_compiles() {
+        assert!(!Profile::default().reads_unlisted_args());
+        assert_eq!(
+            Profile::default().check_expected_value(&serde_json::json!({"regex": "a+"})),
+            Ok(())
+        );
+        let bfcl = suite("profile: { bfcl: { category: simple_python } }").profile;
+        assert!(bfcl.reads_unlisted_args());
+        let e = bfcl
+            .check_expected_value(&serde_json::json!({"regex": "a+"}))
+            .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("the bfcl profile can not read this matcher: "),
+            "{e:?}"
+        );
+        assert_eq!(
+            bfcl.check_expected_value(&serde_json::json!({"one_of": [1, 2]})),
+            Ok(())
+        );
     }
 }

@@ -26,6 +26,13 @@ pub const RAW_KEY: &str = "bfcl_result";
 /// The key under which it carries the [`ResultStyle`].
 pub const STYLE_KEY: &str = "bfcl_style";
 
+/// The provider prefix of result-file targets (`bfcl-result:FILE`).
+pub const PROVIDER: &str = "bfcl-result";
+
+inventory::submit! {
+    crate::suite::targets::OfflineProvider { name: PROVIDER, rank: 1 }
+}
+
 /// How a model wrote its results, which decides how BFCL decodes a text `result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultStyle {

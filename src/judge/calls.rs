@@ -116,12 +116,12 @@ pub struct TrialChecks {
 }
 
 /// Do now the per-tool work that scoring `suite` will need: the declared profile's (see
-/// [`crate::judge::profile::Profile::prepare`]) and the argument validators of the tools
+/// [`crate::judge::profile::prepare`]) and the argument validators of the tools
 /// the cases expect to be called (compiled on first use otherwise). A run of several
 /// suites calls this on the thread that loads the next suite, so the one running does not
 /// wait for it.
 pub fn prepare_ahead(suite: &Suite) {
-    suite.profile.prepare(suite);
+    crate::judge::profile::prepare(suite);
     for case in &suite.cases {
         let tools = case.tools(suite);
         let expected: Vec<&str> = match &case.expect {
@@ -205,7 +205,7 @@ impl<'a> CaseScorer<'a> {
                 std::borrow::Cow::Borrowed(_) => None,
             })
             .collect();
-        let judge = suite.profile.case_judge(suite, case);
+        let judge = crate::judge::profile::case_judge(suite, case);
         let records_behaviour = suite.names_behaviours
             || std::iter::once(&case.expect)
                 .chain(case.per_mode.iter().map(|o| &o.expect))

@@ -108,15 +108,11 @@ pub struct RunSettings {
     /// `--api-key-env` values (variable names, never keys).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_key_env: Vec<String>,
-    /// The `bfcl` profile ran with `--bfcl-strict` (or the suite's `strict: true`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub bfcl_strict: bool,
-    /// `--bfcl-style` of `bfcl-result` targets (`fc` or `prompt`; absent: detected).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bfcl_style: Option<String>,
-    /// The `bfcl` profile ran with `--bfcl-underscore-names`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub bfcl_underscore_names: bool,
+    /// Settings of plugins (a scoring profile's flags, a replay target's reading), under
+    /// keys of each plugin's choosing, sorted (e.g. `bfcl_strict`, `bfcl_style`): kept
+    /// so `--resume` runs with the same.
+    #[serde(flatten)]
+    pub plugins: serde_json::Map<String, serde_json::Value>,
     /// Where the suite and the cassette were, so `report` and `--resume` find them from
     /// any working directory (`suite.path` and `cassette` are the paths as given).
     #[serde(default, skip_serializing_if = "RunPaths::is_empty")]
@@ -399,4 +395,28 @@ pub fn write_meta(dir: &Path, meta: &RunMeta) -> Result<(), ReportError> {
         message: e.to_string(),
     })?;
     std::fs::write(&path, bytes).map_err(|source| ReportError::Io { path, source })
+}
+
+#[cfg(test)]
+mod run_settings_tests {
+    use super::RunSettings;
+
+    #[test]
+    fn plugin_settings_keep_their_keys_and_place_in_run_json() {
+        // A run.json written when the BFCL flags were fields of their own: read, its
+        // plugin keys are kept and written back in the same place, byte for byte.
+        let text = r#"{"source":"replay","api_key_env":["K"],"bfcl_strict":true,"bfcl_style":"fc","bfcl_underscore_names":true,"judge":"scripted:judge"}"#;
+        let s: RunSettings = serde_json::from_str(text).unwrap();
+        assert_eq!(s.plugins.len(), 3);
+        assert_eq!(s.plugins["bfcl_strict"], serde_json::json!(true));
+        assert_eq!(s.judge.as_deref(), Some("scripted:judge"));
+        assert_eq!(serde_json::to_string(&s).unwrap(), text);
+        // None: no key at all, as before.
+        let plain: RunSettings = serde_json::from_str(r#"{"source":"live"}"#).unwrap();
+        assert!(plain.plugins.is_empty());
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            r#"{"source":"live"}"#
+        );
+    }
 }

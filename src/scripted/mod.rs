@@ -37,6 +37,11 @@ use crate::provider::{
 };
 use crate::suite::{CallsExpectation, Expectation, Outcome, Suite};
 
+inventory::submit! {
+    // First among the providers: it needs nothing but the suite.
+    crate::suite::targets::OfflineProvider { name: "scripted", rank: 0 }
+}
+
 /// What `scripted:clarify` says: it asks for the missing information.
 pub const CLARIFY_TEXT: &str = "Could you tell me a little more about what you need?";
 /// What `scripted:cannot` says: it cannot help.

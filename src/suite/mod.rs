@@ -19,6 +19,7 @@ pub mod mcp_calls;
 pub mod model;
 pub mod normalize;
 pub mod placeholder;
+pub mod profile;
 pub mod sampling;
 pub mod servers;
 pub mod shape;
@@ -45,8 +46,8 @@ pub use model::{CaseKind, CountMode, ExtraArgs, NormalizeRule};
 pub use normalize::Normalizer;
 
 /// How a suite's verdicts are reached (a suite holds the profile it declares; each
-/// profile's logic lives with its judge).
-pub use crate::judge::profile::Profile;
+/// profile's judge lives in the judge layer).
+pub use profile::Profile;
 
 use crate::behaviour::Behaviour;
 use crate::chat::{Message, ToolChoice, ToolDefinition};

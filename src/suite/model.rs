@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::span::Spanned;
-pub use crate::judge::profile::ProfileSpec;
 
 /// A whole suite file.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -54,7 +53,7 @@ pub struct SuiteFile {
     /// How verdicts are reached: toolgauge's matchers (default), or a declared profile
     /// (see docs/suite-format.md).
     #[serde(default)]
-    pub profile: Option<ProfileSpec>,
+    pub profile: Option<super::profile::ProfileDecl>,
     /// Tool loops: mock rules per tool for every case (a case's `mocks` replace a
     /// tool's rules); cases then run as episodes of rounds.
     #[serde(default)]

@@ -17,12 +17,27 @@ pub const LIVE_PROVIDERS: &[&str] = &[
     "gemini",
 ];
 
-/// Every provider prefix a target may name: the offline ones (`scripted` answers from the
-/// suite itself, `bfcl-result` replays a BFCL result file) and the [`LIVE_PROVIDERS`].
-/// Suites and `--target` are checked against it, so a typo is refused before a run.
+/// A provider that answers without a network, registered by the module that implements
+/// it with `inventory::submit! { OfflineProvider { .. } }` (`scripted` answers from the
+/// suite itself; a benchmark plugin may replay its own result files).
+pub struct OfflineProvider {
+    /// The provider prefix of its targets.
+    pub name: &'static str,
+    /// Where it is listed among the providers (lower first), so messages keep one order.
+    pub rank: u8,
+}
+
+inventory::collect!(OfflineProvider);
+
+/// Every provider prefix a target may name: the registered [`OfflineProvider`]s, then
+/// the [`LIVE_PROVIDERS`]. Suites and `--target` are checked against it, so a typo is
+/// refused before a run.
 pub fn provider_names() -> Vec<&'static str> {
-    ["scripted", "bfcl-result"]
+    let mut offline: Vec<&OfflineProvider> = inventory::iter::<OfflineProvider>().collect();
+    offline.sort_by_key(|p| (p.rank, p.name));
+    offline
         .into_iter()
+        .map(|p| p.name)
         .chain(LIVE_PROVIDERS.iter().copied())
         .collect()
 }

@@ -262,10 +262,7 @@ fn parse_line(line: &str, number: usize, path: &str) -> Result<Item, ItemError> 
         {
             return Err(ctx.err(
                 Some(&format!("{field}.parameters")),
-                format!(
-                    "must be an object (a BFCL `dict` schema), got {}",
-                    json_kind(p)
-                ),
+                format!("must be an object (a `dict` schema), got {}", json_kind(p)),
             ));
         }
         if names.contains(&name) {

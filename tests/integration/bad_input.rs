@@ -481,6 +481,40 @@ profile: {{bfcl: {{category: simple_python, strict: \"true\"}}}}
 }
 
 #[test]
+fn a_profiles_settings_are_checked_where_they_are_written() {
+    // `profile:` is read by the registered plugin's own settings type, with the same
+    // locations and words as every other field.
+    let cases = [
+        (
+            "profile: {bogus: {}}",
+            "s.yaml:7:11: unknown field `bogus`",
+            "hint: the keys here are: bfcl",
+        ),
+        (
+            "profile: {bfcl: {category: simple_python, stric: true}}",
+            "s.yaml:7:43: unknown field `stric`",
+            "hint: did you mean `strict`?",
+        ),
+        (
+            "profile: {bfcl: {category: simple}}",
+            "s.yaml:7:28: unknown BFCL category `simple`",
+            "hint: the categories are: simple_python,",
+        ),
+        (
+            "profile: {bfcl: {category: simple_python, strict: 1}}",
+            "s.yaml:7:51: `strict` must be true or false, got `1`",
+            "field: profile.bfcl.strict",
+        ),
+    ];
+    for (profile, at, hint) in cases {
+        let text =
+            format!("{TOOL}cases:\n  - {{id: a, kind: should_not_call, prompt: hi}}\n{profile}\n");
+        let err = problems_of("s.yaml", &text);
+        assert!(err.contains(at) && err.contains(hint), "{profile}:\n{err}");
+    }
+}
+
+#[test]
 fn a_json_suite_lists_every_problem_with_its_line() {
     let text = "{
   \"tools\": [{\"name\": \"t\", \"description\": \"d\", \"parameters\": {\"type\": \"object\"}}],

@@ -492,3 +492,69 @@ fn passed_by_id(t: &Toolgauge, run: &str) -> Vec<(String, bool)> {
         .map(|row| (row[id_col].clone(), row[passed_col] == "true"))
         .collect()
 }
+
+#[test]
+fn the_profiles_flags_are_kept_in_run_json_and_resumed_with() {
+    // The profile's flags reach run.json through the profile registry, under the keys
+    // run.json always had, and `--resume` runs with them again.
+    let t = Toolgauge::new();
+    t.write(
+        "b.yaml",
+        r#"profile: { bfcl: { category: simple_python } }
+cases:
+  - id: weather
+    kind: should_call
+    prompt: "Weather in San Francisco?"
+    tools:
+      - name: weather
+        description: The weather in a city.
+        parameters: { type: object, properties: { city: { type: string } }, required: [city] }
+    expect: { calls: [ { tool: weather, args: { city: "San Francisco" } } ] }
+"#,
+    );
+    let run = |args: &[&str]| {
+        let o = t.run(args);
+        assert_eq!(o.code, Some(OK), "{}", o.stderr);
+    };
+    run(&[
+        "run",
+        "b.yaml",
+        "-t",
+        "scripted:oracle",
+        "--bfcl-strict",
+        "--bfcl-underscore-names",
+        "--bfcl-style",
+        "fc",
+        "--out",
+        "out",
+        "--quiet",
+    ]);
+    let keys = |dir: &str| -> Vec<(String, serde_json::Value)> {
+        let meta = t.run_dir(dir).json("run.json");
+        let settings = meta["settings"].as_object().unwrap();
+        settings
+            .iter()
+            .filter(|(k, _)| k.starts_with("bfcl_"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let want = vec![
+        ("bfcl_strict".to_string(), serde_json::json!(true)),
+        ("bfcl_style".to_string(), serde_json::json!("fc")),
+        ("bfcl_underscore_names".to_string(), serde_json::json!(true)),
+    ];
+    assert_eq!(keys("out"), want);
+    run(&["run", "--resume", "out", "--quiet"]);
+    assert_eq!(keys("out"), want);
+    // Without the flags, none of the keys.
+    run(&[
+        "run",
+        "b.yaml",
+        "-t",
+        "scripted:oracle",
+        "--out",
+        "plain",
+        "--quiet",
+    ]);
+    assert!(keys("plain").is_empty());
+}

@@ -354,9 +354,7 @@ impl Oracle<'_> {
                     _ => None,
                 };
                 let mut out = Vec::new();
-                if matches!(self.suite.profile, crate::suite::Profile::Bfcl(_))
-                    && !e.calls.is_empty()
-                {
+                if self.suite.profile.reads_values_as_options() && !e.calls.is_empty() {
                     let mut problems = Vec::new();
                     let calls = bfcl_calls(
                         e,

@@ -299,7 +299,7 @@ fn compile_sampling(c: &mut Checker<'_>, model: &SuiteFile) {
 /// The scoring profile the suite declares, its problems reported.
 fn compile_profile(c: &mut Checker<'_>, model: &SuiteFile) -> Profile {
     let mut problems = Vec::new();
-    let profile = Profile::compile(model.profile.as_ref(), &mut problems);
+    let profile = crate::suite::profile::compile(model.profile.as_ref(), &mut problems);
     for p in problems {
         c.report(p.at, p.field, p.message, p.hint);
     }

@@ -1,0 +1,268 @@
+//! Scoring profiles as the suite sees them: `profile: {NAME: SETTINGS}`, read and checked
+//! through a registry of named plugins, so the suite layer knows no benchmark.
+//!
+//! A profile plugin (BFCL's lives in `crate::bfcl::profile`) registers a
+//! [`ProfileFormat`] with [`inventory::submit!`]: its name, its settings' JSON Schema and
+//! how to read them. The suite's serde model ([`ProfileDecl`]) looks the name up and hands
+//! the settings to the plugin's own typed reader, so locations, lenient scalars and
+//! messages are those of every other suite field. Compiling the settings gives a
+//! [`CompiledProfile`], which the suite holds ([`Profile`]) and which answers the few
+//! questions compiling the rest of the suite asks (may expectations name unlisted
+//! arguments, can a matcher be read). How a profile judges lives in the judge layer
+//! (`crate::judge::profile`), which finds the same plugin by name.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// A profile plugin's part in the suite format: registered once per plugin with
+/// `inventory::submit! { ProfileFormat { .. } }`.
+pub struct ProfileFormat {
+    /// The key under `profile:` (e.g. `bfcl`).
+    pub name: &'static str,
+    /// One line on what the profile does, shown in the suite schema.
+    pub about: &'static str,
+    /// The JSON Schema of the settings (usually `generator.subschema_for::<Settings>()`).
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    /// Read the settings with the plugin's own serde type (from the suite file's own
+    /// deserializer, so locations and messages are the suite's).
+    pub read: ReadSettings,
+}
+
+/// How a plugin reads its settings: from the suite file's deserializer, erased.
+pub type ReadSettings = fn(
+    &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<Box<dyn ProfileSettings>, erased_serde::Error>;
+
+inventory::collect!(ProfileFormat);
+
+/// Every registered profile, by name.
+pub fn formats() -> Vec<&'static ProfileFormat> {
+    let mut all: Vec<&'static ProfileFormat> = inventory::iter::<ProfileFormat>().collect();
+    all.sort_by_key(|f| f.name);
+    all
+}
+
+/// The registered profile named `name`.
+pub fn format(name: &str) -> Option<&'static ProfileFormat> {
+    inventory::iter::<ProfileFormat>().find(|f| f.name == name)
+}
+
+/// A profile's settings as read from the suite file, not yet checked.
+pub trait ProfileSettings: fmt::Debug + Send + Sync {
+    /// Check the settings and build the profile; problems are pushed to `problems` (the
+    /// profile is still returned, so later checks of the suite go on).
+    fn compile(&self, problems: &mut Vec<SpecProblem>) -> Arc<dyn CompiledProfile>;
+}
+
+/// A compiled profile, held by the suite; its judge is in the judge layer.
+pub trait CompiledProfile: fmt::Debug + Send + Sync + Any {
+    /// The profile's name (its key under `profile:`).
+    fn name(&self) -> &'static str;
+
+    /// Expectations may name arguments the tool's schema does not list (a benchmark's
+    /// answers can, and it scores them as they are).
+    fn reads_unlisted_args(&self) -> bool {
+        false
+    }
+
+    /// Whether the profile can read `value`, an expected argument's matcher as written.
+    fn check_expected_value(&self, value: &Value) -> Result<(), ValueProblem> {
+        let _ = value;
+        Ok(())
+    }
+
+    /// Whether each expected argument is read as a list of acceptable values (a value,
+    /// `eq`, `one_of`, `optional`, `absent`) rather than by toolgauge's matchers; the
+    /// scripted oracle then answers with the first acceptable value.
+    fn reads_values_as_options(&self) -> bool {
+        false
+    }
+
+    /// The settings a run records in `run.json` (keys of the plugin's choosing), so
+    /// `--resume` runs with the same.
+    fn run_settings(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// The profile as `Any`, for its own judge to get its type back.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// How a suite's verdicts are reached: toolgauge's own checks (no profile), or a
+/// declared profile's judge.
+#[derive(Debug, Clone, Default)]
+pub struct Profile(Option<Arc<dyn CompiledProfile>>);
+
+impl Profile {
+    /// A suite with a declared profile.
+    pub fn declared(profile: Arc<dyn CompiledProfile>) -> Profile {
+        Profile(Some(profile))
+    }
+
+    /// The declared profile, if any.
+    pub fn get(&self) -> Option<&dyn CompiledProfile> {
+        self.0.as_deref()
+    }
+
+    /// The declared profile's name (`None`: toolgauge's own checks).
+    pub fn name(&self) -> Option<&'static str> {
+        self.get().map(CompiledProfile::name)
+    }
+
+    /// The declared profile as its own type `T` (for its judge and its flags).
+    pub fn downcast<T: CompiledProfile>(&self) -> Option<&T> {
+        self.get().and_then(|p| p.as_any().downcast_ref::<T>())
+    }
+
+    /// See [`CompiledProfile::reads_unlisted_args`].
+    pub fn reads_unlisted_args(&self) -> bool {
+        self.get().is_some_and(CompiledProfile::reads_unlisted_args)
+    }
+
+    /// See [`CompiledProfile::check_expected_value`].
+    pub fn check_expected_value(&self, value: &Value) -> Result<(), ValueProblem> {
+        self.get().map_or(Ok(()), |p| p.check_expected_value(value))
+    }
+
+    /// See [`CompiledProfile::reads_values_as_options`].
+    pub fn reads_values_as_options(&self) -> bool {
+        self.get()
+            .is_some_and(CompiledProfile::reads_values_as_options)
+    }
+
+    /// See [`CompiledProfile::run_settings`].
+    pub fn run_settings(&self) -> Map<String, Value> {
+        self.get()
+            .map(CompiledProfile::run_settings)
+            .unwrap_or_default()
+    }
+}
+
+/// A problem with a declared profile's settings, located in the suite file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecProblem {
+    /// Line and column of the offending value.
+    pub at: (u32, u32),
+    /// The field's path, e.g. `profile.bfcl.category`.
+    pub field: String,
+    /// What is wrong, with the value.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+/// Why a profile can not read an expected argument value: the message and a hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueProblem {
+    /// What is wrong.
+    pub message: String,
+    /// How to write it instead.
+    pub hint: String,
+}
+
+/// `profile:` as written: one registered profile's name and its settings, read by the
+/// plugin's own type.
+#[derive(Debug)]
+pub struct ProfileDecl {
+    /// The profile's name.
+    pub name: &'static str,
+    /// Its settings, read by the plugin.
+    pub settings: Box<dyn ProfileSettings>,
+}
+
+impl<'de> Deserialize<'de> for ProfileDecl {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(DeclVisitor)
+    }
+}
+
+/// Reads `{NAME: SETTINGS}` with exactly one registered name, as serde reads an
+/// externally tagged enum (same messages for an unknown or missing name).
+struct DeclVisitor;
+
+impl<'de> Visitor<'de> for DeclVisitor {
+    type Value = ProfileDecl;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map with one profile name")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProfileDecl, A::Error> {
+        let Some(name) = map.next_key::<String>()? else {
+            return Err(de::Error::invalid_length(0, &self));
+        };
+        let Some(format) = format(&name) else {
+            let names: Vec<&'static str> = formats().iter().map(|f| f.name).collect();
+            return Err(de::Error::unknown_variant(&name, leak(names)));
+        };
+        let settings = map.next_value_seed(SettingsSeed(format))?;
+        if map.next_key::<de::IgnoredAny>()?.is_some() {
+            return Err(de::Error::invalid_length(2, &self));
+        }
+        Ok(ProfileDecl {
+            name: format.name,
+            settings,
+        })
+    }
+}
+
+/// serde's `unknown_variant` wants a `'static` list; the registry is fixed for the
+/// process, so the list is made once.
+fn leak(names: Vec<&'static str>) -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| Box::leak(names.into_boxed_slice()))
+}
+
+/// Hands the settings' deserializer, erased, to the plugin's reader.
+struct SettingsSeed(&'static ProfileFormat);
+
+impl<'de> DeserializeSeed<'de> for SettingsSeed {
+    type Value = Box<dyn ProfileSettings>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let mut erased = <dyn erased_serde::Deserializer>::erase(deserializer);
+        (self.0.read)(&mut erased).map_err(de::Error::custom)
+    }
+}
+
+/// The schema serde derives for an externally tagged enum, one variant per registered
+/// profile (named `ProfileSpec`, as the suite schema always called it).
+impl JsonSchema for ProfileDecl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProfileSpec".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let variants: Vec<Value> = formats()
+            .into_iter()
+            .map(|f| {
+                let settings = (f.schema)(generator);
+                serde_json::json!({
+                    "description": f.about,
+                    "type": "object",
+                    "properties": { f.name: settings },
+                    "required": [f.name],
+                    "additionalProperties": false,
+                })
+            })
+            .collect();
+        json_schema!({
+            "description": "A scoring profile.",
+            "oneOf": variants,
+        })
+    }
+}
+
+/// Compile the declared profile (`None`: none declared).
+pub fn compile(decl: Option<&ProfileDecl>, problems: &mut Vec<SpecProblem>) -> Profile {
+    match decl {
+        None => Profile::default(),
+        Some(d) => Profile::declared(d.settings.compile(problems)),
+    }
+}
