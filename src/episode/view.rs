@@ -58,8 +58,11 @@ pub struct CallOutcome {
     /// The result is an error.
     #[serde(default)]
     pub is_error: bool,
-    /// The error kind (`rate_limit`, `timeout`, `server_error`, `not_found`,
-    /// `permission_denied`, `invalid_arguments`, `needs_confirmation`), when known.
+    /// The error kind, when known: the name of a
+    /// [`ToolErrorKind`](crate::suite::tool_error::ToolErrorKind) (`rate_limit`,
+    /// `denied`, ...). Text rather than the type, because a transcript is also rebuilt
+    /// from what the model read (the scripted model parses it from the error's content,
+    /// which may name any kind), and the judge reads any word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// The error was injected by a fault rule (not the tool's own answer).
