@@ -68,15 +68,19 @@ pub struct CallOutcome {
     /// The error was injected by a fault rule (not the tool's own answer).
     #[serde(default)]
     pub injected: bool,
-    /// The harness's approval decision, for tools under an approval policy.
+    /// The user's answer, for a call the approval policy put to them; `None` when the
+    /// tool needs no approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<Approval>,
+    pub approval: Option<ApprovalAnswer>,
 }
 
-/// The harness's answer when a tool under approval is called.
+/// The answer to a call that was put to the user because its tool is under the
+/// approval policy. The tool host's [`crate::tools::Approval`] carries the same fact
+/// with a third value for calls that needed no approval; here that is a missing answer
+/// (`Option::None`), so the judge cannot meet an answer for a call nobody was asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Approval {
+pub enum ApprovalAnswer {
     /// The call was executed.
     Approved,
     /// The call was not executed; the model received a "denied by the user" error.
@@ -117,7 +121,7 @@ impl CallOutcome {
 
     /// The call was denied by the approval policy.
     pub fn denied(&self) -> bool {
-        self.approval == Some(Approval::Denied)
+        self.approval == Some(ApprovalAnswer::Denied)
     }
 }
 

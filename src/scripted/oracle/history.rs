@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use crate::chat::{Message, ToolCall};
-use crate::judge::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason};
+use crate::judge::{ApprovalAnswer, CallOutcome, CallRecord, Episode, Round, StopReason};
 use crate::suite::loops::Policy;
 use crate::suite::tool_error::ToolErrorKind;
 
@@ -92,9 +92,9 @@ impl History {
                     let kind = is_error.then(|| error_kind(content)).flatten();
                     let approval = policy.decide(&record.call.name).map(|_| {
                         if kind.as_deref() == Some(ToolErrorKind::Denied.as_str()) {
-                            Approval::Denied
+                            ApprovalAnswer::Denied
                         } else {
-                            Approval::Approved
+                            ApprovalAnswer::Approved
                         }
                     });
                     record.outcome = Some(CallOutcome {
