@@ -2,7 +2,7 @@
 //! [`Episode`], and [`tool_traits`] gives the judge the traits of a case's
 //! tools.
 
-use super::view::{self, CallOutcome, CallRecord, Episode, Round, ToolTraits};
+use super::view::{ApprovalAnswer, CallOutcome, CallRecord, Episode, Round, ToolTraits};
 use super::{EpisodeError, EpisodeOutcome, RoundRecord};
 use crate::suite::loops::Risk;
 use crate::suite::{Case, Suite};
@@ -50,8 +50,8 @@ fn outcome(o: &ToolOutcome) -> CallOutcome {
         injected: o.fault,
         approval: match o.approval {
             Approval::NotRequired => None,
-            Approval::Approved => Some(view::Approval::Approved),
-            Approval::Denied => Some(view::Approval::Denied),
+            Approval::Approved => Some(ApprovalAnswer::Approved),
+            Approval::Denied => Some(ApprovalAnswer::Denied),
         },
     }
 }

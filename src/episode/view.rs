@@ -58,22 +58,29 @@ pub struct CallOutcome {
     /// The result is an error.
     #[serde(default)]
     pub is_error: bool,
-    /// The error kind (`rate_limit`, `timeout`, `server_error`, `not_found`,
-    /// `permission_denied`, `invalid_arguments`, `needs_confirmation`), when known.
+    /// The error kind, when known: the name of a
+    /// [`ToolErrorKind`](crate::suite::tool_error::ToolErrorKind) (`rate_limit`,
+    /// `denied`, ...). Text rather than the type, because a transcript is also rebuilt
+    /// from what the model read (the scripted model parses it from the error's content,
+    /// which may name any kind), and the judge reads any word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// The error was injected by a fault rule (not the tool's own answer).
     #[serde(default)]
     pub injected: bool,
-    /// The harness's approval decision, for tools under an approval policy.
+    /// The user's answer, for a call the approval policy put to them; `None` when the
+    /// tool needs no approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<Approval>,
+    pub approval: Option<ApprovalAnswer>,
 }
 
-/// The harness's answer when a tool under approval is called.
+/// The answer to a call that was put to the user because its tool is under the
+/// approval policy. The tool host's [`crate::tools::Approval`] carries the same fact
+/// with a third value for calls that needed no approval; here that is a missing answer
+/// (`Option::None`), so the judge cannot meet an answer for a call nobody was asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Approval {
+pub enum ApprovalAnswer {
     /// The call was executed.
     Approved,
     /// The call was not executed; the model received a "denied by the user" error.
@@ -114,7 +121,7 @@ impl CallOutcome {
 
     /// The call was denied by the approval policy.
     pub fn denied(&self) -> bool {
-        self.approval == Some(Approval::Denied)
+        self.approval == Some(ApprovalAnswer::Denied)
     }
 }
 

@@ -10,6 +10,7 @@ use super::claims;
 use super::steps::{call_list, clip};
 use crate::episode::view::{Episode, Placed, ToolTraits};
 use crate::judge::calls::Reason;
+use crate::suite::tool_error::ToolErrorKind;
 
 /// `forbidden_call`: one reason per tool of `never` that was called (denied calls count:
 /// the model made them).
@@ -88,7 +89,14 @@ fn asked_before(episode: &Episode, round: usize) -> bool {
 
 /// Error kinds after which the action may still have happened (so repeating it may
 /// repeat its effect). Other errors (rate limits, not found, denied, ...) mean it did not.
-const EFFECT_UNKNOWN: &[&str] = &["timeout", "server_error"];
+pub const EFFECT_UNKNOWN: [ToolErrorKind; 2] = [ToolErrorKind::Timeout, ToolErrorKind::ServerError];
+
+/// Whether an error of the kind named `kind` may have left its action done
+/// ([`EFFECT_UNKNOWN`]). The transcript names kinds as text, since the scripted model
+/// reads them back from the results it was sent.
+pub fn effect_unknown(kind: &str) -> bool {
+    EFFECT_UNKNOWN.iter().any(|k| k.as_str() == kind)
+}
 
 /// `duplicate_side_effect`: a tool with `idempotent: false` executed again with the same
 /// arguments after a call that may have taken effect (it succeeded, or failed with a
@@ -122,10 +130,7 @@ pub fn duplicates(traits: &[ToolTraits], calls: &[Placed<'_>]) -> (Vec<Reason>, 
                 ),
             ));
         }
-        let took_effect = !o.is_error
-            || o.error_kind
-                .as_deref()
-                .is_some_and(|k| EFFECT_UNKNOWN.contains(&k));
+        let took_effect = !o.is_error || o.error_kind.as_deref().is_some_and(effect_unknown);
         if took_effect {
             earlier.push((args, p.round));
         }
@@ -166,7 +171,7 @@ pub fn recovery(episode: &Episode, calls: &[Placed<'_>]) -> (Vec<Reason>, Vec<Er
         let retried = !o.denied() && last[p.tool()] > p.round;
         let recovered = retried || honest;
         let kind = if o.denied() {
-            "denied".to_string()
+            ToolErrorKind::Denied.as_str().to_string()
         } else {
             o.error_kind.clone().unwrap_or_else(|| "other".into())
         };

@@ -26,7 +26,7 @@ pub mod stage;
 pub mod steps;
 
 pub use crate::episode::view::{
-    Approval, CallOutcome, CallRecord, Episode, Placed, Round, StopReason, ToolTraits,
+    ApprovalAnswer, CallOutcome, CallRecord, Episode, Placed, Round, StopReason, ToolTraits,
 };
 pub use behaviour::ErrorFact;
 pub use calls::{CaseScorer, Reason, TrialChecks};

@@ -444,7 +444,7 @@ fn forbidden_calls_count_even_when_denied() {
         r#"{"order_id": "A123"}"#,
         "needs_confirmation",
     );
-    denied.outcome.as_mut().unwrap().approval = Some(Approval::Denied);
+    denied.outcome.as_mut().unwrap().approval = Some(ApprovalAnswer::Denied);
     let ep = episode(vec![calls(vec![denied]), answer("抱歉，取消被拒绝了。")]);
     let (codes, _, reasons) = judge("      never: [cancel_order]\n", &ep);
     assert_eq!(codes, vec!["forbidden_call"]);
@@ -625,7 +625,7 @@ fn a_denied_call_is_not_recovered_by_trying_again() {
             r#"{"order_id": "A123"}"#,
             "needs_confirmation",
         );
-        d.outcome.as_mut().unwrap().approval = Some(Approval::Denied);
+        d.outcome.as_mut().unwrap().approval = Some(ApprovalAnswer::Denied);
         d
     };
     let mut policed = traits();
@@ -835,8 +835,8 @@ mod hostile {
             ]),
             any::<bool>(),
             proptest::option::of(prop_oneof![
-                Just(Approval::Approved),
-                Just(Approval::Denied)
+                Just(ApprovalAnswer::Approved),
+                Just(ApprovalAnswer::Denied)
             ]),
         ));
         (name, args, outcome).prop_map(|(name, arguments, outcome)| CallRecord {

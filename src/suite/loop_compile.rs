@@ -504,7 +504,8 @@ mod tests {
 
     use serde_json::json;
 
-    use super::super::loops::{Answer, ErrorKind, Risk};
+    use super::super::loops::{Answer, Risk};
+    use super::super::tool_error::ToolErrorKind;
     use super::super::{Suite, SuiteError};
     use super::*;
 
@@ -656,7 +657,7 @@ cases:
         assert_eq!(
             rules[0].action,
             RuleAction::Fail {
-                kind: ErrorKind::Timeout,
+                kind: ToolErrorKind::Timeout,
                 times: 3,
                 message: "slow".into()
             }
@@ -666,7 +667,7 @@ cases:
         assert_eq!(
             rules[1].action,
             RuleAction::Error {
-                kind: ErrorKind::NotFound,
+                kind: ToolErrorKind::NotFound,
                 message: "not found".into()
             }
         );
@@ -728,6 +729,39 @@ cases:
                 (32, "cases[0].policy.confirm[1]"),
             ]
         );
+    }
+
+    #[test]
+    fn a_kind_only_the_harness_answers_with_is_not_declarable() {
+        // `ToolErrorKind` also holds the harness's own kinds; a suite may name none of
+        // them, and is told so as for any unknown word.
+        for kind in ToolErrorKind::ALL.into_iter().filter(|k| !k.declarable()) {
+            let got = problems(&format!(
+                "mocks:\n  get_order:\n    - fail: {{kind: {0}}}\n    - error: {{kind: {0}}}\n\
+                 cases: [{{id: c, kind: should_not_call, prompt: hi}}]\n",
+                kind.as_str()
+            ));
+            let fields: Vec<&str> = got.iter().map(|(_, f, _)| f.as_str()).collect();
+            assert_eq!(
+                fields,
+                vec![
+                    "mocks.get_order[0].fail.kind",
+                    "mocks.get_order[1].error.kind"
+                ],
+                "{got:?}"
+            );
+            for (_, _, message) in &got {
+                assert_eq!(message, &format!("unknown kind `{}`", kind.as_str()));
+            }
+        }
+        for kind in ToolErrorKind::DECLARABLE {
+            let suite = load(&format!(
+                "mocks:\n  get_order:\n    - fail: {{kind: {0}}}\n    - error: {{kind: {0}}}\n\
+                 cases: [{{id: c, kind: should_not_call, prompt: hi}}]\n",
+                kind.as_str()
+            ));
+            assert!(suite.is_ok(), "{kind:?}: {:?}", suite.err());
+        }
     }
 
     #[test]

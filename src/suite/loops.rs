@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::matcher::{Matcher, fields_match};
 use super::model::ExtraArgs;
 use super::span::Spanned;
+use super::tool_error::{ToolErrorKind, declared};
 
 /// `mocks:` as written: tool name → its rules, tried in order (the first that matches
 /// answers the call).
@@ -60,7 +61,8 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Spanned<Value>>, D:
 pub struct ErrorSpec {
     /// What went wrong (`rate_limit`, `timeout`, `server_error`, `not_found`,
     /// `permission_denied`, `invalid_arguments`, `needs_confirmation`).
-    pub kind: Spanned<ErrorKind>,
+    #[serde(deserialize_with = "declared")]
+    pub kind: Spanned<ToolErrorKind>,
     /// The message the model reads (default: a plain sentence for the kind).
     #[serde(default)]
     pub message: Option<String>,
@@ -71,7 +73,8 @@ pub struct ErrorSpec {
 #[serde(deny_unknown_fields)]
 pub struct FailSpec {
     /// The error kind of the failure.
-    pub kind: Spanned<ErrorKind>,
+    #[serde(deserialize_with = "declared")]
+    pub kind: Spanned<ToolErrorKind>,
     /// How many matching calls fail, per trial (default 1).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
@@ -79,65 +82,6 @@ pub struct FailSpec {
     /// The message the model reads (default: a plain sentence for the kind).
     #[serde(default)]
     pub message: Option<String>,
-}
-
-/// The kinds of tool error a suite can declare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// Too many requests; a retry later may succeed.
-    RateLimit,
-    /// The tool did not answer in time.
-    Timeout,
-    /// The tool failed internally.
-    ServerError,
-    /// The thing asked for does not exist.
-    NotFound,
-    /// The caller may not do this.
-    PermissionDenied,
-    /// The arguments were refused.
-    InvalidArguments,
-    /// The action needs the user's confirmation first.
-    NeedsConfirmation,
-}
-
-impl ErrorKind {
-    /// Every kind, in documentation order.
-    pub const ALL: [ErrorKind; 7] = [
-        ErrorKind::RateLimit,
-        ErrorKind::Timeout,
-        ErrorKind::ServerError,
-        ErrorKind::NotFound,
-        ErrorKind::PermissionDenied,
-        ErrorKind::InvalidArguments,
-        ErrorKind::NeedsConfirmation,
-    ];
-
-    /// The name used in suites and records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::RateLimit => "rate_limit",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::ServerError => "server_error",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::PermissionDenied => "permission_denied",
-            ErrorKind::InvalidArguments => "invalid_arguments",
-            ErrorKind::NeedsConfirmation => "needs_confirmation",
-        }
-    }
-
-    /// The message sent when a rule gives none.
-    pub fn default_message(self) -> &'static str {
-        match self {
-            ErrorKind::RateLimit => "rate limit exceeded; retry later",
-            ErrorKind::Timeout => "the tool timed out",
-            ErrorKind::ServerError => "internal server error",
-            ErrorKind::NotFound => "not found",
-            ErrorKind::PermissionDenied => "permission denied",
-            ErrorKind::InvalidArguments => "invalid arguments",
-            ErrorKind::NeedsConfirmation => "this action needs the user's confirmation",
-        }
-    }
 }
 
 /// `limits:` as written.
@@ -335,14 +279,14 @@ pub enum RuleAction {
     /// Answer with this error.
     Error {
         /// The kind.
-        kind: ErrorKind,
+        kind: ToolErrorKind,
         /// The message.
         message: String,
     },
     /// Fail the first `times` matching calls of each trial.
     Fail {
         /// The kind.
-        kind: ErrorKind,
+        kind: ToolErrorKind,
         /// How many calls fail.
         times: u32,
         /// The message.

@@ -27,6 +27,7 @@ pub mod share;
 pub mod span;
 pub mod stream;
 pub mod targets;
+pub mod tool_error;
 pub mod tools_from;
 pub mod trajectory;
 pub mod variants;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Decision, HostError, Invocation, Session, ToolHost, ToolOutcome};
-use crate::suite::loops::{ErrorKind, RuleAction};
+use super::{Decision, HostError, Invocation, Session, ToolErrorKind, ToolHost, ToolOutcome};
+use crate::suite::loops::RuleAction;
 
 /// A fault set in code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,14 +24,14 @@ pub struct Fault {
     /// Which call fails (1-based).
     pub nth: u32,
     /// The error kind.
-    pub kind: ErrorKind,
+    pub kind: ToolErrorKind,
     /// The message (default: the kind's plain sentence).
     pub message: Option<String>,
 }
 
 impl Fault {
     /// Fail the `nth` call of the episode (1-based) with `kind`.
-    pub fn nth_call(nth: u32, kind: ErrorKind) -> Fault {
+    pub fn nth_call(nth: u32, kind: ToolErrorKind) -> Fault {
         Fault {
             tool: None,
             nth,
@@ -41,7 +41,7 @@ impl Fault {
     }
 
     /// Fail the `nth` call of `tool` (1-based) with `kind`.
-    pub fn nth_call_of(tool: &str, nth: u32, kind: ErrorKind) -> Fault {
+    pub fn nth_call_of(tool: &str, nth: u32, kind: ToolErrorKind) -> Fault {
         Fault {
             tool: Some(tool.to_string()),
             ..Fault::nth_call(nth, kind)
@@ -252,10 +252,10 @@ cases:
     #[test]
     fn faults_set_in_code_fail_the_nth_call_overall_or_of_a_tool() {
         let host = Faults::new(Arc::new(MockHost))
-            .with(Fault::nth_call(2, ErrorKind::ServerError))
+            .with(Fault::nth_call(2, ToolErrorKind::ServerError))
             .with(Fault {
                 message: Some("no entry".into()),
-                ..Fault::nth_call_of("ping", 2, ErrorKind::PermissionDenied)
+                ..Fault::nth_call_of("ping", 2, ToolErrorKind::PermissionDenied)
             });
         let calls = [
             call("ping", "{}"),
@@ -276,7 +276,7 @@ cases:
         );
         let host = Faults::new(Arc::new(MockHost)).with(Fault {
             message: Some("no entry".into()),
-            ..Fault::nth_call_of("ping", 3, ErrorKind::PermissionDenied)
+            ..Fault::nth_call_of("ping", 3, ToolErrorKind::PermissionDenied)
         });
         let (out, _) = prepare_all(&host, episode(SUITE, "c"), &calls);
         assert_eq!(

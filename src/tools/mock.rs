@@ -74,7 +74,7 @@ fn answer(session: &Session, call: &Invocation) -> ToolOutcome {
     };
     let mut out = match &rule.action {
         RuleAction::Result(v) => ToolOutcome::result(v),
-        RuleAction::Error { kind, message } => ToolOutcome::error((*kind).into(), message, true),
+        RuleAction::Error { kind, message } => ToolOutcome::error(*kind, message, true),
         RuleAction::Fail { .. } => unreachable!("fail rules are filtered out above"),
     };
     out.rule_line = Some(rule.line);

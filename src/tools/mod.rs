@@ -32,9 +32,13 @@ use serde_json::{Map, Value};
 
 pub use faults::{Fault, Faults};
 pub use mock::MockHost;
-pub use outcome::{Approval, ToolErrorKind, ToolOutcome};
+pub use outcome::{Approval, ToolOutcome};
 pub use session::{Counters, EpisodeState, Session};
 pub use turn::run_turn;
+
+/// The kind of a tool error, owned by the suite layer (whose mock rules declare kinds)
+/// and named here too because every host answers with it.
+pub use crate::suite::tool_error::ToolErrorKind;
 
 /// One call as a host sees it: the tool, its arguments (already a JSON object), and its
 /// place in the episode.

@@ -4,76 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::suite::loops::ErrorKind;
-
-/// The kind of a tool error: the kinds a suite declares, and those the harness itself
-/// answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolErrorKind {
-    /// `rate_limit`.
-    RateLimit,
-    /// `timeout`.
-    Timeout,
-    /// `server_error`.
-    ServerError,
-    /// `not_found`.
-    NotFound,
-    /// `permission_denied`.
-    PermissionDenied,
-    /// `invalid_arguments` (declared, or arguments that are not a JSON object).
-    InvalidArguments,
-    /// `needs_confirmation`.
-    NeedsConfirmation,
-    /// The approval policy answered `deny`: the call was not executed.
-    Denied,
-    /// The model called a tool the case does not offer.
-    UnknownTool,
-    /// No mock rule answers this call (the suite gives none that matches).
-    NoMock,
-    /// The harness refused to execute the call on the MCP server (the tool may change
-    /// the world and the suite does not allow it, or the server does not offer it).
-    Refused,
-    /// The MCP server's tool answered with `isError: true`.
-    ToolReported,
-    /// The MCP server's `structuredContent` does not satisfy the tool's `outputSchema`.
-    OutputSchema,
-}
-
-impl From<ErrorKind> for ToolErrorKind {
-    fn from(k: ErrorKind) -> Self {
-        match k {
-            ErrorKind::RateLimit => ToolErrorKind::RateLimit,
-            ErrorKind::Timeout => ToolErrorKind::Timeout,
-            ErrorKind::ServerError => ToolErrorKind::ServerError,
-            ErrorKind::NotFound => ToolErrorKind::NotFound,
-            ErrorKind::PermissionDenied => ToolErrorKind::PermissionDenied,
-            ErrorKind::InvalidArguments => ToolErrorKind::InvalidArguments,
-            ErrorKind::NeedsConfirmation => ToolErrorKind::NeedsConfirmation,
-        }
-    }
-}
-
-impl ToolErrorKind {
-    /// The name used in results and records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolErrorKind::RateLimit => "rate_limit",
-            ToolErrorKind::Timeout => "timeout",
-            ToolErrorKind::ServerError => "server_error",
-            ToolErrorKind::NotFound => "not_found",
-            ToolErrorKind::PermissionDenied => "permission_denied",
-            ToolErrorKind::InvalidArguments => "invalid_arguments",
-            ToolErrorKind::NeedsConfirmation => "needs_confirmation",
-            ToolErrorKind::Denied => "denied",
-            ToolErrorKind::UnknownTool => "unknown_tool",
-            ToolErrorKind::NoMock => "no_mock",
-            ToolErrorKind::Refused => "refused",
-            ToolErrorKind::ToolReported => "tool_reported",
-            ToolErrorKind::OutputSchema => "output_schema",
-        }
-    }
-}
+use crate::suite::tool_error::ToolErrorKind;
 
 /// Whether a call went through the approval policy, and what the simulated user said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -153,10 +84,10 @@ impl ToolOutcome {
     }
 
     /// An injected failure (never executed).
-    pub fn fault(kind: ErrorKind, message: &str) -> ToolOutcome {
+    pub fn fault(kind: ToolErrorKind, message: &str) -> ToolOutcome {
         ToolOutcome {
             fault: true,
-            ..ToolOutcome::error(kind.into(), message, false)
+            ..ToolOutcome::error(kind, message, false)
         }
     }
 
@@ -181,16 +112,12 @@ mod tests {
             r#"{"error":{"kind":"not_found","message":"no such \"order\""}}"#
         );
         assert!(o.is_error && o.executed && !o.fault);
-        let f = ToolOutcome::fault(ErrorKind::RateLimit, "slow down");
+        let f = ToolOutcome::fault(ToolErrorKind::RateLimit, "slow down");
         assert_eq!(
             f.content,
             r#"{"error":{"kind":"rate_limit","message":"slow down"}}"#
         );
         assert!(f.fault && !f.executed);
         assert_eq!(f.error_kind, Some(ToolErrorKind::RateLimit));
-        // Every declared kind keeps its suite name.
-        for k in ErrorKind::ALL {
-            assert_eq!(ToolErrorKind::from(k).as_str(), k.as_str());
-        }
     }
 }

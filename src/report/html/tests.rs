@@ -827,7 +827,7 @@ fn as_loop(mut t: TrialRecord, stop: Option<StopReason>) -> TrialRecord {
                 user: None,
                 response: first,
                 outcomes: vec![ToolOutcome::fault(
-                    crate::suite::loops::ErrorKind::ServerError,
+                    crate::suite::tool_error::ToolErrorKind::ServerError,
                     &format!("down {SCRIPT}"),
                 )],
                 tool_ms: 1.5,

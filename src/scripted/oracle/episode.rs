@@ -48,10 +48,12 @@ use super::regex_gen::seed_of;
 use super::value::Values;
 use super::{Answer, answer_variant, calls_response, text_answer, text_response, with_note};
 use crate::chat::{ToolCall, ToolChoice};
+use crate::judge::behaviour::effect_unknown;
 use crate::judge::calls::CaseScorer;
 use crate::judge::{JudgeInput, judge_episode};
 use crate::provider::{Request, Response};
 use crate::suite::loops::{EpisodeSpec, Risk};
+use crate::suite::tool_error::ToolErrorKind;
 use crate::suite::trajectory::{LoopExpectation, MatchMode, Step, StopReason};
 use crate::suite::{Case, Expectation, ExtraArgs, Suite};
 
@@ -82,10 +84,11 @@ impl Conduct {
 }
 
 /// Error kinds after which the same call may succeed.
-const RETRYABLE: &[&str] = &["rate_limit", "timeout", "server_error"];
-
-/// Error kinds after which the action may have happened anyway (as the judge reads them).
-const EFFECT_UNKNOWN: &[&str] = &["timeout", "server_error"];
+const RETRYABLE: [ToolErrorKind; 3] = [
+    ToolErrorKind::RateLimit,
+    ToolErrorKind::Timeout,
+    ToolErrorKind::ServerError,
+];
 
 /// Loop expectations of a case that gives none: it must end with an answer.
 static NO_EXPECT: LazyLock<LoopExpectation> = LazyLock::new(LoopExpectation::default);
@@ -528,13 +531,13 @@ impl<'a> Play<'a> {
             return Status::Failed(last.round);
         }
         let tool = &last.call.name;
-        if RETRYABLE.contains(&kind)
+        if RETRYABLE.iter().any(|k| k.as_str() == kind)
             && again
-            && (self.idempotent(tool) || !EFFECT_UNKNOWN.contains(&kind))
+            && (self.idempotent(tool) || !effect_unknown(kind))
         {
             return Status::Retry(last.call);
         }
-        if kind == "needs_confirmation" {
+        if kind == ToolErrorKind::NeedsConfirmation.as_str() {
             if again && (h.user_after(last.round) || !self.conduct.asks()) {
                 return Status::Retry(last.call);
             }

@@ -9,8 +9,9 @@
 use serde_json::Value;
 
 use crate::chat::{Message, ToolCall};
-use crate::judge::{Approval, CallOutcome, CallRecord, Episode, Round, StopReason};
+use crate::judge::{ApprovalAnswer, CallOutcome, CallRecord, Episode, Round, StopReason};
 use crate::suite::loops::Policy;
+use crate::suite::tool_error::ToolErrorKind;
 
 /// The rounds of an episode so far, read from its conversation.
 #[derive(Debug)]
@@ -90,10 +91,10 @@ impl History {
                     };
                     let kind = is_error.then(|| error_kind(content)).flatten();
                     let approval = policy.decide(&record.call.name).map(|_| {
-                        if kind.as_deref() == Some("denied") {
-                            Approval::Denied
+                        if kind.as_deref() == Some(ToolErrorKind::Denied.as_str()) {
+                            ApprovalAnswer::Denied
                         } else {
-                            Approval::Approved
+                            ApprovalAnswer::Approved
                         }
                     });
                     record.outcome = Some(CallOutcome {
