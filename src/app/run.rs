@@ -31,43 +31,7 @@ use crate::suite::Suite;
 
 /// Run every suite of `args` (or resume one run); the most serious exit code wins.
 pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
-    check_formats(&args.format)?;
-    // Every run counts tool-definition tokens; load the vocabulary while suites load.
-    crate::score::tokens::warm_up();
-    // And most write report.html after their last answer: compile its template now.
-    if args.format.iter().any(|f| f == "html") {
-        crate::report::html::warm_up();
-    }
-    if args.out.is_some() && args.suites.len() > 1 {
-        return Err(AppError::bad(
-            "--out names one run directory, but several suites were given",
-            Some("drop --out to get one directory per suite under --reports-dir"),
-        ));
-    }
-    for (flag, v) in [("--max-cost", args.max_cost)] {
-        if let Some(v) = v
-            && !(v.is_finite() && v >= 0.0)
-        {
-            return Err(AppError::bad(
-                format!("{flag} must be a non-negative number, got {v}"),
-                None,
-            ));
-        }
-    }
-    let prices = match &args.prices {
-        Some(p) => PriceTable::with_file(p).map_err(|e| {
-            AppError::bad(
-                e.to_string(),
-                Some("write a map: MODEL: {input_per_mtok: 0.15, output_per_mtok: 0.6}"),
-            )
-        })?,
-        None => PriceTable::default(),
-    };
-    let options = RunOptions {
-        concurrency: args.concurrency,
-        prices,
-        judge: None,
-    };
+    let options = run_options(args)?;
     if let Some(dir) = &args.resume {
         return super::resume::resume(dir, args, &options);
     }
@@ -113,8 +77,50 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
     Ok(code)
 }
 
+/// Check the flags every suite's run shares and build the options of its runs (the judge
+/// is built per run); what every run needs starts loading meanwhile.
+fn run_options(args: &RunArgs) -> Result<RunOptions, AppError> {
+    check_formats(&args.format)?;
+    // Every run counts tool-definition tokens; load the vocabulary while suites load.
+    crate::score::tokens::warm_up();
+    // And most write report.html after their last answer: compile its template now.
+    if args.format.iter().any(|f| f == "html") {
+        crate::report::html::warm_up();
+    }
+    if args.out.is_some() && args.suites.len() > 1 {
+        return Err(AppError::bad(
+            "--out names one run directory, but several suites were given",
+            Some("drop --out to get one directory per suite under --reports-dir"),
+        ));
+    }
+    for (flag, v) in [("--max-cost", args.max_cost)] {
+        if let Some(v) = v
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(AppError::bad(
+                format!("{flag} must be a non-negative number, got {v}"),
+                None,
+            ));
+        }
+    }
+    let prices = match &args.prices {
+        Some(p) => PriceTable::with_file(p).map_err(|e| {
+            AppError::bad(
+                e.to_string(),
+                Some("write a map: MODEL: {input_per_mtok: 0.15, output_per_mtok: 0.6}"),
+            )
+        })?,
+        None => PriceTable::default(),
+    };
+    Ok(RunOptions {
+        concurrency: args.concurrency,
+        prices,
+        judge: None,
+    })
+}
+
 /// Refuse unknown `--format` names.
-pub(crate) fn check_formats(formats: &[String]) -> Result<(), AppError> {
+pub(super) fn check_formats(formats: &[String]) -> Result<(), AppError> {
     for f in formats {
         if f != "terminal" && !report::FILE_FORMATS.contains(&f.as_str()) {
             return Err(AppError::bad(
