@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::AppError;
+use super::outcome::{exit_code, print_summary};
 use super::paths::{self, SuiteLookup};
-use super::run::{check_formats, exit_code, print_summary};
+use super::run::check_formats;
 use crate::cli::MergeArgs;
 use crate::provider::{Target, ToolChoice};
 use crate::report::{self, RunMeta, RunPaths, RunReport, Summary, VariantTokens};

@@ -3,7 +3,8 @@
 //!
 //! `settings` resolves the suite and flags into targets and providers, `run` runs (and
 //! resumes) a suite, `cassette` writes hand-written cassettes, `compare` and `report`
-//! read finished runs, `merge` joins the run directories of shards into one.
+//! read finished runs, `merge` joins the run directories of shards into one; `outcome`
+//! prints a run's summary and gives its exit code (for run, report and merge).
 
 /// `print!` that never panics: stdout is best effort. When the reader has gone
 /// (`toolgauge ... | head`) the rest of the output is dropped and the command still
@@ -39,6 +40,7 @@ mod mcp;
 mod mcp_conformance;
 mod merge;
 mod observe;
+mod outcome;
 mod paths;
 mod prepare;
 mod prices;

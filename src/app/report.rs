@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::AppError;
+use super::outcome::print_summary;
 use super::paths::{self, SuiteLookup};
-use super::run::{check_formats, print_summary};
+use super::run::check_formats;
 use crate::cli::ReportArgs;
 use crate::exit;
 use crate::report::{self, RunMeta, RunReport, Summary, VariantTokens};

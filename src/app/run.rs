@@ -6,67 +6,32 @@
 //! and the `--max-cost` / `--max-tokens` budgets stop new trials, let those in flight
 //! finish, and still write everything; `--resume DIR` runs the trials the journal lacks.
 
+mod steps;
+
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
+use self::steps::{Observers, Ran, Slots};
+use super::outcome::{exit_code, print_summary};
 use super::prepare::{Answers, Prepared, apply_bfcl_flags, bfcl_style, in_suite, prepare};
-use super::report_writer::{REFRESH_EVERY, ReportWriter, ReportWriterParams, Reporting};
+use super::report_writer::{REFRESH_EVERY, ReportWriterParams, Reporting};
 use super::rundir::{self, Claimed};
 use super::settings::{live_settings, resolve, source_for};
 use super::{AppError, load_suite};
 use crate::cli::RunArgs;
 use crate::exit;
-use crate::report::progress::{Progress, ProgressMode};
-use crate::report::terminal::{self, TerminalOptions};
-use crate::report::{self, RunReport, VariantTokens};
-use crate::runner::journal::{Journal, TrialId, trial_id};
+use crate::report;
+use crate::runner::journal::{Journal, TrialId};
 use crate::runner::select::{Selection, ShardSet};
-use crate::runner::{self, Plan, RunControl, RunOptions, RunStop};
+use crate::runner::{Plan, RunOptions};
+use crate::score::TrialRecord;
 use crate::score::prices::PriceTable;
-use crate::score::{TrialRecord, Verdict};
 use crate::suite::Suite;
 
 /// Run every suite of `args` (or resume one run); the most serious exit code wins.
 pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
-    check_formats(&args.format)?;
-    // Every run counts tool-definition tokens; load the vocabulary while suites load.
-    crate::score::tokens::warm_up();
-    // And most write report.html after their last answer: compile its template now.
-    if args.format.iter().any(|f| f == "html") {
-        crate::report::html::warm_up();
-    }
-    if args.out.is_some() && args.suites.len() > 1 {
-        return Err(AppError::bad(
-            "--out names one run directory, but several suites were given",
-            Some("drop --out to get one directory per suite under --reports-dir"),
-        ));
-    }
-    for (flag, v) in [("--max-cost", args.max_cost)] {
-        if let Some(v) = v
-            && !(v.is_finite() && v >= 0.0)
-        {
-            return Err(AppError::bad(
-                format!("{flag} must be a non-negative number, got {v}"),
-                None,
-            ));
-        }
-    }
-    let prices = match &args.prices {
-        Some(p) => PriceTable::with_file(p).map_err(|e| {
-            AppError::bad(
-                e.to_string(),
-                Some("write a map: MODEL: {input_per_mtok: 0.15, output_per_mtok: 0.6}"),
-            )
-        })?,
-        None => PriceTable::default(),
-    };
-    let options = RunOptions {
-        concurrency: args.concurrency,
-        prices,
-        judge: None,
-    };
+    let options = run_options(args)?;
     if let Some(dir) = &args.resume {
         return super::resume::resume(dir, args, &options);
     }
@@ -112,8 +77,50 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8, AppError> {
     Ok(code)
 }
 
+/// Check the flags every suite's run shares and build the options of its runs (the judge
+/// is built per run); what every run needs starts loading meanwhile.
+fn run_options(args: &RunArgs) -> Result<RunOptions, AppError> {
+    check_formats(&args.format)?;
+    // Every run counts tool-definition tokens; load the vocabulary while suites load.
+    crate::score::tokens::warm_up();
+    // And most write report.html after their last answer: compile its template now.
+    if args.format.iter().any(|f| f == "html") {
+        crate::report::html::warm_up();
+    }
+    if args.out.is_some() && args.suites.len() > 1 {
+        return Err(AppError::bad(
+            "--out names one run directory, but several suites were given",
+            Some("drop --out to get one directory per suite under --reports-dir"),
+        ));
+    }
+    for (flag, v) in [("--max-cost", args.max_cost)] {
+        if let Some(v) = v
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(AppError::bad(
+                format!("{flag} must be a non-negative number, got {v}"),
+                None,
+            ));
+        }
+    }
+    let prices = match &args.prices {
+        Some(p) => PriceTable::with_file(p).map_err(|e| {
+            AppError::bad(
+                e.to_string(),
+                Some("write a map: MODEL: {input_per_mtok: 0.15, output_per_mtok: 0.6}"),
+            )
+        })?,
+        None => PriceTable::default(),
+    };
+    Ok(RunOptions {
+        concurrency: args.concurrency,
+        prices,
+        judge: None,
+    })
+}
+
 /// Refuse unknown `--format` names.
-pub(crate) fn check_formats(formats: &[String]) -> Result<(), AppError> {
+pub(super) fn check_formats(formats: &[String]) -> Result<(), AppError> {
     for f in formats {
         if f != "terminal" && !report::FILE_FORMATS.contains(&f.as_str()) {
             return Err(AppError::bad(
@@ -274,6 +281,10 @@ pub(super) fn plan_index(plan: &Plan) -> HashMap<TrialId, usize> {
         .collect()
 }
 
+/// Run the prepared run's trials that `done` (the kept trials of a resumed run) lacks,
+/// each appended to `journal` as it finishes, then write `run.json` and the reports and
+/// print the summary: the settings in `p` to the runner to the exporters. Returns the
+/// exit code.
 pub(super) fn execute(
     p: Prepared,
     journal: Journal,
@@ -289,194 +300,52 @@ pub(super) fn execute(
         dir,
         mut meta,
     } = p;
-    let judge = judge
-        .map(|(target, provider)| super::judge::build(&suite, target, provider, &options.prices))
-        .transpose()?;
-    let options = &RunOptions {
-        concurrency: options.concurrency,
-        prices: options.prices.clone(),
-        judge,
-    };
+    let options = &steps::with_judge(&suite, judge, options)?;
     let trials = plan.trials();
-    meta.trials_planned = trials.len() as u64;
-    meta.settings.prices = Some(super::prices::kept(&meta, &options.prices));
-    report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
-    super::mcp::record_run_tools(&dir, &suite)?;
-
-    // Slots in plan order; trials already done fill theirs.
-    let mut slots: Vec<Option<TrialRecord>> = vec![None; trials.len()];
-    if !done.is_empty() {
-        let index = plan_index(&plan);
-        for t in &done {
-            if let Some(i) = index.get(&trial_id(t)) {
-                slots[*i] = Some(t.clone());
-            }
-        }
-    }
-    let todo: Vec<usize> = (0..trials.len()).filter(|i| slots[*i].is_none()).collect();
-    let todo_trials: Vec<_> = todo.iter().map(|i| trials[*i]).collect();
-
-    let mode = if args.quiet {
-        ProgressMode::Off
-    } else if std::io::stderr().is_terminal() {
-        ProgressMode::Bar
-    } else {
-        ProgressMode::Lines
+    steps::write_started(&dir, &mut meta, &suite, trials.len(), &options.prices)?;
+    let mut slots = Slots::new(&plan, trials, &done);
+    let cells = steps::cells(&plan);
+    let refresh = ReportWriterParams {
+        dir: dir.clone(),
+        formats: args.format.clone(),
+        suite: suite.clone(),
+        cells: cells.clone(),
+        meta: meta.clone(),
+        planned: slots.planned(),
+        slot_of: slots.todo().to_vec(),
+        every: REFRESH_EVERY,
+        collect_after: REFRESH_EVERY,
     };
-    let mut progress = Progress::new(mode, &suite.name, trials.len() as u64, &done);
-    let control = Arc::new(RunControl::default());
-    let cells: Vec<(String, String, String)> = plan
-        .cells
-        .iter()
-        .map(|c| {
-            (
-                c.target.spec.clone(),
-                c.variant.clone(),
-                c.tool_choice.to_string(),
-            )
-        })
-        .collect();
-    let mut reports = ReportWriter::start(
-        ReportWriterParams {
-            dir: dir.clone(),
-            formats: args.format.clone(),
-            suite: suite.clone(),
-            cells: cells.clone(),
-            meta: meta.clone(),
-            planned: slots.len(),
-            slot_of: todo.clone(),
-            every: REFRESH_EVERY,
-            collect_after: REFRESH_EVERY,
-        },
-        &plan,
-    );
-    let mut journal_error: Option<std::io::Error> = None;
-    // One thread drives the trials and the HTTP connections' own tasks alike. A trial's
-    // work between answers is small, and with worker threads, every answer was handed
-    // from the thread that read it to the one driving the trials (a futex wake and a
-    // context switch each): against a local server that closes its connections, about a
-    // fifth more CPU, taken from the server's cores, and 3-8% more wall at -j 64
-    // (benches/fake_openai.rs), and no faster anywhere.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?;
-    let variant_tokens = |plan: &Plan| -> Vec<VariantTokens> {
-        meta.matrix
-            .variants
-            .iter()
-            .map(|v| VariantTokens {
-                variant: v.clone(),
-                tool_definition_tokens: plan.tool_tokens(v),
-                system_prompt_tokens: plan.system_tokens(v),
-                changes: report::VariantChanges::of(&plan.suite, v),
-            })
-            .collect()
-    };
-    let feed = reports.feed();
-    let variant_tokens = std::thread::scope(|scope| {
-        // Count the variants' tool-definition tokens (up to a hundred cases' tools each)
-        // on another thread while the trials run; the reports refreshed meanwhile wait
-        // for them.
-        let counting = scope.spawn(|| {
-            let tokens = variant_tokens(&plan);
-            feed.variants(&tokens);
-            tokens
-        });
-        runtime.block_on(async {
-            let signal_control = control.clone();
-            let listener = tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    warnln!(
-                        "\ninterrupted: finishing the trials in flight; no new ones start (Ctrl-C again quits at once)"
-                    );
-                    signal_control.stop(RunStop::Interrupted);
-                }
-                // A second Ctrl-C quits now: every finished trial is already in the journal.
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    warnln!("quit: finished trials are in the journal; resume with --resume");
-                    std::process::exit(130);
-                }
-            });
-            let mut writer = super::observe::JournalWriter {
-                journal,
-                error: None,
-            };
-            let mut view = super::observe::ProgressView(&mut progress);
-            let mut budget = super::observe::Budget::new(args.max_cost, args.max_tokens, &done);
-            let finished = runner::execute(
-                &plan,
-                todo_trials,
-                &providers,
-                options,
-                &control,
-                &mut [&mut writer, &mut view, &mut budget, &mut reports],
-            )
-            .await;
-            for (i, record) in finished {
-                slots[todo[i]] = Some(record);
-            }
-            journal_error = writer.error;
-            listener.abort();
-        });
-        // The counting thread only tokenizes; should it ever panic, count again here.
-        counting.join().unwrap_or_else(|_| variant_tokens(&plan))
-    });
-    // No refresh may be written over the final reports.
-    let refreshed = reports.stop();
-    // The runtime drops its tasks (every pooled connection's among them) on another
-    // thread while the reports are put together, without waiting for its blocking
-    // threads (a name lookup); `execute` waits for that thread before it returns, so that
-    // a process a task still owned (an MCP server's) is ended before toolgauge exits.
-    let _runtime_closed = Beside::run(move || runtime.shutdown_background());
-    progress.finish();
+    let observers = Observers::start(journal, &done, args, refresh, &plan);
+    let in_matrix = &meta.matrix.variants;
+    // `_runtime_closed` is held until this returns: the runtime's tasks end first.
+    let Ran {
+        control,
+        variants,
+        refreshed,
+        journal_error,
+        runtime_closed: _runtime_closed,
+    } = steps::run_trials(&plan, &providers, options, &mut slots, observers, in_matrix)?;
     if let Some(e) = journal_error {
         return Err(incomplete(&dir, "write the journal", e));
     }
-    // Sized up front: a flattened iterator's length is unknown, and growing the vector
-    // step by step moved every record again at each growth, after the last answer.
-    let mut records: Vec<TrialRecord> = Vec::with_capacity(slots.len());
-    records.extend(slots.into_iter().flatten());
-    let stopped = control
-        .reason()
-        .map(|why| {
-            format!(
-                "{why} after {} of {} trials; resume with `toolgauge run --resume {}`",
-                records.len(),
-                trials.len(),
-                dir.display()
-            )
-        })
-        .or_else(|| {
-            control.targets_stopped().map(|why| {
-                format!(
-                    "{why}; fix that and resume with `toolgauge run --resume {}`",
-                    dir.display()
-                )
-            })
-        });
+    let planned = slots.planned();
+    let records = slots.into_records();
+    let stopped = steps::stopped(&control, records.len(), planned, &dir);
     let reporting = Reporting {
         suite: suite.clone(),
         cells,
-        variants: variant_tokens,
+        variants,
     };
-    reporting.note_variants(&mut meta);
-    meta.trials_written = records.len() as u64;
-    meta.finished_at = Some(jiff::Timestamp::now().to_string());
-    meta.status = if stopped.is_some() {
-        "stopped"
-    } else {
-        "complete"
-    }
-    .into();
-    meta.stop_reason = control
-        .reason()
-        .map(|r| r.to_string())
-        .or_else(|| control.targets_stopped());
-    report::write_meta(&dir, &meta).map_err(|e| AppError::Incomplete(e.to_string()))?;
-    let report = reporting.report(meta, records, stopped.clone());
-    report::write_files(&dir, &report, &args.format)
-        .map_err(|e| AppError::Incomplete(e.to_string()))?;
+    let report = steps::write_report(
+        &dir,
+        meta,
+        &reporting,
+        &control,
+        records,
+        stopped.clone(),
+        &args.format,
+    )?;
     print_summary(
         &report,
         &dir,
@@ -486,123 +355,6 @@ pub(super) fn execute(
         args.wide,
     );
     let code = exit_code(&report, stopped.as_deref(), args.max_error_rate);
-    drop_in_background((report, plan, suite, providers, refreshed, reporting));
+    steps::drop_in_background((report, plan, suite, providers, refreshed, reporting));
     Ok(code)
-}
-
-/// Work done on another thread, waited for when this guard is dropped.
-struct Beside(Option<std::thread::JoinHandle<()>>);
-
-impl Beside {
-    fn run(work: impl FnOnce() + Send + 'static) -> Beside {
-        // Should no thread start, `work` is dropped unrun, and what it owns with it.
-        Beside(std::thread::Builder::new().spawn(work).ok())
-    }
-}
-
-impl Drop for Beside {
-    fn drop(&mut self) {
-        if let Some(t) = self.0.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Free `value` on another thread. A finished suite's cases, tool schemas and trials are
-/// tens of thousands of allocations; the next suite (or the exit) need not wait for them.
-fn drop_in_background<T: Send + 'static>(value: T) {
-    // Should no thread start, the value is dropped here.
-    let _ = std::thread::Builder::new().spawn(move || drop(value));
-}
-
-/// Print the terminal summary (or the one-line form) of `report`.
-pub(crate) fn print_summary(
-    report: &RunReport,
-    dir: &Path,
-    formats: &[String],
-    quiet: bool,
-    no_color: bool,
-    wide: bool,
-) {
-    let color =
-        !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-    if quiet {
-        sayln!("{}", terminal::one_line(report, dir));
-    } else if formats.iter().any(|f| f == "terminal") {
-        say!(
-            "{}",
-            terminal::render(
-                report,
-                TerminalOptions {
-                    color,
-                    max_failures: 20,
-                    width: terminal::detect_width(),
-                    wide,
-                }
-            )
-        );
-        sayln!("\nrun written to {}", dir.display());
-    }
-}
-
-/// 3 when the run stopped early or errors exceed the allowed rate; 1 when a threshold
-/// failed (never for a shard: its thresholds are checked by `toolgauge merge`); else 0.
-/// The reason is the last line on stderr.
-pub(crate) fn exit_code(report: &RunReport, stopped: Option<&str>, max_error_rate: f64) -> u8 {
-    if let Some(why) = stopped {
-        warnln!("error: the run stopped early: {why}");
-        return exit::RUN_INCOMPLETE;
-    }
-    let errors = report
-        .trials
-        .iter()
-        .filter(|t| t.verdict == Verdict::Error)
-        .count();
-    let error_rate = errors as f64 / report.trials.len().max(1) as f64;
-    if errors > 0 && error_rate > max_error_rate {
-        let first = report
-            .trials
-            .iter()
-            .find(|t| t.verdict == Verdict::Error)
-            .and_then(|t| t.reasons.first())
-            .map(|r| r.message.clone())
-            .unwrap_or_default();
-        warnln!(
-            "error: {errors} of {} trials could not be completed (over --max-error-rate {max_error_rate}); first: {first}",
-            report.trials.len()
-        );
-        return exit::RUN_INCOMPLETE;
-    }
-    if errors > 0 {
-        warnln!(
-            "warning: {errors} of {} trials ended in errors (within --max-error-rate {max_error_rate}); see trials.csv",
-            report.trials.len()
-        );
-    }
-    let selection = report.meta.selection.as_ref();
-    if selection.is_some_and(Selection::is_sharded) && !report.summary.thresholds.is_empty() {
-        warnln!(
-            "note: thresholds are not checked on a shard ({}); `toolgauge merge` checks them on the whole run",
-            report.summary.selection.as_deref().unwrap_or_default()
-        );
-        return exit::OK;
-    }
-    if !report.summary.thresholds_ok() {
-        let partial = report
-            .summary
-            .selection
-            .as_ref()
-            .map(|s| format!(" on a partial run ({s})"))
-            .unwrap_or_default();
-        let failed: Vec<String> = report
-            .summary
-            .thresholds
-            .iter()
-            .filter(|t| !t.ok)
-            .map(|t| format!("{} ({})", t.metric, t.scope))
-            .collect();
-        warnln!("threshold failed: {}{partial}", failed.join(", "));
-        return exit::THRESHOLD_FAILED;
-    }
-    exit::OK
 }
