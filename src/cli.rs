@@ -194,7 +194,8 @@ pub enum ImportCommand {
 /// `toolgauge import when2call`.
 #[derive(Debug, Args)]
 pub struct ImportWhen2CallArgs {
-    /// A When2Call JSONL file, e.g. datasets/when2call/when2call_test_llm_judge.jsonl.
+    /// A When2Call JSONL file, e.g. datasets/when2call/when2call_test_llm_judge.jsonl, or
+    /// a directory holding it (the dataset's own layout, `data/test/`, is searched).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Directory the suite is written to (created if missing), as `<FILE stem>.json`.

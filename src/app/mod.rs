@@ -202,17 +202,44 @@ pub(crate) fn load_suite(path: &Path) -> Result<Suite, AppError> {
     })
 }
 
+/// What `validate` says of a loaded suite: its tools (every distinct name, the cases' own
+/// included), its cases split into loops and single-turn ones (a suite-wide `mocks:`
+/// makes every case a loop, which users should see), and its variants.
+fn suite_shape(s: &crate::suite::Suite) -> String {
+    let tools: std::collections::BTreeSet<&str> = s
+        .cases
+        .iter()
+        .flat_map(|c| c.tools(s))
+        .chain(&s.tools)
+        .map(|t| t.name.as_str())
+        .collect();
+    let loops = s.cases.iter().filter(|c| c.episode.is_some()).count();
+    let single = s.cases.len() - loops;
+    let mut kinds = Vec::new();
+    if loops > 0 {
+        kinds.push(crate::util::plural(loops, "loop", "loops"));
+    }
+    if single > 0 {
+        kinds.push(format!("{single} single-turn"));
+    }
+    let cases = crate::util::plural(s.cases.len(), "case", "cases");
+    let cases = if kinds.is_empty() {
+        cases
+    } else {
+        format!("{cases}: {}", kinds.join(", "))
+    };
+    format!(
+        "{}, {cases}; variants: {}",
+        crate::util::plural(tools.len(), "tool", "tools"),
+        s.variants.join(", ")
+    )
+}
+
 fn validate(args: &ValidateArgs) -> u8 {
     let mut code = exit::OK;
     for path in &args.suites {
         match crate::mcp::suites::load(path) {
-            Ok(s) => sayln!(
-                "{}: ok ({} tools, {} cases, variants: {})",
-                path.display(),
-                s.tools.len(),
-                s.cases.len(),
-                s.variants.join(", ")
-            ),
+            Ok(s) => sayln!("{}: ok ({})", path.display(), suite_shape(&s)),
             Err(e) => {
                 warnln!("error: {}", e.to_string().trim_end());
                 code = exit::BAD_INPUT;

@@ -1,5 +1,7 @@
 //! `toolgauge import when2call`: the command-line side of [`crate::when2call::import`].
 
+use std::path::{Path, PathBuf};
+
 use super::AppError;
 use crate::cli::{ImportWhen2CallArgs, When2CallArgMatch};
 use crate::exit;
@@ -15,7 +17,8 @@ pub(crate) fn import_when2call(args: &ImportWhen2CallArgs) -> Result<u8, AppErro
         },
         force: args.force,
     };
-    let done = import::import(&args.file, &args.out, &opts).map_err(|e| match e {
+    let file = data_file(&args.file)?;
+    let done = import::import(&file, &args.out, &opts).map_err(|e| match e {
         // A directory that cannot be created or written is the user's --out to fix.
         ImportError::Write { .. } => {
             AppError::bad(e.to_string(), Some("give --out a directory you can write to"))
@@ -59,4 +62,54 @@ pub(crate) fn import_when2call(args: &ImportWhen2CallArgs) -> Result<u8, AppErro
         }
     }
     Ok(exit::OK)
+}
+
+/// The file When2Call's test data is read from: `path` itself, or, for a directory (as
+/// `import bfcl` takes), the LLM-judge test split inside it, where the dataset's own
+/// layout keeps it (`data/test/`), or the directory's only JSONL file.
+fn data_file(path: &Path) -> Result<PathBuf, AppError> {
+    const NAME: &str = "when2call_test_llm_judge.jsonl";
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    for sub in ["", "test", "data/test"] {
+        let f = path.join(sub).join(NAME);
+        if f.is_file() {
+            return Ok(f);
+        }
+    }
+    let mut jsonl: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| {
+            AppError::bad(
+                format!("can not read the directory `{}`: {e}", path.display()),
+                None,
+            )
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    jsonl.sort();
+    match jsonl.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(AppError::bad(
+            format!(
+                "no When2Call data in `{}`: neither {NAME} (there, in test/ or in data/test/) nor any .jsonl file",
+                path.display()
+            ),
+            Some("give the JSONL file, e.g. datasets/when2call/when2call_test_llm_judge.jsonl"),
+        )),
+        many => Err(AppError::bad(
+            format!(
+                "`{}` holds {} JSONL files and no {NAME}: {}",
+                path.display(),
+                many.len(),
+                many.iter()
+                    .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some("give the file to import"),
+        )),
+    }
 }

@@ -17,6 +17,11 @@ pub mod suggest;
 pub mod tls;
 pub mod yaml;
 
+/// `n` and the noun in the number it takes: `1 tool`, `0 tools`, `3 tools`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     /// Every path into the crate that the code of a file of `src/util` names, other than
@@ -66,5 +71,15 @@ mod tests {
             paths_out("use super::super::suite;\n"),
             vec!["line 1: use super::super::suite;".to_string()]
         );
+    }
+}
+
+#[cfg(test)]
+mod plural_tests {
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(super::plural(1, "tool", "tools"), "1 tool");
+        assert_eq!(super::plural(0, "tool", "tools"), "0 tools");
+        assert_eq!(super::plural(2, "case", "cases"), "2 cases");
     }
 }

@@ -200,11 +200,11 @@ fn the_loop_suites_validate() {
     for (name, line) in [
         (
             "loops",
-            "suites/loops.yaml: ok (5 tools, 10 cases, variants: default)",
+            "suites/loops.yaml: ok (5 tools, 10 cases: 10 loops; variants: default)",
         ),
         (
             "safety",
-            "suites/safety.yaml: ok (4 tools, 10 cases, variants: default)",
+            "suites/safety.yaml: ok (4 tools, 10 cases: 10 loops; variants: default)",
         ),
     ] {
         let o = t

@@ -29,7 +29,7 @@ fn the_documented_loop_suite_validates_and_runs_as_an_episode() {
     let o = t.run(&["validate", "loop.yaml"]).expect_code(OK);
     assert_eq!(
         o.stdout.trim_end(),
-        "loop.yaml: ok (3 tools, 1 cases, variants: default)"
+        "loop.yaml: ok (3 tools, 1 case: 1 loop; variants: default)"
     );
     // A model that never calls: one round, answered; `expect.calls` fails on it.
     t.run(&[

@@ -157,7 +157,7 @@ fn a_tools_from_snapshot_suite_runs_offline_and_keeps_the_raw_tools() {
     t.write("fromsnap.yaml", from_snapshot_suite());
     t.run(&["validate", "fromsnap.yaml"])
         .expect_code(OK)
-        .stdout_has(&["fromsnap.yaml: ok (2 tools, 2 cases, variants: default)"]);
+        .stdout_has(&["fromsnap.yaml: ok (2 tools, 2 cases: 2 single-turn; variants: default)"]);
     t.run(&[
         "run",
         "fromsnap.yaml",
@@ -198,7 +198,7 @@ fn tools_from_variants_word_server_tools_beside_the_server_wording() {
     t.write("worded.yaml", &suite);
     t.run(&["validate", "worded.yaml"])
         .expect_code(OK)
-        .stdout_has(&["worded.yaml: ok (2 tools, 2 cases, variants: mine, server)"]);
+        .stdout_has(&["worded.yaml: ok (2 tools, 2 cases: 2 single-turn; variants: mine, server)"]);
     t.run(&[
         "run",
         "worded.yaml",
@@ -422,7 +422,7 @@ fn import_from_a_snapshot_writes_a_suite_that_names_what_to_fill_in() {
     t.write("calc/calc.yaml", &filled);
     t.run(&["validate", "calc/calc.yaml"])
         .expect_code(OK)
-        .stdout_has(&["calc/calc.yaml: ok (2 tools, 3 cases, variants: server)"]);
+        .stdout_has(&["calc/calc.yaml: ok (2 tools, 3 cases: 3 single-turn; variants: server)"]);
     t.run(&[
         "run",
         "calc/calc.yaml",
@@ -607,7 +607,7 @@ fn import_and_tools_from_against_a_live_server() {
     );
     t.run(&["validate", "live.yaml"])
         .expect_code(OK)
-        .stdout_has(&["live.yaml: ok (6 tools, 1 cases, variants: default)"]);
+        .stdout_has(&["live.yaml: ok (6 tools, 1 case: 1 single-turn; variants: default)"]);
     t.run(&[
         "run",
         "live.yaml",
@@ -811,5 +811,5 @@ fn commands_and_tools_from_over_streamable_http() {
     );
     t.run(&["validate", "live.yaml"])
         .expect_code(OK)
-        .stdout_has(&["live.yaml: ok (6 tools, 1 cases, variants: default)"]);
+        .stdout_has(&["live.yaml: ok (6 tools, 1 case: 1 single-turn; variants: default)"]);
 }

@@ -9,7 +9,7 @@ fn validate_good_suite_prints_ok_and_exits_0() {
     let o = t.run(&["validate", &suite]).expect_code(OK);
     assert_eq!(
         o.stdout.trim_end(),
-        "weather.yaml: ok (1 tools, 4 cases, variants: vague, clear)"
+        "weather.yaml: ok (1 tool, 4 cases: 4 single-turn; variants: vague, clear)"
     );
     assert_eq!(o.stderr, "");
 }
@@ -286,4 +286,34 @@ responses:
     assert_eq!(accuracy("o1", "scripted:oracle"), Some(1.0));
     // A child ticket fails the field.
     assert_eq!(accuracy("o2", "scripted:child.yaml"), Some(0.0));
+}
+
+#[test]
+fn validate_says_which_cases_are_loops_and_counts_every_tool_once() {
+    // One case has `mocks` (a loop), one does not; the second case's own tool counts
+    // beside the suite's, and the suite's tool it repeats counts once.
+    let t = Toolgauge::new();
+    t.write(
+        "mixed.yaml",
+        "tools:
+  - {name: get_weather, description: Weather., parameters: {type: object, properties: {city: {type: string}}}}
+cases:
+  - id: looped
+    kind: should_call
+    prompt: weather in Paris
+    mocks: {get_weather: [{result: {temp: 20}}]}
+    expect: {calls: [{tool: get_weather}]}
+  - id: plain
+    kind: should_not_call
+    prompt: hello
+    tools:
+      - {name: get_weather, description: Weather., parameters: {type: object, properties: {city: {type: string}}}}
+      - {name: get_time, description: Time., parameters: {type: object}}
+",
+    );
+    let o = t.run(&["validate", "mixed.yaml"]).expect_code(OK);
+    assert_eq!(
+        o.stdout.trim_end(),
+        "mixed.yaml: ok (2 tools, 2 cases: 1 loop, 1 single-turn; variants: default)"
+    );
 }

@@ -334,3 +334,28 @@ fn when_to_call_separates_the_vague_wordings_guesses_from_the_clear_ones_questio
         "request_for_info"
     );
 }
+
+#[test]
+fn a_directory_is_read_as_the_dataset_layout_or_refused_with_its_files() {
+    let t = Toolgauge::new();
+    let text = std::fs::read_to_string(repo_root().join(SPLIT)).unwrap();
+    for d in ["W2C/data/test", "two", "empty"] {
+        std::fs::create_dir_all(t.path().join(d)).unwrap();
+    }
+    // The dataset's own layout: data/test/when2call_test_llm_judge.jsonl.
+    t.write("W2C/data/test/when2call_test_llm_judge.jsonl", &text);
+    t.write("W2C/data/test/when2call_test_mcq.jsonl", "{}\n");
+    t.run(&["import", "when2call", "W2C", "--out", "out"])
+        .expect_code(OK)
+        .stdout_has(&["when2call: 300 cases", "out/when2call_test_llm_judge.json"]);
+    // Two JSONL files, neither the test split: refused, naming them.
+    t.write("two/a.jsonl", "{}\n");
+    t.write("two/b.jsonl", "{}\n");
+    t.run(&["import", "when2call", "two", "--out", "o2"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["holds 2 JSONL files", "a.jsonl, b.jsonl", "give the file"]);
+    // No data at all.
+    t.run(&["import", "when2call", "empty", "--out", "o3"])
+        .expect_code(BAD_INPUT)
+        .stderr_has(&["no When2Call data in `empty`"]);
+}
