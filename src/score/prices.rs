@@ -95,34 +95,41 @@ struct FilePrice {
     output_per_mtok: serde_saphyr::Spanned<f64>,
 }
 
-const BUILT_IN: &[(&str, f64, f64)] = &[
-    ("gpt-4o", 2.50, 10.00),
-    ("gpt-4o-mini", 0.15, 0.60),
-    ("gpt-4.1", 2.00, 8.00),
-    ("gpt-4.1-mini", 0.40, 1.60),
-    ("gpt-4.1-nano", 0.10, 0.40),
-    ("o3", 2.00, 8.00),
-    ("o3-mini", 1.10, 4.40),
-    ("o4-mini", 1.10, 4.40),
-    ("gpt-5", 1.25, 10.00),
-    ("gpt-5-mini", 0.25, 2.00),
-    ("gpt-5-nano", 0.05, 0.40),
-    ("claude-opus-4-1", 15.00, 75.00),
-    ("claude-sonnet-4-5", 3.00, 15.00),
-    ("claude-sonnet-4", 3.00, 15.00),
-    ("claude-haiku-4-5", 1.00, 5.00),
-    ("claude-3-5-haiku", 0.80, 4.00),
-    ("gemini-2.5-pro", 1.25, 10.00),
-    ("gemini-2.5-flash", 0.30, 2.50),
-    ("gemini-2.5-flash-lite", 0.10, 0.40),
-    ("gemini-2.0-flash", 0.10, 0.40),
-    ("deepseek-chat", 0.27, 1.10),
+/// List prices (USD per million tokens, input and output) of the providers' own models,
+/// each for the provider whose list it is: a model of the same name behind another
+/// provider (`openai-compatible`, `ollama`: a self-hosted or third-party server) gets no
+/// built-in price, only what `--prices` gives it.
+const BUILT_IN: &[(&str, &str, f64, f64)] = &[
+    ("openai", "gpt-4o", 2.50, 10.00),
+    ("openai", "gpt-4o-mini", 0.15, 0.60),
+    ("openai", "gpt-4.1", 2.00, 8.00),
+    ("openai", "gpt-4.1-mini", 0.40, 1.60),
+    ("openai", "gpt-4.1-nano", 0.10, 0.40),
+    ("openai", "o3", 2.00, 8.00),
+    ("openai", "o3-mini", 1.10, 4.40),
+    ("openai", "o4-mini", 1.10, 4.40),
+    ("openai", "gpt-5", 1.25, 10.00),
+    ("openai", "gpt-5-mini", 0.25, 2.00),
+    ("openai", "gpt-5-nano", 0.05, 0.40),
+    ("anthropic", "claude-opus-4-1", 15.00, 75.00),
+    ("anthropic", "claude-sonnet-4-5", 3.00, 15.00),
+    ("anthropic", "claude-sonnet-4", 3.00, 15.00),
+    ("anthropic", "claude-haiku-4-5", 1.00, 5.00),
+    ("anthropic", "claude-3-5-haiku", 0.80, 4.00),
+    ("gemini", "gemini-2.5-pro", 1.25, 10.00),
+    ("gemini", "gemini-2.5-flash", 0.30, 2.50),
+    ("gemini", "gemini-2.5-flash-lite", 0.10, 0.40),
+    ("gemini", "gemini-2.0-flash", 0.10, 0.40),
 ];
 
-/// Prices by model name, built-in and from a file.
+/// Prices by model name: from a file (or kept by a run), then the built-in list prices of
+/// each provider's own models.
 #[derive(Debug, Clone)]
 pub struct PriceTable {
+    /// `--prices` entries (or a run's kept prices), by `provider:model` or `model`.
     prices: HashMap<String, Price>,
+    /// Whether the built-in list prices apply (not to a resumed run's kept table).
+    list: bool,
     /// The `--prices` file the table was read from, if any.
     source: Option<PriceSource>,
 }
@@ -147,23 +154,30 @@ pub struct PriceError {
 }
 
 impl Default for PriceTable {
+    /// The built-in list prices alone.
     fn default() -> Self {
         PriceTable {
-            prices: BUILT_IN
-                .iter()
-                .map(|(m, i, o)| {
-                    (
-                        m.to_string(),
-                        Price {
-                            input_per_mtok: *i,
-                            output_per_mtok: *o,
-                        },
-                    )
-                })
-                .collect(),
+            prices: HashMap::new(),
+            list: true,
             source: None,
         }
     }
+}
+
+/// The built-in list prices of `provider`'s own models, by model name.
+fn list_prices(provider: &str) -> impl Iterator<Item = (&'static str, Price)> + Clone + '_ {
+    BUILT_IN
+        .iter()
+        .filter(move |(p, ..)| *p == provider)
+        .map(|(_, m, i, o)| {
+            (
+                *m,
+                Price {
+                    input_per_mtok: *i,
+                    output_per_mtok: *o,
+                },
+            )
+        })
 }
 
 impl PriceTable {
@@ -224,25 +238,35 @@ impl PriceTable {
         self.source.as_ref()
     }
 
-    /// The price of `model` of `provider`: an exact `provider:model` or `model` entry,
-    /// else the longest built-in name that `model` starts with followed by `-` (so
+    /// The price of `model` of `provider`: an exact `provider:model` or `model` entry of
+    /// the file, else the provider's own list price of `model` (built in: OpenAI's for
+    /// `openai`, Anthropic's for `anthropic`, Gemini's for `gemini`; none for a server
+    /// that only speaks a provider's protocol, such as `openai-compatible` or `ollama`),
+    /// else the longest of those names that `model` starts with followed by `-` (so
     /// dated snapshots such as `gpt-4o-mini-2024-07-18` find `gpt-4o-mini`).
     pub fn lookup(&self, provider: &str, model: &str) -> Option<Price> {
-        if let Some(p) = self.prices.get(&format!("{provider}:{model}")) {
+        let own = format!("{provider}:{model}");
+        if let Some(p) = self.prices.get(&own).or_else(|| self.prices.get(model)) {
             return Some(*p);
         }
-        if let Some(p) = self.prices.get(model) {
-            return Some(*p);
+        let list = list_prices(if self.list { provider } else { "" });
+        if let Some((_, p)) = list.clone().find(|(name, _)| *name == model) {
+            return Some(p);
         }
-        self.prices
+        // The file's names (bare, or this provider's) before the list's at equal length.
+        let prefix = format!("{provider}:");
+        let file = self
+            .prices
             .iter()
-            .filter(|(name, _)| {
+            .map(|(k, p)| (k.strip_prefix(&prefix).unwrap_or(k), *p, 1));
+        file.chain(list.map(|(name, p)| (name, p, 0)))
+            .filter(|(name, ..)| {
                 model.len() > name.len()
-                    && model.starts_with(name.as_str())
+                    && model.starts_with(name)
                     && model.as_bytes()[name.len()] == b'-'
             })
-            .max_by_key(|(name, _)| name.len())
-            .map(|(_, p)| *p)
+            .max_by_key(|(name, _, from_file)| (name.len(), *from_file))
+            .map(|(_, p, _)| p)
     }
 }
 
@@ -295,6 +319,7 @@ impl RunPrices {
         }
         PriceTable {
             prices,
+            list: false,
             source: self.file.as_ref().map(|given| PriceSource {
                 given: given.clone(),
                 sha256: self.file_sha256.clone().unwrap_or_default(),
@@ -369,8 +394,47 @@ mod tests {
     }
 
     #[test]
+    fn list_prices_are_the_providers_own_and_a_file_prices_any_server() {
+        let t = PriceTable::default();
+        // OpenAI's list price is for OpenAI's models at `openai`, dated snapshots too…
+        assert!(t.lookup("openai", "gpt-4o-mini").is_some());
+        assert!(
+            t.lookup("anthropic", "claude-sonnet-4-5-20250929")
+                .is_some()
+        );
+        assert!(t.lookup("gemini", "gemini-2.5-flash").is_some());
+        // …not for a model of that name on a server that only speaks its protocol
+        // (self-hosted or third-party), nor for another provider's list.
+        assert_eq!(t.lookup("openai-compatible", "gpt-4o-mini"), None);
+        assert_eq!(t.lookup("ollama", "gpt-4o-mini"), None);
+        assert_eq!(t.lookup("anthropic", "gpt-4o-mini"), None);
+        // A `--prices` entry prices it, by `provider:model` or by bare name.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "\"openai-compatible:gpt-4o-mini\": {input_per_mtok: 0, output_per_mtok: 0}\nqwen2.5: {input_per_mtok: 0.1, output_per_mtok: 0.2}\n",
+        )
+        .unwrap();
+        let t = PriceTable::with_file(&path).unwrap();
+        assert_eq!(
+            t.lookup("openai-compatible", "gpt-4o-mini"),
+            Some(price(0.0, 0.0))
+        );
+        assert_eq!(t.lookup("ollama", "qwen2.5-7b"), Some(price(0.1, 0.2)));
+        // The file's entry wins over a list price of the same length.
+        std::fs::write(&path, "gpt-4o: {input_per_mtok: 9, output_per_mtok: 9}\n").unwrap();
+        let t = PriceTable::with_file(&path).unwrap();
+        assert_eq!(
+            t.lookup("openai", "gpt-4o-2024-08-06"),
+            Some(price(9.0, 9.0))
+        );
+        assert_eq!(t.lookup("openai", "gpt-4o-mini"), Some(price(0.15, 0.60)));
+    }
+
+    #[test]
     fn the_built_in_prices_are_all_valid() {
-        for (model, i, o) in BUILT_IN {
+        for (_, model, i, o) in BUILT_IN {
             assert!(check_price(*i).is_ok(), "{model}");
             assert!(check_price(*o).is_ok(), "{model}");
         }
