@@ -381,6 +381,11 @@ pub(crate) fn providers_for(
                                 Some("set `cassette:` in the suite or pass --cassette FILE"),
                             )
                         })?;
+                        // A mistyped directory would otherwise be created in silence.
+                        let new_dir = path
+                            .parent()
+                            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+                            .map(Path::to_path_buf);
                         let r = Arc::new(
                             Recorder::open(&path, &super::stream::distinct(targets)).map_err(
                                 |e| {
@@ -391,6 +396,13 @@ pub(crate) fn providers_for(
                                 },
                             )?,
                         );
+                        if let Some(d) = new_dir {
+                            warnln!(
+                                "note: created the directory `{}` for the cassette `{}`",
+                                d.display(),
+                                path.display()
+                            );
+                        }
                         recorder = Some(r.clone());
                         r
                     }

@@ -1906,3 +1906,39 @@ fn null_or_missing_arguments_stay_raw_and_count_as_invalid_calls() {
         s["overall"]
     );
 }
+
+#[test]
+fn recording_into_a_missing_directory_says_it_created_it() {
+    let t = Toolgauge::new();
+    let suite = t.fixture("live.yaml");
+    let fake = openai_server(no_delay());
+    let target = openai_target(&fake);
+    let args = |cassette: &'static str| {
+        vec![
+            "run".to_string(),
+            suite.clone(),
+            "--target".into(),
+            target.clone(),
+            "--out".into(),
+            format!("out-{}", cassette.len()),
+            "--record".into(),
+            "--cassette".into(),
+            cassette.into(),
+            "--variant".into(),
+            "clear".into(),
+            "--tool-choice".into(),
+            "auto".into(),
+        ]
+    };
+    let run = |cassette: &'static str| {
+        let a = args(cassette);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        t.run_env(&[("OPENAI_API_KEY", KEY)], &a)
+    };
+    let o = run("new/dir/rec.jsonl");
+    o.stderr_has(&["note: created the directory `new/dir` for the cassette `new/dir/rec.jsonl`"]);
+    assert!(t.path().join("new/dir/rec.jsonl").is_file());
+    // An existing directory: nothing to say.
+    let o = run("new/rec2.jsonl");
+    assert!(!o.stderr.contains("created the directory"), "{}", o.stderr);
+}
