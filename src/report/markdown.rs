@@ -143,8 +143,8 @@ impl Exporter for MarkdownExporter {
         if !s.failures.is_empty() {
             let _ = writeln!(
                 out,
-                "\n<details><summary>{} failing trials</summary>\n",
-                s.failures.len()
+                "\n<details><summary>{}</summary>\n",
+                summary_line(&s.failures)
             );
             let repeated = report.meta.matrix.repeats > 1;
             for f in s.failures.iter().take(MAX_FAILURES) {
@@ -240,6 +240,17 @@ fn variant_table(variants: &[super::VariantTokens]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The failures' `<summary>`: failed trials and trials that ended in an error, told
+/// apart (an error is not the model's failure).
+fn summary_line(lines: &[super::summary::FailureLine]) -> String {
+    let errors = lines.iter().filter(|f| f.verdict == "error").count();
+    match (lines.len() - errors, errors) {
+        (f, 0) => format!("{f} failing trials"),
+        (0, e) => format!("{e} trials with errors"),
+        (f, e) => format!("{f} failing trials and {e} with errors"),
+    }
 }
 
 #[cfg(test)]

@@ -211,6 +211,19 @@ pub struct FailureLine {
     pub reason: String,
 }
 
+/// How many of `lines` failed and how many ended in an error, as a heading says it:
+/// `failures (3)`, `errors (10)` or `failures (3) and errors (7)` (an error is not the
+/// model's failure, so it is not counted as one).
+pub fn failure_heading(lines: &[FailureLine]) -> String {
+    let errors = lines.iter().filter(|f| f.verdict == "error").count();
+    let failed = lines.len() - errors;
+    match (failed, errors) {
+        (f, 0) => format!("failures ({f})"),
+        (0, e) => format!("errors ({e})"),
+        (f, e) => format!("failures ({f}) and errors ({e})"),
+    }
+}
+
 /// A trial whose response carried warnings: it was scored as usual, but something the
 /// server or a file sent was not trusted (an implausible usage, ignored and counted
 /// offline instead).
@@ -497,6 +510,23 @@ fn warning_lines(trials: &[TrialRecord]) -> Vec<WarningLine> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_failure_heading_tells_failures_from_errors() {
+        let line = |verdict: &str| FailureLine {
+            case_id: "c".into(),
+            cell: "t × v × auto".into(),
+            repeat: 0,
+            verdict: verdict.into(),
+            reason: "r".into(),
+        };
+        let fails = vec![line("fail"), line("fail")];
+        assert_eq!(failure_heading(&fails), "failures (2)");
+        assert_eq!(failure_heading(&[line("error")]), "errors (1)");
+        let mixed = vec![line("fail"), line("error"), line("error")];
+        assert_eq!(failure_heading(&mixed), "failures (1) and errors (2)");
+    }
+
     use super::*;
     use crate::provider::{Response, ToolChoice};
     use crate::suite::CaseKind;

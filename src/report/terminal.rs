@@ -577,7 +577,7 @@ pub fn render(report: &RunReport, opts: TerminalOptions) -> String {
     }
     warnings(&mut out, report, max);
     if !s.failures.is_empty() {
-        let _ = writeln!(out, "\nfailures ({}):", s.failures.len());
+        let _ = writeln!(out, "\n{}:", super::summary::failure_heading(&s.failures));
         let repeated = report.meta.matrix.repeats > 1;
         let first_target = s.cells.first().map(|c| format!("{} × ", c.target));
         let one_target = s
@@ -660,10 +660,25 @@ fn printable(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).collect()
 }
 
-/// One cell's loop metrics on one (wrapped) line.
+/// One cell's loop metrics on one (wrapped) line; a cell with no scored trial says so
+/// (its figures would all be `-`), and errors are counted beside the scored trials.
 fn loop_line(label: &str, l: &crate::score::loops::LoopMetrics) -> String {
+    if l.scored == 0 {
+        return format!(
+            "  {label}: no trial scored ({})",
+            crate::util::plural(l.errors as usize, "error", "errors")
+        );
+    }
+    let errors = if l.errors > 0 {
+        format!(
+            " ({})",
+            crate::util::plural(l.errors as usize, "error", "errors")
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "  {label}: {} trials, success {}, rounds {}, calls {}, stop {}, recovery {}, duplicates {}, data flow {}, grounded {}, tokens/round {}, tool time {}, {}",
+        "  {label}: {} trials{errors}, success {}, rounds {}, calls {}, stop {}, recovery {}, duplicates {}, data flow {}, grounded {}, tokens/round {}, tool time {}, {}",
         l.scored,
         pct_ci(&l.task_success),
         loop_text::per_task(&l.rounds, "-"),

@@ -440,3 +440,32 @@ fn the_oracle_passes_every_case_of_the_loop_suites() {
         }
     }
 }
+
+#[test]
+fn a_cell_whose_loop_trials_all_errored_says_so() {
+    // A server that refuses connections: every trial ends in an error (never a
+    // failure), and the summary says that instead of "0 trials, success -". The run
+    // stops early (exit 3): the target's breaker opened.
+    let t = Toolgauge::new();
+    let dir = t.path().join("refused");
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let o = t.run_in(
+        &repo_root(),
+        &[
+            "run",
+            "suites/loops.yaml",
+            "--out",
+            &dir_arg,
+            "-t",
+            "openai-compatible:x@http://127.0.0.1:9/v1",
+            "--live",
+        ],
+    );
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    assert_eq!(RunDir::new(dir).trials().len(), 10);
+    o.stdout_has(&[
+        "default × auto: no trial scored (10 errors)",
+        "errors (10):",
+    ]);
+    assert!(!o.stdout.contains("failures ("), "{}", o.stdout);
+}
