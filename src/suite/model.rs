@@ -132,6 +132,9 @@ pub enum NormalizeRule {
     Punctuation,
     /// Full-width ASCII forms and the ideographic space to their half-width forms.
     Fullwidth,
+    /// Unicode canonical composition (NFC): `Zürich` typed with a combining diaeresis
+    /// (NFD, as some systems send it) equals the precomposed `Zürich`.
+    Nfc,
 }
 
 /// One tool offered to the model.

@@ -1,7 +1,8 @@
 //! String normalisation declared by suites and matchers (never applied silently).
 //!
-//! A [`Normalizer`] is a set of [`NormalizeRule`]s applied in a fixed order: full-width
-//! forms first (so `，` becomes `,` before punctuation is removed), then punctuation,
+//! A [`Normalizer`] is a set of [`NormalizeRule`]s applied in a fixed order: Unicode
+//! composition (NFC) first, so every later rule sees one form of each letter; full-width
+//! forms next (so `，` becomes `,` before punctuation is removed), then punctuation,
 //! case folding, and whitespace last (so removed punctuation leaves no double spaces).
 
 use std::borrow::Cow;
@@ -15,6 +16,9 @@ pub struct Normalizer {
     whitespace: bool,
     punctuation: bool,
     fullwidth: bool,
+    /// Written only when set, so records of suites without it are as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    nfc: bool,
 }
 
 impl Normalizer {
@@ -27,6 +31,7 @@ impl Normalizer {
                 NormalizeRule::Whitespace => n.whitespace = true,
                 NormalizeRule::Punctuation => n.punctuation = true,
                 NormalizeRule::Fullwidth => n.fullwidth = true,
+                NormalizeRule::Nfc => n.nfc = true,
             }
         }
         n
@@ -57,6 +62,9 @@ impl Normalizer {
         if self.fullwidth {
             rules.push(NormalizeRule::Fullwidth);
         }
+        if self.nfc {
+            rules.push(NormalizeRule::Nfc);
+        }
         rules
     }
 
@@ -65,9 +73,13 @@ impl Normalizer {
         if self.is_identity() {
             return Cow::Borrowed(s);
         }
-        let mut out = String::with_capacity(s.len());
+        let composed = if self.nfc { nfc(s) } else { Cow::Borrowed(s) };
+        if self.is_only_nfc() {
+            return composed;
+        }
+        let mut out = String::with_capacity(composed.len());
         let mut pending_space = false;
-        for c in s.chars() {
+        for c in composed.chars() {
             let c = if self.fullwidth { to_halfwidth(c) } else { c };
             if self.punctuation && is_punctuation(c) {
                 continue;
@@ -88,6 +100,77 @@ impl Normalizer {
         }
         Cow::Owned(out)
     }
+}
+
+impl Normalizer {
+    /// True when NFC is the only rule (its result needs no second pass).
+    fn is_only_nfc(&self) -> bool {
+        *self
+            == Normalizer {
+                nfc: true,
+                ..Normalizer::default()
+            }
+    }
+}
+
+/// `s` in Unicode normalisation form C (borrowed when it already is).
+pub fn nfc(s: &str) -> Cow<'_, str> {
+    icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(s)
+}
+
+/// Characters that change a string without showing: zero-width spaces and joiners, the
+/// byte-order mark, soft hyphens, bidirectional marks.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+/// When `expected` and `actual` differ but would show the same on screen (another
+/// Unicode form of the same letters, or invisible characters), what differs, as code
+/// points, and the rule that makes them equal; `None` when they differ visibly.
+pub fn look_alike(expected: &str, actual: &str) -> Option<String> {
+    if expected == actual {
+        return None;
+    }
+    let visible = |s: &str| -> String { nfc(s).chars().filter(|c| !is_invisible(*c)).collect() };
+    if visible(expected) != visible(actual) {
+        return None;
+    }
+    let points = |s: &str| -> String {
+        let all: Vec<String> = s.chars().map(|c| format!("U+{:04X}", c as u32)).collect();
+        if all.len() > 6 {
+            format!("{} …", all[..6].join(" "))
+        } else {
+            all.join(" ")
+        }
+    };
+    // Show only where they part: the common start and end are the same text.
+    let e: Vec<char> = expected.chars().collect();
+    let a: Vec<char> = actual.chars().collect();
+    let start = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let end = e[start..]
+        .iter()
+        .rev()
+        .zip(a[start..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let part = |v: &[char]| -> String { v.iter().collect() };
+    let (de, da) = (
+        part(&e[start..e.len() - end]),
+        part(&a[start..a.len() - end]),
+    );
+    let fix = if nfc(expected) == nfc(actual) {
+        "they are two Unicode forms of the same text; `normalize: [nfc]` makes them equal"
+    } else {
+        "one holds invisible characters"
+    };
+    Some(format!(
+        "they look alike but differ: expected [{}], got [{}]; {fix}",
+        points(&de),
+        points(&da)
+    ))
 }
 
 /// Full-width ASCII variants (U+FF01..U+FF5E) and the ideographic space to ASCII.
@@ -149,6 +232,38 @@ mod tests {
     fn casefold_is_unicode() {
         let n = Normalizer::new(&[Casefold]);
         assert_eq!(n.apply("BEIJING Ärger"), "beijing ärger");
+    }
+
+    #[test]
+    fn nfc_makes_the_two_forms_of_a_letter_one() {
+        let decomposed = "Zu\u{0308}rich";
+        assert_ne!(decomposed, "Zürich");
+        let n = Normalizer::new(&[Nfc]);
+        assert_eq!(n.apply(decomposed), "Zürich");
+        assert!(matches!(n.apply("Zürich"), Cow::Borrowed(_)));
+        // With other rules, NFC comes first: case folding sees one letter.
+        let n = Normalizer::new(&[Nfc, Casefold]);
+        assert_eq!(n.apply("ZU\u{0308}RICH"), "zürich");
+        assert_eq!(n.rules(), vec![Casefold, Nfc]);
+        // Not set: records of suites without it serialise as before.
+        let plain = serde_json::to_string(&Normalizer::new(&[Casefold])).unwrap();
+        assert!(!plain.contains("nfc"), "{plain}");
+    }
+
+    #[test]
+    fn look_alike_strings_are_told_apart_by_code_point() {
+        let why = look_alike("Zürich", "Zu\u{0308}rich").unwrap();
+        assert_eq!(
+            why,
+            "they look alike but differ: expected [U+00FC], got [U+0075 U+0308]; they are two Unicode forms of the same text; `normalize: [nfc]` makes them equal"
+        );
+        let why = look_alike("Paris", "Par\u{200B}is").unwrap();
+        assert!(
+            why.contains("got [U+200B]") && why.contains("invisible"),
+            "{why}"
+        );
+        assert_eq!(look_alike("Paris", "Rome"), None);
+        assert_eq!(look_alike("Paris", "Paris"), None);
     }
 
     #[test]

@@ -554,3 +554,57 @@ fn several_suites_run_in_order_each_reported_and_the_worst_code_wins() {
     ])
     .assert_code(THRESHOLD_FAILED);
 }
+
+#[test]
+fn two_unicode_forms_of_a_string_fail_with_the_difference_or_pass_under_nfc() {
+    // The model sends `Zürich` decomposed (u + U+0308); the suite expects it precomposed.
+    let t = Toolgauge::new();
+    let suite = |normalize: &str| {
+        format!(
+            "{normalize}tools:
+  - {{name: get_weather, description: Weather., parameters: {{type: object, properties: {{city: {{type: string}}}}, required: [city]}}}}
+cases:
+  - id: z
+    kind: should_call
+    prompt: Weather in Zürich?
+    expect: {{calls: [{{tool: get_weather, args: {{city: Zürich}}}}]}}
+"
+        )
+    };
+    t.write(
+        "nfd.yaml",
+        "responses:\n  - case: z\n    calls: [{name: get_weather, arguments: {city: \"Zu\\u0308rich\"}}]\n",
+    );
+    t.write("plain.yaml", suite(""));
+    t.run(&[
+        "run",
+        "plain.yaml",
+        "-t",
+        "scripted:nfd.yaml",
+        "--out",
+        "plain",
+        "--quiet",
+    ]);
+    let trials = t.run_dir("plain").trials();
+    let reason = trials[0]["reasons"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.contains("expected [U+00FC], got [U+0075 U+0308]")
+            && reason.contains("`normalize: [nfc]` makes them equal"),
+        "{reason}"
+    );
+    t.write("nfc.yaml", suite("normalize: [nfc]\n"));
+    t.run(&[
+        "run",
+        "nfc.yaml",
+        "-t",
+        "scripted:nfd.yaml",
+        "--out",
+        "nfc",
+        "--quiet",
+    ])
+    .expect_code(OK);
+    assert_eq!(t.run_dir("nfc").trials()[0]["verdict"], "pass");
+}

@@ -166,7 +166,12 @@ impl fmt::Display for Mismatch {
             f,
             "`{}`: expected {}, got {}",
             self.path, self.expected, self.actual
-        )
+        )?;
+        // "expected Zürich, got Zürich" says nothing: say what differs.
+        if let Some(why) = super::normalize::look_alike(&self.expected, &self.actual) {
+            write!(f, " ({why})")?;
+        }
+        Ok(())
     }
 }
 
