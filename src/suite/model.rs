@@ -372,7 +372,8 @@ pub struct MessageSpec {
     pub tool_calls: Vec<ToolCallSpec>,
     /// The call a `tool` message answers.
     #[serde(default)]
-    pub tool_call_id: Option<String>,
+    // Located, so a wrong id is shown where it is written.
+    pub tool_call_id: Option<Spanned<String>>,
 }
 
 /// The role of a message.

@@ -113,6 +113,9 @@ impl<'de> Deserialize<'de> for Node {
 struct Located {
     values: HashMap<String, (u32, u32)>,
     keys: HashMap<String, (u32, u32)>,
+    /// Numbers too large to be finite (`1e400`), by pointer: JSON has no such number,
+    /// so they are told apart from the schema's checks.
+    non_finite: Vec<String>,
 }
 
 fn escape(key: &str) -> String {
@@ -126,6 +129,10 @@ fn to_json(node: &Spanned<Node>, pointer: &str, at: &mut Located) -> Value {
         Node::Bool(b) => Value::Bool(*b),
         Node::Int(i) => Value::from(*i),
         Node::UInt(u) => Value::from(*u),
+        Node::Float(f) if !f.is_finite() => {
+            at.non_finite.push(pointer.to_string());
+            Value::Null
+        }
         Node::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
         Node::Str(s) => Value::String(s.clone()),
         Node::Seq(items) => Value::Array(
@@ -148,12 +155,62 @@ fn to_json(node: &Spanned<Node>, pointer: &str, at: &mut Located) -> Value {
     }
 }
 
+/// The value written at `(line, column)` of `text` (a plain scalar: up to a space, a
+/// comma, a bracket or a comment).
+fn token_at(text: &str, (line, column): (u32, u32)) -> Option<&str> {
+    let l = text.lines().nth((line as usize).checked_sub(1)?)?;
+    let start = l
+        .char_indices()
+        .nth((column as usize).checked_sub(1)?)
+        .map(|(i, _)| i)?;
+    let rest = &l[start..];
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | '}' | ']' | '#'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|t| !t.is_empty())
+}
+
+/// The largest value of each integer `format` schemars writes (`uint32` for a `u32`
+/// field): JSON Schema does not check formats, so the bound is made explicit for the
+/// validator, and `repeats: 99999999999999999999` is told the range it must fit.
+fn bound_integer_formats(node: &mut Value) {
+    match node {
+        Value::Object(o) => {
+            let bounds: Option<(i128, i128)> = match o.get("format").and_then(Value::as_str) {
+                Some("uint8") => Some((0, u8::MAX.into())),
+                Some("uint16") => Some((0, u16::MAX.into())),
+                Some("uint32") => Some((0, u32::MAX.into())),
+                Some("uint64" | "uint") => Some((0, u64::MAX.into())),
+                Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
+                Some("int64" | "int") => Some((i64::MIN.into(), i64::MAX.into())),
+                _ => None,
+            };
+            if let Some((min, max)) = bounds {
+                let num = |n: i128| {
+                    u64::try_from(n)
+                        .map(Value::from)
+                        .or_else(|_| i64::try_from(n).map(Value::from))
+                        .unwrap_or(Value::Null)
+                };
+                o.entry("minimum").or_insert_with(|| num(min));
+                o.entry("maximum").or_insert_with(|| num(max));
+            }
+            for v in o.values_mut() {
+                bound_integer_formats(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integer_formats),
+        _ => {}
+    }
+}
+
 /// The suite schema and its validator, built on first use.
 fn suite_schema() -> &'static (Value, jsonschema::Validator) {
     static SCHEMA: OnceLock<(Value, jsonschema::Validator)> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let schema = serde_json::to_value(schemars::schema_for!(super::model::SuiteFile))
+        let mut schema = serde_json::to_value(schemars::schema_for!(super::model::SuiteFile))
             .expect("a generated schema is JSON");
+        bound_integer_formats(&mut schema);
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(&schema)
@@ -165,7 +222,10 @@ fn suite_schema() -> &'static (Value, jsonschema::Validator) {
 /// Every shape problem of the suite `text` (YAML or JSON), or `None` when the text can
 /// not be read into a tree (the caller then reports the parser's own error).
 pub(crate) fn shape_problems(text: &str, path: &Path) -> Option<Vec<Diagnostic>> {
-    let options = crate::util::yaml::options_for(text.len());
+    let mut options = crate::util::yaml::options_for(text.len());
+    // A number too large to be finite is one more problem to list, not the end of the
+    // check: read it as infinity here and name it below.
+    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
     // JSON is YAML's flow style: the YAML reader gives the same tree, with locations.
     let tree: Spanned<Node> = serde_saphyr::from_str_with_options(text, options).ok()?;
     let mut at = Located::default();
@@ -173,9 +233,43 @@ pub(crate) fn shape_problems(text: &str, path: &Path) -> Option<Vec<Diagnostic>>
     let (schema, validator) = suite_schema();
     let mut out: Vec<Diagnostic> = Vec::new();
     for e in validator.iter_errors(&instance) {
-        explain(&e, schema, &instance, &at, &mut |p| {
+        // A number too large stands as null in the tree: its own problem says so.
+        if at
+            .non_finite
+            .iter()
+            .any(|p| p == e.instance_path().as_str())
+        {
+            continue;
+        }
+        explain(&e, schema, &instance, &at, text, &mut |p| {
             out.push(p.into_diagnostic(path, text))
         });
+    }
+    for pointer in &at.non_finite {
+        let here = at.values.get(pointer).copied().unwrap_or((0, 0));
+        let written = token_at(text, here).unwrap_or("the value");
+        let name = last_key(pointer);
+        // `.inf` and `.nan` are written as such; `1e400` is a number too large to hold.
+        let spelled = written.starts_with(['.', '+', '-'])
+            && !written[1..].starts_with(|c: char| c.is_ascii_digit());
+        let (message, hint) = if spelled {
+            (
+                format!("numbers must be finite: `{written}` is not"),
+                "write a finite number, or quote the value to make it text",
+            )
+        } else {
+            (
+                format!("`{name}` must be a finite number, got `{written}`, which is too large"),
+                "numbers here are 64-bit floating point (at most about 1.8e308); see docs/suite-format.md for the key's range, or quote the value to make it text",
+            )
+        };
+        let problem = Problem {
+            at: here,
+            pointer: pointer.clone(),
+            message,
+            hint: Some(hint.into()),
+        };
+        out.push(problem.into_diagnostic(path, text));
     }
     out.sort_by_key(|d| (d.line, d.column));
     out.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.message == b.message);
@@ -375,6 +469,7 @@ fn explain(
     schema: &Value,
     instance: &Value,
     at: &Located,
+    text: &str,
     out: &mut dyn FnMut(Problem),
 ) {
     let pointer = e.instance_path().as_str().to_string();
@@ -474,7 +569,7 @@ fn explain(
                 .collect();
             if let [only] = candidates.as_slice() {
                 for sub in only.iter() {
-                    explain(sub, schema, instance, at, out);
+                    explain(sub, schema, instance, at, text, out);
                 }
                 return;
             }
@@ -488,13 +583,19 @@ fn explain(
         ValidationErrorKind::Minimum { limit } => out(Problem {
             at: here,
             pointer: pointer.clone(),
-            message: format!("`{name}` must be at least {limit}, got {}", show(value)),
+            message: format!(
+                "`{name}` must be at least {limit}, got {}",
+                written(text, here, value)
+            ),
             hint: None,
         }),
         ValidationErrorKind::Maximum { limit } => out(Problem {
             at: here,
             pointer: pointer.clone(),
-            message: format!("`{name}` must be at most {limit}, got {}", show(value)),
+            message: format!(
+                "`{name}` must be at most {limit}, got {}",
+                written(text, here, value)
+            ),
             hint: None,
         }),
         _ => out(Problem {
@@ -506,6 +607,14 @@ fn explain(
             ),
             hint: Some("see docs/suite-format.md for what this key takes".into()),
         }),
+    }
+}
+
+/// A number as the suite wrote it (`99999999999999999999`, not `1e+20`), else as read.
+fn written(text: &str, at: (u32, u32), value: &Value) -> String {
+    match (value, token_at(text, at)) {
+        (Value::Number(_), Some(t)) => format!("`{t}`"),
+        _ => show(value),
     }
 }
 

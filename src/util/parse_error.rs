@@ -66,8 +66,9 @@ pub fn yaml(e: &YamlError) -> Plain {
             },
             "a key may appear once in a map: remove or rename one of them",
         ),
+        // Shape: the full check then lists it with every other problem of the file.
         YamlError::NonFiniteFloat { value, .. } => plain(
-            Document,
+            Shape,
             format!("numbers must be finite: `{value}` is not"),
             "write a finite number, or quote the value to make it text",
         ),

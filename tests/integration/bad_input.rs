@@ -659,3 +659,50 @@ fn tool_schema_defects_are_each_told_plainly() {
         assert!(err.contains(w), "missing {w:?} in:\n{err}");
     }
 }
+
+#[test]
+fn numbers_out_of_range_are_listed_with_every_other_problem_and_their_range() {
+    // A 20-digit `repeats`, `1e400` and a bad `tool_choice` are found in one run, each
+    // where it is written, as written, with the range it must fit.
+    let text = format!(
+        "{TOOL}cases:
+  - {{id: a, kind: should_not_call, prompt: hi}}
+matrix: {{repeats: 99999999999999999999, tool_choice: [auto, forced]}}
+sampling: {{temperature: 1e400}}
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    for w in [
+        "s.yaml:7:19: `repeats` must be at most 4294967295, got `99999999999999999999`",
+        "s.yaml:7:61: unknown value `forced` in `tool_choice`",
+        "s.yaml:8:25: `temperature` must be a finite number, got `1e400`, which is too large",
+        "3 problems found",
+    ] {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_tool_call_id_that_answers_no_call_is_shown_where_it_is_written() {
+    let text = format!(
+        "{TOOL}cases:
+  - id: a
+    kind: should_not_call
+    messages:
+      - {{role: user, content: hi}}
+      - role: assistant
+        tool_calls: [{{id: c1, name: get_weather, arguments: {{}}}}]
+      - role: tool
+        tool_call_id: c2
+        content: ok
+      - {{role: user, content: thanks}}
+"
+    );
+    let err = problems_of("s.yaml", &text);
+    assert!(
+        err.contains(
+            "s.yaml:13:23: tool message answers `c2`, but no earlier assistant call has that id"
+        ),
+        "{err}"
+    );
+}

@@ -360,7 +360,7 @@ fn compile_messages(
                 }
             }
             Role::Tool => {
-                let Some(id) = m.tool_call_id.clone() else {
+                let Some(written) = m.tool_call_id.as_ref() else {
                     c.report(
                         at,
                         format!("{mf}.tool_call_id"),
@@ -370,6 +370,7 @@ fn compile_messages(
                     ok = false;
                     continue;
                 };
+                let id = written.value.clone();
                 let answered = out.iter().any(|prev: &Message| match prev {
                     Message::Assistant { tool_calls, .. } => {
                         tool_calls.iter().any(|t| t.id.as_deref() == Some(&id))
@@ -378,7 +379,7 @@ fn compile_messages(
                 });
                 if !answered {
                     c.report(
-                        at,
+                        written.at(),
                         format!("{mf}.tool_call_id"),
                         format!(
                             "tool message answers `{id}`, but no earlier assistant call has that id"
