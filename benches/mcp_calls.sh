@@ -12,7 +12,7 @@
 #
 # Usage: benches/mcp_calls.sh            (from anywhere in the repository)
 # Needs the Python SDK venv: python3 -m venv tests/mcp/.venv &&
-#   tests/mcp/.venv/bin/pip install -r tests/mcp/requirements.txt   (as .ci/run does)
+#   tests/mcp/.venv/bin/pip install --require-hashes -r tests/mcp/requirements.txt   (as .ci/run does)
 # Environment:
 #   CALLS=2000    timed calls per round
 #   WARMUP=50     untimed calls per round first
@@ -36,7 +36,7 @@ python="$root/tests/mcp/.venv/bin/python"
 
 if [[ ! -x "$python" ]]; then
     echo "error: $python is missing: the Python SDK venv is not installed." >&2
-    echo "install it with: python3 -m venv tests/mcp/.venv && tests/mcp/.venv/bin/pip install -r tests/mcp/requirements.txt" >&2
+    echo "install it with: python3 -m venv tests/mcp/.venv && tests/mcp/.venv/bin/pip install --require-hashes -r tests/mcp/requirements.txt" >&2
     exit 2
 fi
 

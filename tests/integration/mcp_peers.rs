@@ -86,7 +86,7 @@ pub fn peers() -> Option<Peers> {
         None => Some(p),
         Some(why) => {
             let how = "install with `npm ci --prefix tests/mcp` and `python3 -m venv tests/mcp/.venv && \
-                       tests/mcp/.venv/bin/pip install -r tests/mcp/requirements.txt` (as .ci/run does)";
+                       tests/mcp/.venv/bin/pip install --require-hashes -r tests/mcp/requirements.txt` (as .ci/run does)";
             if std::env::var_os("TOOLGAUGE_REQUIRE_MCP").is_some_and(|v| v == "1") {
                 panic!("MCP peers required but {why}; {how}");
             }
