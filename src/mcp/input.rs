@@ -225,6 +225,13 @@ mod tests {
             answer_server_request(&ping, &InputPolicy::Refuse),
             json!({"jsonrpc": "2.0", "id": 2, "result": {}})
         );
+        // Legacy `roots/list`: the client declares no `roots` capability, so the method
+        // is not found (the 2026 era's `input_required` gets an empty list instead).
+        let roots = json!({"jsonrpc": "2.0", "id": 4, "method": "roots/list"});
+        assert_eq!(
+            answer_server_request(&roots, &InputPolicy::Accept(Map::new()))["error"]["code"],
+            -32601
+        );
         let sampling = json!({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage"});
         assert_eq!(
             answer_server_request(&sampling, &InputPolicy::Accept(Map::new()))["error"]["code"],
