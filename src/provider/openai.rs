@@ -283,18 +283,15 @@ fn message_json(message: &Message) -> Value {
         } => {
             let mut m = Map::new();
             m.insert("role".into(), Value::from("assistant"));
-            // OpenAI wants `content` unless there are tool calls; it is left out then
-            // rather than sent as null, which servers that type it as an optional
-            // string (llama-cpp-python) refuse with a 500.
-            match content {
-                Some(text) => {
-                    m.insert("content".into(), Value::from(text.clone()));
-                }
-                None if tool_calls.is_empty() => {
-                    m.insert("content".into(), Value::from(""));
-                }
-                None => {}
-            }
+            // Always a string, `""` when the turn only called tools: OpenAI takes it, and
+            // it is the one form every compatible server's chat template reads. A
+            // missing key breaks templates that read `message['content']` (llama-cpp-
+            // python's chatml-function-calling: "'dict object' has no attribute
+            // 'content'", a 500), and null is refused by servers that type it as a
+            // string (llama-cpp-python again) or rendered as "None" by templates that
+            // print it (vLLM's and llama.cpp's Jinja templates test it for a string).
+            let text = content.clone().unwrap_or_default();
+            m.insert("content".into(), Value::from(text));
             for (field, value) in saved_fields(state.as_ref()) {
                 m.insert(field.into(), value.clone());
             }
@@ -846,7 +843,7 @@ mod tests {
             json!([
                 {"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "Weather in Paris and the time in Tokyo?"},
-                {"role": "assistant", "tool_calls": [
+                {"role": "assistant", "content": "", "tool_calls": [
                     {"id": "call_1", "type": "function",
                      "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
                     {"id": "call_2", "type": "function",
@@ -1524,7 +1521,7 @@ mod tests {
         let sent = message_json(&r.to_message());
         assert_eq!(
             sent,
-            json!({"role": "assistant", "reasoning_content": "think",
+            json!({"role": "assistant", "content": "", "reasoning_content": "think",
                    "reasoning_details": [{"type": "reasoning.text", "text": "t"}],
                    "tool_calls": [{"id": "c1", "type": "function",
                                    "function": {"name": "f", "arguments": "{}"}}]})

@@ -1,6 +1,7 @@
 //! OpenAI-compatible servers that are stricter or richer than OpenAI, each played by
 //! a fake server that refuses what the real one refuses: DeepSeek wants the
-//! `reasoning_content` of every tool-calling turn back, servers that give parallel
+//! `reasoning_content` of every tool-calling turn back, llama-cpp-python's chat template
+//! reads every assistant turn's `content` as a string, servers that give parallel
 //! calls one shared id refuse a repeated `tool_call_id`, and vLLM and Ollama's `/v1`
 //! parse an earlier call's arguments for their chat template. The answers are the
 //! recorded OpenAI bodies of [`super::openai`], changed only as each test says.
@@ -76,11 +77,11 @@ async fn deepseek_reasoning_content_goes_back_with_each_tool_calling_turn() {
         seen[2]["messages"],
         json!([
             {"role": "user", "content": "Weather in Edinburgh, and the AAPL price?"},
-            {"role": "assistant", "reasoning_content": REASONING[0],
+            {"role": "assistant", "content": "", "reasoning_content": REASONING[0],
              "tool_calls": calls(&parallel)},
             {"role": "tool", "tool_call_id": "call_fdNz3vOBKYgOIpMdWotB9MjY", "content": RATE_LIMITED},
             {"role": "tool", "tool_call_id": "call_h1DWI1POMJLb0KwIyQHWXD4p", "content": STOCK},
-            {"role": "assistant", "reasoning_content": REASONING[1],
+            {"role": "assistant", "content": "", "reasoning_content": REASONING[1],
              "tool_calls": calls(&single)},
             {"role": "tool", "tool_call_id": "call_Y6qJ7ofLgOrBnMD5WbVAeiRV", "content": WEATHER}
         ])
@@ -252,4 +253,61 @@ async fn a_malformed_call_is_scored_by_its_result_and_does_not_break_the_next_re
             .starts_with("the arguments are not valid JSON: EOF while parsing"),
         "{content}"
     );
+}
+
+/// llama-cpp-python's server (`chatml-function-calling`, the server of the SmolLM2 test):
+/// its template reads `message['content']` of every assistant turn, so a turn without the
+/// key fails the request (HTTP 500 "'dict object' has no attribute 'content'"), and its
+/// request model refuses a null one; `""` works.
+fn template_reads_content(_round: usize, body: &Value) -> Result<(), String> {
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        if m["role"] != "assistant" {
+            continue;
+        }
+        match m.get("content") {
+            None => {
+                return Err(format!(
+                    "messages[{i}]: 'dict object' has no attribute 'content'"
+                ));
+            }
+            Some(Value::String(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "messages[{i}].content: input should be a valid string, got {other}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_assistant_turn_goes_back_with_a_string_content_a_chat_template_can_read() {
+    let [parallel, single, text] = answers();
+    let server = serve_checked(
+        assistant_turns,
+        template_reads_content,
+        vec![vec![ok(&parallel)], vec![ok(&single)], vec![ok(&text)]],
+    )
+    .await;
+    let target = format!("openai-compatible:smollm2@{}/v1", server.uri());
+    let outcome = Trial::new(SUITE, "weather-and-stock", &target)
+        .play(keyless(&target, fast()).as_ref())
+        .await;
+    assert_eq!(
+        outcome.stop(),
+        Some(StopReason::Answered),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(outcome.rounds.len(), 3);
+    let seen = bodies(&server).await;
+    let contents: Vec<&Value> = seen[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| &m["content"])
+        .collect();
+    assert_eq!(contents, vec![&json!(""), &json!("")]);
 }

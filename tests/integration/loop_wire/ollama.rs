@@ -72,7 +72,7 @@ cases:
 const OLLAMA_THINKING: &str = "The user names Tokyo: call get_weather.";
 
 #[tokio::test]
-async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error_as_json() {
+async fn ollama_v1_loop_through_the_registry_sends_empty_content_and_a_tool_error_as_json() {
     // The native example's call (Tokyo) from a thinking model (Ollama's `/v1` puts the
     // thinking in `reasoning`), then a call the mocks answer with a declared error,
     // then text.
@@ -124,17 +124,17 @@ async fn ollama_v1_loop_through_the_registry_sends_content_null_and_a_tool_error
         json!({"id": id, "type": "function",
                "function": {"name": "get_weather", "arguments": format!(r#"{{"city":"{city}"}}"#)}})
     };
-    // Ollama's empty `content` comes back as `null` beside the calls (its /v1 layer
-    // reads a turn without content as calls only), the thinking as `reasoning` (which
+    // Ollama's empty `content` goes back as `""` beside the calls (its /v1 layer reads
+    // an empty content as calls only), the thinking as `reasoning` (which
     // it reads back as the turn's thinking); `index` is not sent back.
     assert_eq!(
         seen[2]["messages"],
         json!([
             {"role": "user", "content": "What is the weather in Tokyo?"},
-            {"role": "assistant", "reasoning": OLLAMA_THINKING,
+            {"role": "assistant", "content": "", "reasoning": OLLAMA_THINKING,
              "tool_calls": [call("call_x3kq9m2a", "Tokyo")]},
             {"role": "tool", "tool_call_id": "call_x3kq9m2a", "content": "{\"temp_c\":25,\"condition\":\"sunny\"}"},
-            {"role": "assistant", "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
+            {"role": "assistant", "content": "", "tool_calls": [call("call_p0w7c1zd", "Atlantis")]},
             {"role": "tool", "tool_call_id": "call_p0w7c1zd", "content": not_found}
         ])
     );

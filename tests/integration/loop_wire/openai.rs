@@ -101,12 +101,12 @@ async fn three_rounds_echo_the_calls_and_answer_each_id_in_call_order() {
     let third = json!([
         user,
         // The assistant turns go back as OpenAI sent them: ids, argument strings
-        // byte for byte (with the recording's spaces), and no `content` (left out, not
-        // null: llama-cpp-python refuses a null one).
-        {"role": "assistant", "tool_calls": recorded_calls(&parallel)},
+        // byte for byte (with the recording's spaces), and `content: ""` (not left out:
+        // llama-cpp-python's template reads the key; not null: it refuses a null one).
+        {"role": "assistant", "content": "", "tool_calls": recorded_calls(&parallel)},
         {"role": "tool", "tool_call_id": "call_fdNz3vOBKYgOIpMdWotB9MjY", "content": RATE_LIMITED},
         {"role": "tool", "tool_call_id": "call_h1DWI1POMJLb0KwIyQHWXD4p", "content": STOCK},
-        {"role": "assistant", "tool_calls": recorded_calls(&single)},
+        {"role": "assistant", "content": "", "tool_calls": recorded_calls(&single)},
         {"role": "tool", "tool_call_id": "call_Y6qJ7ofLgOrBnMD5WbVAeiRV", "content": WEATHER}
     ]);
     assert_eq!(seen[2]["messages"], third);
