@@ -481,17 +481,17 @@ impl Assembler for OpenAiAssembler {
                 None if self.choice_seen => "the stream ended before `data: [DONE]` and \
                      before any finish_reason: the answer was cut off"
                     .to_string(),
-                None => "the stream ended before `data: [DONE]` without a single chunk for \
-                     choice 0"
-                    .to_string(),
+                None => format!(
+                    "the stream ended before `data: [DONE]` without a single chunk for \
+                     choice 0; {NO_CHUNK_HINT}"
+                ),
             });
         }
         if !self.choice_seen {
-            return Err(
+            return Err(format!(
                 "the stream ended with `data: [DONE]` but held no chunk for choice 0 (no \
-                 completion returned)"
-                    .to_string(),
-            );
+                 completion returned); {NO_CHUNK_HINT}"
+            ));
         }
         if let Some((i, call)) = self
             .calls
@@ -513,6 +513,13 @@ impl Assembler for OpenAiAssembler {
         Ok(response)
     }
 }
+
+/// The likely cause of a stream without a chunk, and what to try: a compatible server
+/// that can not stream tool calls unless a function is named (llama-cpp-python's
+/// `chatml-function-calling` under `tool_choice: auto`) closes the stream at once.
+const NO_CHUNK_HINT: &str = "a server that can not stream tool calls (llama-cpp-python's \
+    chatml-function-calling under tool_choice auto or required) ends the stream like this: \
+    run the target without --stream, or name the function (--tool-choice function:NAME)";
 
 #[cfg(test)]
 #[path = "openai_stream_tests.rs"]

@@ -644,6 +644,18 @@ fn an_end_before_done_is_an_error_even_after_a_finish_reason() {
     // Nothing at all.
     let e = err_of::<&str>(&[]);
     assert!(e.contains("without a single chunk"), "{e}");
+    // The likely cause and what to try (a server that can not stream tool calls).
+    assert!(
+        e.contains("can not stream tool calls")
+            && e.contains("without --stream")
+            && e.contains("--tool-choice function:NAME"),
+        "{e}"
+    );
+    let e = err_of(&["[DONE]"]);
+    assert!(
+        e.contains("held no chunk") && e.contains("without --stream"),
+        "{e}"
+    );
 }
 
 #[test]
