@@ -47,17 +47,24 @@
 //! `terminal`, `markdown` and [`html`] render it (with the figures of `text` they share).
 
 pub mod behaviour;
+mod checks;
 mod comparison;
 mod gate;
 pub mod html;
 mod key;
 mod markdown;
+mod metric_tests;
+mod metrics_view;
 mod pairing;
 mod terminal;
 mod text;
 
-pub use self::comparison::{CellComparison, Comparison, Flip, FlipDirection, MetricDelta, Paired};
-pub use self::gate::{Gate, GateFailure, check_gates};
+pub use self::checks::{GateCheck, GateVerdict, check_gates, gate_checks};
+pub use self::comparison::{
+    Better, CellComparison, Comparison, Flip, FlipDirection, Method, MetricDelta, MetricTest,
+    Paired,
+};
+pub use self::gate::{Gate, GateFailure, Limit};
 pub use self::key::{CellId, CellKey};
 pub use self::markdown::render_markdown;
 pub use self::pairing::{
@@ -71,5 +78,7 @@ pub use crate::score::stats::{CaseDiff, PairedTest, mcnemar_exact};
 /// Significance level of the paired test.
 pub const ALPHA: f64 = 0.05;
 
+#[cfg(test)]
+mod gate_tests;
 #[cfg(test)]
 mod tests;

@@ -263,7 +263,8 @@ impl CaseParts {
             "macro_f1" => self.grid.iter().flatten().any(|n| *n > 0),
             "tool_hallucination_rate" => row(&self.grid, Behaviour::CannotAnswer) > 0,
             "answer_hallucination_rate" => row(&self.grid, Behaviour::RequestForInfo) > 0,
-            "pass_at_k" | "pass_hat_k" => self.max_repeat.is_some(),
+            // pass@k needs repeats.
+            "pass_at_k" | "pass_hat_k" => self.repeats.iter().any(|(n, _)| *n > 1),
             "cost_usd" | "input_tokens" | "output_tokens" => self.count(Count::Scored) > 0,
             _ => false,
         }
@@ -289,7 +290,8 @@ impl CaseParts {
                 self.grid != other.grid
             }
             "pass_at_k" | "pass_hat_k" => {
-                (&self.repeats, self.max_repeat) != (&other.repeats, other.max_repeat)
+                (self.measures(metric) || other.measures(metric))
+                    && (&self.repeats, self.max_repeat) != (&other.repeats, other.max_repeat)
             }
             "cost_usd" => (self.cost, self.unpriced) != (other.cost, other.unpriced),
             "input_tokens" => self.count(Count::Input) != other.count(Count::Input),
