@@ -53,10 +53,13 @@ enum Count {
     Grounded,
     GroundingChecked,
     StreamTrials,
+    /// Trials in the behaviour confusion matrix (not a metric's part: it lets sums skip
+    /// an empty matrix).
+    BehaviourTrials,
 }
 
 /// How many [`Count`]s there are.
-const COUNTS: usize = Count::StreamTrials as usize + 1;
+const COUNTS: usize = Count::BehaviourTrials as usize + 1;
 
 /// The rates among the compared metrics: numerator, denominator, and whether it is a
 /// rate of the loop trials (undefined in a set without any).
@@ -200,6 +203,7 @@ impl CaseParts {
             set(Count::StreamTrials, s.trials);
         }
         let grid = m.behaviour.as_ref().map(|b| b.grid()).unwrap_or_default();
+        set(Count::BehaviourTrials, grid.iter().flatten().sum());
         // The raw values behind the percentiles, chosen as `Metrics::of` and
         // `StreamMetrics::of` choose them.
         let mut timings: [Vec<f64>; TIMINGS] = Default::default();
@@ -358,6 +362,11 @@ impl<'a> Pool<'a> {
             }
             s.cost = (s.cost + c.cost * f64::from(w)).min(f64::MAX);
             s.unpriced |= c.unpriced;
+            // Most cases expect no behaviour: their matrix adds nothing.
+            if c.counts[Count::BehaviourTrials as usize] == 0 {
+                s.max_repeat = s.max_repeat.max(c.max_repeat);
+                continue;
+            }
             for (srow, crow) in s.grid.iter_mut().zip(&c.grid) {
                 for (x, n) in srow.iter_mut().zip(crow) {
                     *x += n * w64;
@@ -368,26 +377,37 @@ impl<'a> Pool<'a> {
         s
     }
 
-    /// The nearest-rank percentiles `qs` of one timing over the cases drawn `weights`
-    /// times (each value of a case counts as often as its case was drawn).
-    fn percentiles(&self, timing: usize, weights: Option<&[u32]>, qs: &[f64]) -> Vec<Option<f64>> {
+    /// The nearest-rank 50th and 95th percentiles of one timing over the cases drawn
+    /// `weights` times (each value of a case counts as often as its case was drawn), in
+    /// one walk over the sorted values.
+    fn percentiles(&self, timing: usize, weights: Option<&[u32]>) -> [Option<f64>; 2] {
         let values = &self.timings[timing];
         let w = |case: u32| weights.map_or(1, |w| u64::from(w[case as usize]));
-        let total: u64 = values.iter().map(|(_, c)| w(*c)).sum();
+        // The total from the cases' counts, not by walking every value.
+        let total: u64 = self
+            .cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.timings[timing].len() as u64 * w(i as u32))
+            .sum();
         if total == 0 {
-            return vec![None; qs.len()];
+            return [None; 2];
         }
-        qs.iter()
-            .map(|q| {
-                let rank = ((q / 100.0) * total as f64).ceil() as u64;
-                let rank = rank.clamp(1, total);
-                let mut seen = 0;
-                values.iter().find_map(|(v, c)| {
-                    seen += w(*c);
-                    (seen >= rank).then_some(*v)
-                })
-            })
-            .collect()
+        let rank = |q: f64| (((q / 100.0) * total as f64).ceil() as u64).clamp(1, total);
+        let ranks = [rank(50.0), rank(95.0)];
+        let mut out = [None; 2];
+        let (mut seen, mut next) = (0, 0);
+        for (v, c) in values {
+            seen += w(*c);
+            while next < 2 && seen >= ranks[next] {
+                out[next] = Some(*v);
+                next += 1;
+            }
+            if next == 2 {
+                break;
+            }
+        }
+        out
     }
 
     /// pass@k and pass^k over the cases drawn, with k the most repeats any of them ran.
@@ -420,7 +440,7 @@ impl<'a> Pool<'a> {
         let consistency = needs_consistency
             .then(|| self.consistency(weights, s.max_repeat))
             .flatten();
-        let mut timings: [Option<Vec<Option<f64>>>; TIMINGS] = Default::default();
+        let mut timings: [Option<[Option<f64>; 2]>; TIMINGS] = Default::default();
         names
             .iter()
             .map(|name| {
@@ -436,8 +456,7 @@ impl<'a> Pool<'a> {
                     if *i > 0 && c(Count::StreamTrials) == 0 {
                         return None;
                     }
-                    let both = timings[*i]
-                        .get_or_insert_with(|| self.percentiles(*i, weights, &[50.0, 95.0]));
+                    let both = timings[*i].get_or_insert_with(|| self.percentiles(*i, weights));
                     return both[usize::from(*q > 50.0)];
                 }
                 let (tp, fp, fn_) = (c(Count::Tp), c(Count::Fp), c(Count::Fn));

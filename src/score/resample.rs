@@ -213,4 +213,15 @@ mod tests {
         // No case: nothing to resample.
         assert_eq!(mean_delta(&[], &[])[0].low, None);
     }
+
+    #[test]
+    fn a_bootstrap_of_few_cases_is_overconfident_so_its_p_is_floored() {
+        // 8 cases, 3 of them down by 1: a resample shows no drop only when it draws none
+        // of the 3, (5/8)^8 = 2.3% of the time, so the raw p is about 0.047, "significant",
+        // while no test by case can go below 2/2^3 = 0.25 with 3 changed cases.
+        let cand = [-1.0, -1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let b = mean_delta(&[0.0; 8], &cand)[0];
+        assert!((0.025..0.07).contains(&b.p_value), "{b:?}");
+        assert_eq!(b.p_value.max(smallest_p(3)), 0.25);
+    }
 }
