@@ -466,13 +466,21 @@ pub struct CompareArgs {
     /// Compare only these tool_choice modes (on both sides); repeat or separate with commas.
     #[arg(long = "tool-choice", value_name = "MODE", value_delimiter = ',')]
     pub tool_choice: Vec<String>,
-    /// Fail (exit 1) when a cell's accuracy drops by more than this many points (0-100)
-    /// and the drop is significant (paired test by case, 95%).
-    #[arg(long, value_name = "POINTS")]
-    pub fail_on_regression: Option<f64>,
+    /// Fail (exit 1) when a cell's accuracy drops by more than POINTS (0-100) and the
+    /// drop is significant (paired test by case, 95%). METRIC=POINTS gates another rate
+    /// as summary.json names it (task_success=5, recovery=10, error_rate=2: a rise is a
+    /// regression where lower is better); thresholds=POINTS every rate the suite's
+    /// thresholds name. Repeat the flag or separate with commas.
+    #[arg(long, value_name = "[METRIC=]POINTS", value_delimiter = ',')]
+    pub fail_on_regression: Vec<String>,
     /// Count drops beyond --fail-on-regression even when not significant.
     #[arg(long)]
     pub strict: bool,
+    /// Fail (exit 1) a gated metric measured in fewer than N cases on both sides (per
+    /// cell, and pooled): a comparison too small to detect the drop fails instead of
+    /// passing.
+    #[arg(long, value_name = "N", requires = "fail_on_regression")]
+    pub min_cases: Option<u64>,
     /// Fail (exit 1) when a candidate cell's accuracy is below this fraction (0.8 = 80%).
     #[arg(long, value_name = "FRACTION")]
     pub min_accuracy: Option<f64>,

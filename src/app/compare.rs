@@ -19,6 +19,8 @@ use indexmap::IndexSet;
 use serde::Deserialize;
 
 use crate::compare::{self, CellKey, Comparison, Gate, Side};
+
+mod limits;
 use crate::exit;
 use crate::report::RunMeta;
 use crate::report::summary::{CellSummary, SUMMARY_VERSION};
@@ -109,6 +111,25 @@ struct SummaryFile {
     #[serde(default)]
     suite: Option<String>,
     cells: Vec<CellSummary>,
+    /// The suite's thresholds as checked (only their metrics are read).
+    #[serde(default)]
+    thresholds: Vec<ThresholdName>,
+}
+
+/// A threshold of `summary.json`, by its metric.
+#[derive(Deserialize)]
+struct ThresholdName {
+    metric: String,
+}
+
+/// The metrics the thresholds of `summary.json` in `dir` name, in order, once each;
+/// empty when there is no readable summary (the trials are enough to compare).
+fn threshold_metrics_of(file: Option<&SummaryFile>) -> Vec<String> {
+    let mut out: IndexSet<String> = IndexSet::new();
+    for t in file.map(|f| f.thresholds.as_slice()).unwrap_or_default() {
+        out.insert(t.metric.clone());
+    }
+    out.into_iter().collect()
 }
 
 /// Which suite a side ran: its name, and the hash of the suite file when `run.json` is
@@ -119,10 +140,11 @@ struct SuiteId {
     hash: Option<String>,
 }
 
-/// One side as loaded, with the suite it ran when known.
+/// One side as loaded, with the suite it ran and its thresholds' metrics when known.
 struct Run {
     data: Loaded,
     suite: Option<SuiteId>,
+    thresholds: Vec<String>,
 }
 
 /// Largest `summary.json` read (the 10,000-trial run's is well under 1 MB).
@@ -231,9 +253,17 @@ fn load(path: &Path) -> Result<Run, AppError> {
     if journal.is_file() {
         let mut trials = read_journal(&journal)?;
         in_matrix_order(&mut trials, meta.as_ref());
+        // The summary beside the journal says which thresholds the suite declares; a
+        // missing or unreadable one only leaves them unknown.
+        let beside = dir.join("summary.json");
+        let summary = beside
+            .is_file()
+            .then(|| read_summary(&beside).ok())
+            .flatten();
         return Ok(Run {
             data: Loaded::Trials(trials),
             suite: from_meta,
+            thresholds: threshold_metrics_of(summary.as_ref()),
         });
     }
     let summary = if path.is_file() {
@@ -243,10 +273,12 @@ fn load(path: &Path) -> Result<Run, AppError> {
     };
     if summary.is_file() {
         let file = read_summary(&summary)?;
+        let thresholds = threshold_metrics_of(Some(&file));
         let suite = from_meta.or_else(|| file.suite.map(|name| SuiteId { name, hash: None }));
         return Ok(Run {
             data: Loaded::Cells(file.cells),
             suite,
+            thresholds,
         });
     }
     Err(AppError::bad(
@@ -276,7 +308,7 @@ fn check_fraction(flag: &str, value: f64) -> Result<f64, AppError> {
 }
 
 /// `--fail-on-regression`: percentage points in [0, 100].
-fn check_points(flag: &str, value: f64) -> Result<f64, AppError> {
+pub(super) fn check_points(flag: &str, value: f64) -> Result<f64, AppError> {
     if value.is_finite() && (0.0..=100.0).contains(&value) {
         if value > 0.0 && value < 1.0 {
             warnln!(
@@ -402,6 +434,38 @@ fn check_same_suite(
     Ok(())
 }
 
+/// A gate on a metric other than accuracy tests it case by case, which needs every
+/// trial: a side that is a bare `summary.json` can not give that.
+fn check_per_trial(
+    limits: &[compare::Limit],
+    baseline: &Run,
+    candidate: Option<&Run>,
+    args: &CompareArgs,
+) -> Result<(), AppError> {
+    let Some(metric) = limits.iter().find(|l| l.metric != "accuracy") else {
+        return Ok(());
+    };
+    let sides = [
+        Some((baseline, &args.baseline)),
+        candidate.zip(args.candidate.as_ref()),
+    ];
+    for (run, path) in sides.into_iter().flatten() {
+        if matches!(run.data, Loaded::Cells(_)) {
+            return Err(AppError::bad(
+                format!(
+                    "--fail-on-regression {} tests the metric case by case, which needs every trial, but `{}` is a summary.json without its run's trials.jsonl",
+                    metric.metric,
+                    path.display()
+                ),
+                Some(
+                    "compare the run directories (they hold trials.jsonl), or gate accuracy alone: a summary's per-trial outcomes are enough for that",
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Compare as `args` asks; 1 when a gate fails (or nothing was paired), 2 for flags or
 /// inputs that can not be compared.
 pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
@@ -417,10 +481,13 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         .min_accuracy
         .map(|v| check_fraction("--min-accuracy", v))
         .transpose()?;
-    let fail_on_regression = args
-        .fail_on_regression
-        .map(|v| check_points("--fail-on-regression", v))
-        .transpose()?;
+    let asked = limits::parse(&args.fail_on_regression)?;
+    if args.min_cases == Some(0) {
+        return Err(AppError::bad(
+            "--min-cases takes the fewest cases a gated metric must be measured in, at least 1",
+            Some("e.g. --min-cases 20; the output says how many cases a drop of your limit needs"),
+        ));
+    }
     // Every problem with the names the flags give is told in one error (the last line),
     // after the runs are loaded so unknown names can be named with the arity.
     let mut problems: Vec<String> = Vec::new();
@@ -477,6 +544,11 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
     if args.streamed {
         check_both_modes(&baseline.data, &args.baseline)?;
     }
+    let mut suite_thresholds: IndexSet<String> = baseline.thresholds.iter().cloned().collect();
+    suite_thresholds.extend(candidate.iter().flat_map(|c| c.thresholds.iter().cloned()));
+    let suite_thresholds: Vec<String> = suite_thresholds.into_iter().collect();
+    let fail_on_regression = limits::limits(&asked, &suite_thresholds)?;
+    check_per_trial(&fail_on_regression, &baseline, candidate.as_ref(), args)?;
     baseline.data.retain(&args.targets, &args.tool_choice);
     if let Some(c) = &mut candidate {
         c.data.retain(&args.targets, &args.tool_choice);
@@ -540,7 +612,11 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         fail_on_regression,
         strict: args.strict,
         min_accuracy,
+        min_cases: args.min_cases,
     };
+    let mut comparison = comparison;
+    comparison.suite_thresholds = suite_thresholds;
+    comparison.gates = compare::gate_checks(&comparison, &gate);
     let failures = compare::check_gates(&comparison, &gate);
     let (base_name, cand_name) = match (&args.candidate, &variants) {
         (None, _) if args.streamed => (

@@ -24,14 +24,11 @@ pub fn deltas(b: Option<&Metrics>, c: Option<&Metrics>) -> Vec<MetricDelta> {
     BEHAVIOUR_METRICS
         .iter()
         .map(|name| {
-            let b = bb.and_then(|m| m.value(name));
-            let c = cb.and_then(|m| m.value(name));
-            MetricDelta {
-                metric: name.to_string(),
-                baseline: b,
-                candidate: c,
-                delta: b.zip(c).map(|(b, c)| c - b),
-            }
+            MetricDelta::new(
+                name,
+                bb.and_then(|m| m.value(name)),
+                cb.and_then(|m| m.value(name)),
+            )
         })
         .collect()
 }

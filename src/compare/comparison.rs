@@ -5,7 +5,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{ALPHA, CellId, CellKey};
+use super::{ALPHA, CellId, CellKey, GateCheck};
+use crate::judge::Reason;
+use crate::score::parts::CaseParts;
 use crate::score::stats::{CaseDiff, PairedTest, paired_delta_interval, paired_test};
 
 /// The direction of a flip.
@@ -28,7 +30,7 @@ impl fmt::Display for FlipDirection {
 }
 
 /// A scored pair whose verdict changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flip {
     /// Case id.
     pub case_id: String,
@@ -38,6 +40,11 @@ pub struct Flip {
     pub repeat: u32,
     /// Which way it flipped.
     pub direction: FlipDirection,
+    /// Why the candidate failed (its first reason), for a pass → fail flip whose
+    /// candidate trial is at hand (not from a bare `summary.json`): what a reviewer
+    /// reads first. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
 }
 
 /// Paired counts, the accuracy of each side on the pairs, the paired test and the 95%
@@ -134,10 +141,114 @@ impl Paired {
     }
 }
 
+/// Which way a metric is better ([`lower_is_better`](crate::util::metric_names::lower_is_better)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Higher is better (accuracy, recall, task success, ...): a regression is a drop.
+    Higher,
+    /// Lower is better (error and hallucination rates, amounts): a regression is a rise.
+    Lower,
+}
+
+impl Better {
+    /// The direction of `metric`.
+    pub fn of(metric: &str) -> Better {
+        if crate::util::metric_names::lower_is_better(metric) {
+            Better::Lower
+        } else {
+            Better::Higher
+        }
+    }
+
+    /// How far `delta` (candidate − baseline) goes in the worse direction: positive for a
+    /// regression.
+    pub fn worsening(self, delta: f64) -> f64 {
+        match self {
+            Better::Higher => -delta,
+            Better::Lower => delta,
+        }
+    }
+}
+
+/// The test behind one metric's delta.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// No case measured the metric on both sides.
+    None,
+    /// Exact McNemar on the discordant pairs (a pass/fail metric, one pair per case).
+    McnemarExact,
+    /// Exact sign-flip test on per-case differences (a pass/fail metric with repeats).
+    SignFlipExact,
+    /// The sign-flip test's normal approximation (very many cases).
+    SignFlipNormal,
+    /// Paired bootstrap by case (rates, means, percentiles and sums).
+    Bootstrap,
+}
+
+impl Method {
+    /// The method of a paired pass/fail test.
+    pub fn of(test: PairedTest) -> Method {
+        match test {
+            PairedTest::None => Method::None,
+            PairedTest::McnemarExact => Method::McnemarExact,
+            PairedTest::SignFlipExact => Method::SignFlipExact,
+            PairedTest::SignFlipNormal => Method::SignFlipNormal,
+        }
+    }
+
+    /// A short name for tables and gate messages (`McNemar`, `sign-flip`, `bootstrap`).
+    pub fn short(self) -> &'static str {
+        match self {
+            Method::None => "no test",
+            Method::McnemarExact => "McNemar",
+            Method::SignFlipExact | Method::SignFlipNormal => "sign-flip",
+            Method::Bootstrap => "bootstrap",
+        }
+    }
+}
+
+/// A metric's paired test: its delta over the cases both sides ran, the 95% interval,
+/// the p-value and what the comparison could detect at all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricTest {
+    /// The test: a case-level paired test for pass/fail metrics (`accuracy`,
+    /// `task_success`), the paired bootstrap by case for the others.
+    pub method: Method,
+    /// Cases (a case id with its tool_choice, in one cell) that measure the metric on
+    /// both sides: the units of the test.
+    pub cases: u64,
+    /// Cases whose contribution to the metric differs between the sides: only they can
+    /// move a paired statistic.
+    pub changed_cases: u64,
+    /// The baseline's value over the tested cases (for a pass/fail metric: over the
+    /// scored pairs).
+    pub baseline: Option<f64>,
+    /// The candidate's value over the same.
+    pub candidate: Option<f64>,
+    /// `candidate - baseline`, in the metric's own unit (a fraction for rates).
+    pub delta: Option<f64>,
+    /// Lower end of the 95% interval of `delta` (cluster-robust for pass/fail metrics,
+    /// percentile bootstrap for the others).
+    pub low: Option<f64>,
+    /// Upper end.
+    pub high: Option<f64>,
+    /// Two-sided p-value of "no change"; for the bootstrap never below `smallest_p`.
+    pub p_value: f64,
+    /// The smallest p-value any paired test by case can reach with `changed_cases`
+    /// changed cases (`2 / 2^changed_cases`): at 0.05 or above, the comparison can not
+    /// detect any change of this metric.
+    pub smallest_p: f64,
+    /// `p_value < 0.05`.
+    pub significant: bool,
+}
+
 /// One metric on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricDelta {
-    /// Name from [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES).
+    /// Name from [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES), or a loop,
+    /// behaviour or stream metric.
     pub metric: String,
     /// Baseline value; `None` when undefined or the side has no trials in the cell.
     pub baseline: Option<f64>,
@@ -145,6 +256,26 @@ pub struct MetricDelta {
     pub candidate: Option<f64>,
     /// `candidate - baseline` (in the metric's own unit), when both are defined.
     pub delta: Option<f64>,
+    /// Which way is better.
+    pub better: Better,
+    /// The paired test of the delta; absent when a side is a bare `summary.json` (no
+    /// per-case data) for any metric but `accuracy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<MetricTest>,
+}
+
+impl MetricDelta {
+    /// `metric` with both values and no test yet.
+    pub fn new(metric: &str, baseline: Option<f64>, candidate: Option<f64>) -> MetricDelta {
+        MetricDelta {
+            metric: metric.to_string(),
+            baseline,
+            candidate,
+            delta: baseline.zip(candidate).map(|(b, c)| c - b),
+            better: Better::of(metric),
+            test: None,
+        }
+    }
 }
 
 /// The comparison of one matched cell (or of a cell present on one side only).
@@ -171,12 +302,49 @@ pub struct CellComparison {
     pub duplicates_baseline: u64,
     /// Candidate trials repeating an identity already seen in this cell (left out).
     pub duplicates_candidate: u64,
-    /// Every metric of [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES), over all of each side's trials in the cell.
+    /// Every metric of [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES) (and the
+    /// loop, behaviour and stream metrics when a side has them), over all of each side's
+    /// trials in the cell, with its paired test.
     pub metrics: Vec<MetricDelta>,
     /// The scored pairs grouped by case, for the pooled test (not serialised: `paired`
     /// holds the result).
     #[serde(skip)]
     pub case_diffs: Vec<CaseDiff>,
+    /// What each case both sides ran contributes to every metric, for the pooled tests.
+    #[serde(skip)]
+    pub(crate) units: Vec<Unit>,
+    /// The scored pairs of loop trials, for the pooled test of `task_success`.
+    #[serde(skip)]
+    pub(crate) loop_pairs: BinaryPairs,
+}
+
+/// One case both sides ran: its parts on each side.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unit {
+    /// The baseline's parts.
+    pub baseline: CaseParts,
+    /// The candidate's parts.
+    pub candidate: CaseParts,
+}
+
+/// Scored pairs of a pass/fail metric grouped by case, with each side's passes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct BinaryPairs {
+    /// Per case: pairs and candidate-minus-baseline passes.
+    pub cases: Vec<CaseDiff>,
+    /// Baseline passes over the pairs.
+    pub baseline_passed: u64,
+    /// Candidate passes over the pairs.
+    pub candidate_passed: u64,
+}
+
+impl BinaryPairs {
+    /// Both sides' pairs together.
+    pub fn extend(&mut self, other: &BinaryPairs) {
+        self.cases.extend(other.cases.iter().copied());
+        self.baseline_passed += other.baseline_passed;
+        self.candidate_passed += other.candidate_passed;
+    }
 }
 
 impl CellComparison {
@@ -213,4 +381,16 @@ pub struct Comparison {
     pub unscored_pairs: u64,
     /// Sum over cells of both sides' duplicates.
     pub duplicates: u64,
+    /// Every metric over all cells together, with its pooled paired test (cases of all
+    /// cells as units); the values are undefined when the sides are summaries of
+    /// several cells, whose metrics can not be combined.
+    pub overall_metrics: Vec<MetricDelta>,
+    /// The metrics the suite's thresholds name (from either run's `summary.json`), in
+    /// order: listed first in the metric tables. Absent when unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_thresholds: Vec<String>,
+    /// The regression gates asked for, row by row, with what each could detect (set by
+    /// the caller from [`gate_checks`](super::gate_checks)). Absent without gates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<GateCheck>,
 }

@@ -1,55 +1,88 @@
-//! Pass/fail gates on a comparison: a [`Gate`] (largest allowed regression, minimum
-//! accuracy) checked cell by cell into [`GateFailure`]s, each with its message.
+//! Pass/fail gates on a comparison: a [`Gate`] (the largest allowed regression of each
+//! gated metric, the fewest cases, minimum accuracy) and the [`GateFailure`]s it can
+//! give, each with its message; `checks` applies it.
 
 use std::fmt;
 
 use serde::Serialize;
 
-use super::text::fmt_p;
-use super::{Comparison, Paired, PairedTest};
+use super::text::{fmt_p, fmt_p_plain, rate};
+use super::{Better, Method};
+
+/// A regression limit on one metric (`--fail-on-regression METRIC=POINTS`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    /// The metric, as `summary.json` and thresholds name it; a rate.
+    pub metric: String,
+    /// The largest change allowed in the worse direction, in percentage points of the
+    /// rate (a drop for `accuracy`, a rise for `error_rate`).
+    pub points: f64,
+}
 
 /// Pass/fail gates on a comparison.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Gate {
-    /// Fail when a cell's paired accuracy drops by more than this many percentage points
-    /// (e.g. `5.0`) and the drop is significant (or `strict`).
-    pub fail_on_regression: Option<f64>,
-    /// Count a drop beyond `fail_on_regression` even when the paired test finds it not
+    /// Fail when a metric of a cell (or of the pooled cells) gets worse by more than its
+    /// limit and the change is significant (or `strict`); at most one limit per metric.
+    /// A plain `--fail-on-regression N` is `accuracy` (paired accuracy).
+    pub fail_on_regression: Vec<Limit>,
+    /// Count a change beyond its limit even when the paired test finds it not
     /// significant.
     pub strict: bool,
     /// Fail any cell where the candidate's accuracy over all of its scored trials in the
     /// cell is below this fraction (e.g. `0.8`). A candidate cell with no scored trial
     /// fails too: a gate that can not be measured must not pass silently.
     pub min_accuracy: Option<f64>,
+    /// Fail a gated metric in a cell (or the pooled cells) where fewer cases than this
+    /// measured it on both sides: "could not tell" is then a failure, not a pass.
+    pub min_cases: Option<u64>,
+}
+
+impl Gate {
+    /// A gate on paired accuracy alone (`--fail-on-regression POINTS`).
+    pub fn regression(points: f64) -> Gate {
+        Gate {
+            fail_on_regression: vec![Limit {
+                metric: "accuracy".into(),
+                points,
+            }],
+            ..Gate::default()
+        }
+    }
 }
 
 /// A gate that did not hold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "gate", rename_all = "snake_case")]
 pub enum GateFailure {
-    /// `fail_on_regression`: the candidate's paired accuracy fell too far.
+    /// `fail_on_regression`: a metric got worse by more than its limit.
     Regression {
-        /// Cell label.
+        /// The metric.
+        metric: String,
+        /// Cell label (`overall` for the pooled cells).
         cell: String,
-        /// Baseline accuracy on the pairs.
-        baseline_accuracy: f64,
-        /// Candidate accuracy on the pairs.
-        candidate_accuracy: f64,
-        /// The drop, in points (positive).
-        drop_points: f64,
+        /// The baseline's value over the tested cases (paired accuracy for `accuracy`).
+        baseline: f64,
+        /// The candidate's value over the same.
+        candidate: f64,
+        /// How far it got worse, in points (positive).
+        change_points: f64,
         /// The gate's limit, in points.
         limit_points: f64,
-        /// The paired test's p-value.
+        /// Which way is better (a drop or a rise is the regression).
+        better: Better,
+        /// The test's p-value.
         p_value: f64,
-        /// The test (`mcnemar_exact`, `sign_flip_exact`, ...).
-        test: PairedTest,
-        /// Its units: cases with a scored pair.
+        /// The test (`mcnemar_exact`, `sign_flip_exact`, `bootstrap`, ...).
+        method: Method,
+        /// Its units: cases measuring the metric on both sides.
         cases: u64,
         /// Whether p < 0.05 (false only in strict mode).
         significant: bool,
     },
-    /// `fail_on_regression`: a cell both sides have holds no scored pair (every pair
-    /// errored, or the trials did not match), so the drop can not be measured there.
+    /// `fail_on_regression` on accuracy: a cell both sides have holds no scored pair
+    /// (every pair errored, or the trials did not match), so the drop can not be
+    /// measured there.
     Unmeasured {
         /// Cell label.
         cell: String,
@@ -59,6 +92,40 @@ pub enum GateFailure {
         only_baseline: u64,
         /// Candidate trials without a baseline partner.
         only_candidate: u64,
+    },
+    /// `fail_on_regression` on a metric other than accuracy: it is defined on one side
+    /// of a cell only, or can not be tested there.
+    MetricUnmeasured {
+        /// The metric.
+        metric: String,
+        /// Cell label.
+        cell: String,
+        /// Why: which side lacks it, or that a side is a bare summary.
+        why: String,
+    },
+    /// `fail_on_regression` on a metric no compared cell measures on either side.
+    NotMeasured {
+        /// The metric.
+        metric: String,
+    },
+    /// `min_cases`: too few cases measured a gated metric for the comparison to tell.
+    TooFewCases {
+        /// The metric.
+        metric: String,
+        /// Cell label.
+        cell: String,
+        /// Cases measuring it on both sides.
+        cases: u64,
+        /// The minimum asked for.
+        min_cases: u64,
+        /// The gate's limit, in points.
+        limit_points: f64,
+        /// Which way is better (a drop or a rise is the regression).
+        better: Better,
+        /// Cases a change of the limit's size needs to be detectable.
+        cases_needed: u64,
+        /// The smallest p-value the cases that changed can reach.
+        smallest_p: f64,
     },
     /// Always checked: the comparison holds no scored pair at all, so it compared
     /// nothing and must not pass.
@@ -108,29 +175,33 @@ impl fmt::Display for GateFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GateFailure::Regression {
+                metric,
                 cell,
-                baseline_accuracy,
-                candidate_accuracy,
-                drop_points,
+                baseline,
+                candidate,
+                change_points,
                 limit_points,
+                better,
                 p_value,
-                test,
+                method,
                 cases,
                 significant,
             } => {
-                let unit = match test {
-                    PairedTest::SignFlipExact | PairedTest::SignFlipNormal => {
-                        format!(" over {cases} cases")
-                    }
-                    _ => String::new(),
+                let unit = match method {
+                    Method::McnemarExact | Method::None => String::new(),
+                    _ => format!(" over {cases} cases"),
+                };
+                let moved = match better {
+                    Better::Higher => "fell",
+                    Better::Lower => "rose",
                 };
                 write!(
                     f,
-                    "accuracy fell {drop_points:.1} points in {cell} ({:.1}% → {:.1}%, \
+                    "{metric} {moved} {change_points:.1} points in {cell} ({} → {}, \
                      {} p {}{unit}), more than the {limit_points:.1} points fail_on_regression allows",
-                    baseline_accuracy * 100.0,
-                    candidate_accuracy * 100.0,
-                    test.short(),
+                    rate(metric, *baseline),
+                    rate(metric, *candidate),
+                    method.short(),
                     fmt_p(*p_value),
                 )?;
                 if !significant {
@@ -167,6 +238,36 @@ impl fmt::Display for GateFailure {
                 "no scored pairs in {cell} ({}), so fail_on_regression can not be checked there",
                 unpaired_reason(*only_baseline, *only_candidate, *unscored_pairs)
             ),
+            GateFailure::MetricUnmeasured { metric, cell, why } => write!(
+                f,
+                "{metric} in {cell} {why}, so fail_on_regression can not be checked there"
+            ),
+            GateFailure::NotMeasured { metric } => write!(
+                f,
+                "{metric} is measured in neither run (no compared trial has it), so \
+                 fail_on_regression can not be checked"
+            ),
+            GateFailure::TooFewCases {
+                metric,
+                cell,
+                cases,
+                min_cases,
+                limit_points,
+                better,
+                cases_needed,
+                smallest_p,
+            } => write!(
+                f,
+                "could not tell: {metric} in {cell} was measured in {cases} cases on both \
+                 sides, fewer than min_cases {min_cases} (a {} of {limit_points:.1} points \
+                 needs at least {cases_needed} cases; the smallest p these cases can reach \
+                 is {})",
+                match better {
+                    Better::Higher => "drop",
+                    Better::Lower => "rise",
+                },
+                fmt_p_plain(*smallest_p)
+            ),
             GateFailure::NoPairs {
                 only_baseline,
                 only_candidate,
@@ -179,72 +280,4 @@ impl fmt::Display for GateFailure {
             ),
         }
     }
-}
-
-/// Check `gate` on every cell of `c`; empty when everything holds. A comparison without
-/// a single scored pair fails whatever the gate ([`GateFailure::NoPairs`], listed last).
-pub fn check_gates(c: &Comparison, gate: &Gate) -> Vec<GateFailure> {
-    let mut out = Vec::new();
-    let regression = |label: &str, p: &Paired, out: &mut Vec<GateFailure>| {
-        if let (Some(limit), Some(b), Some(a), Some(d)) = (
-            gate.fail_on_regression,
-            p.baseline_accuracy,
-            p.candidate_accuracy,
-            p.delta_points,
-        ) && -d > limit
-            && (gate.strict || p.significant)
-        {
-            out.push(GateFailure::Regression {
-                cell: label.to_string(),
-                baseline_accuracy: b,
-                candidate_accuracy: a,
-                drop_points: -d,
-                limit_points: limit,
-                p_value: p.p_value,
-                test: p.test,
-                cases: p.cases,
-                significant: p.significant,
-            });
-        }
-    };
-    // Small cells rarely reach significance alone; the pooled pairs can.
-    if c.cells.len() > 1 {
-        regression("overall", &c.overall, &mut out);
-    }
-    for cell in &c.cells {
-        regression(&cell.cell, &cell.paired, &mut out);
-        if gate.fail_on_regression.is_some()
-            && c.overall.n > 0
-            && cell.paired.n == 0
-            && cell.baseline.is_some()
-            && cell.candidate.is_some()
-        {
-            out.push(GateFailure::Unmeasured {
-                cell: cell.cell.clone(),
-                unscored_pairs: cell.unscored_pairs,
-                only_baseline: cell.only_baseline,
-                only_candidate: cell.only_candidate,
-            });
-        }
-        if let Some(min) = gate.min_accuracy
-            && cell.candidate.is_some()
-        {
-            let accuracy = cell.candidate_accuracy_all();
-            if accuracy.is_none_or(|a| a < min) {
-                out.push(GateFailure::MinAccuracy {
-                    cell: cell.cell.clone(),
-                    accuracy,
-                    min,
-                });
-            }
-        }
-    }
-    if c.overall.n == 0 {
-        out.push(GateFailure::NoPairs {
-            only_baseline: c.only_baseline,
-            only_candidate: c.only_candidate,
-            unscored_pairs: c.unscored_pairs,
-        });
-    }
-    out
 }

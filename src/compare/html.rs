@@ -1,8 +1,10 @@
 //! `compare.html`: one self-contained page for a [`Comparison`]: the verdict and failed
-//! gates, a dumbbell chart of paired accuracy per cell (inline SVG, with a legend for the
-//! baseline and candidate marks), the paired table with the paired test's p-values and the
-//! delta's interval, the flips, and every metric's delta. Rendered with minijinja and
-//! HTML auto-escaping; nothing on the page loads anything by URL.
+//! gates, the regression gates with what each could detect, a dumbbell chart of paired
+//! accuracy per cell (inline SVG, with a legend for the baseline and candidate marks), the
+//! paired table with the paired test's p-values and the delta's interval, the flips with
+//! the candidate's failure reasons, and every metric's delta with its interval and test
+//! (pooled, then per cell). Rendered with minijinja and HTML auto-escaping; nothing on the
+//! page loads anything by URL.
 
 use minijinja::context;
 use minijinja::value::{Serde, Value};
@@ -11,7 +13,10 @@ use serde::Serialize;
 use crate::report::html::esc;
 
 use super::text::{interval, p_cell, p_header, pct, points, test_note, unpaired_notes, yes_no};
-use super::{CellComparison, Comparison, FlipDirection, GateFailure, Paired};
+use super::{
+    CellComparison, Comparison, FlipDirection, GateFailure, GateVerdict, MetricDelta, Paired,
+    metrics_view,
+};
 
 const TEMPLATE: &str = include_str!("compare.html.j2");
 
@@ -47,6 +52,9 @@ struct FlipRow {
     repeat: u32,
     direction: String,
     class: &'static str,
+    /// The candidate's failure reason: code and message (empty without one).
+    code: String,
+    reason: String,
 }
 
 #[derive(Serialize)]
@@ -58,9 +66,21 @@ struct FlipCell {
 #[derive(Serialize)]
 struct MetricRow {
     metric: String,
+    /// A metric the suite's thresholds name.
+    threshold: bool,
     baseline: String,
     candidate: String,
     delta: String,
+    /// The paired test's figures, formatted ([`metrics_view::rows`]).
+    tested: Vec<String>,
+    /// `bad` / `good` for a significant change for the worse / better.
+    class: &'static str,
+}
+
+#[derive(Serialize)]
+struct GateRow {
+    line: String,
+    class: &'static str,
 }
 
 #[derive(Serialize)]
@@ -84,6 +104,9 @@ struct View {
     rows: Vec<Row>,
     flip_cells: Vec<FlipCell>,
     metric_cells: Vec<MetricCell>,
+    /// The headings of the tested figures of a metric row.
+    tested_header: Vec<&'static str>,
+    gate_rows: Vec<GateRow>,
     version: &'static str,
 }
 
@@ -136,6 +159,16 @@ fn flip_cell(c: &CellComparison) -> Option<FlipCell> {
                 FlipDirection::PassToFail => "bad",
                 FlipDirection::FailToPass => "good",
             },
+            code: f
+                .reason
+                .as_ref()
+                .map(|r| r.code.clone())
+                .unwrap_or_default(),
+            reason: f
+                .reason
+                .as_ref()
+                .map(|r| r.message.clone())
+                .unwrap_or_default(),
         })
         .collect();
     if flips.len() > MAX_FLIPS_PER_CELL {
@@ -145,6 +178,8 @@ fn flip_cell(c: &CellComparison) -> Option<FlipCell> {
             repeat: 0,
             direction: String::new(),
             class: "",
+            code: String::new(),
+            reason: String::new(),
         });
     }
     Some(FlipCell {
@@ -261,6 +296,51 @@ fn chart(rows: &[Row], c: &Comparison) -> String {
     s
 }
 
+/// One metric's row: every side's value over all of its trials in the cell (as before
+/// tests existed), then the paired test's figures.
+fn metric_row(m: &MetricDelta, thresholds: &[String]) -> MetricRow {
+    let tested = metrics_view::rows(std::slice::from_ref(m), &[])
+        .pop()
+        .map(|r| r[3..].to_vec())
+        .unwrap_or_else(|| vec!["–".to_string(); metrics_view::HEADER.len() - 3]);
+    let class = match &m.test {
+        Some(t) if t.significant => match t.delta.map(|d| m.better.worsening(d)) {
+            Some(w) if w > 0.0 => "bad",
+            Some(w) if w < 0.0 => "good",
+            _ => "",
+        },
+        _ => "",
+    };
+    MetricRow {
+        metric: m.metric.clone(),
+        threshold: thresholds.contains(&m.metric),
+        baseline: number(m.baseline),
+        candidate: number(m.candidate),
+        delta: m
+            .delta
+            .map_or_else(|| "–".to_string(), |d| format!("{d:+.4}")),
+        tested,
+        class,
+    }
+}
+
+/// The metric tables: the pooled cells first when there are several, then each cell.
+fn metric_cells(c: &Comparison) -> Vec<MetricCell> {
+    let t = &c.suite_thresholds;
+    let mut out = Vec::new();
+    if c.cells.len() > 1 {
+        out.push(MetricCell {
+            cell: "overall".to_string(),
+            metrics: c.overall_metrics.iter().map(|m| metric_row(m, t)).collect(),
+        });
+    }
+    out.extend(c.cells.iter().map(|x| MetricCell {
+        cell: x.cell.clone(),
+        metrics: x.metrics.iter().map(|m| metric_row(m, t)).collect(),
+    }));
+    out
+}
+
 /// Render the comparison of `baseline` and `candidate` (names shown on the page) with
 /// the gates that failed.
 pub fn render_html(
@@ -316,23 +396,19 @@ pub fn render_html(
         overall: c.overall.clone(),
         rows,
         flip_cells: c.cells.iter().filter_map(flip_cell).collect(),
-        metric_cells: c
-            .cells
+        metric_cells: metric_cells(c),
+        tested_header: metrics_view::HEADER[3..].to_vec(),
+        gate_rows: c
+            .gates
             .iter()
-            .map(|x| MetricCell {
-                cell: x.cell.clone(),
-                metrics: x
-                    .metrics
-                    .iter()
-                    .map(|m| MetricRow {
-                        metric: m.metric.clone(),
-                        baseline: number(m.baseline),
-                        candidate: number(m.candidate),
-                        delta: m
-                            .delta
-                            .map_or_else(|| "–".to_string(), |d| format!("{d:+.4}")),
-                    })
-                    .collect(),
+            .zip(metrics_view::gate_lines(&c.gates))
+            .map(|(g, line)| GateRow {
+                line,
+                class: match g.verdict {
+                    GateVerdict::Ok => "good",
+                    GateVerdict::CouldNotTell => "warn",
+                    GateVerdict::Failed => "bad",
+                },
             })
             .collect(),
         version: env!("CARGO_PKG_VERSION"),
@@ -364,7 +440,7 @@ mod tests {
         cand[18].case_id = evil.into();
         let c = compare_runs(&base, &cand);
         let gate = Gate {
-            fail_on_regression: Some(5.0),
+            fail_on_regression: Gate::regression(5.0).fail_on_regression,
             ..Gate::default()
         };
         let failures = check_gates(&c, &gate);

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::text::{
     fmt_p, interval, p_cell, p_header, pct, points, test_note, unpaired_notes, yes_no,
 };
-use super::{CellComparison, Comparison, Flip, FlipDirection, behaviour};
+use super::{CellComparison, Comparison, Flip, FlipDirection, behaviour, metrics_view};
 
 /// Pass → fail flips listed by [`render_markdown`] before "and N more".
 const MAX_MARKDOWN_FLIPS: usize = 50;
@@ -112,7 +112,9 @@ pub fn render_markdown(c: &Comparison) -> String {
         }
     }
     out.push_str(&behaviour::markdown(c, md_escape));
-    write_flips(&mut out, &order);
+    out.push_str(&metrics_view::markdown(c, md_escape));
+    let repeats = c.overall.max_pairs_per_case > 1;
+    write_flips(&mut out, &order, repeats);
     out
 }
 
@@ -138,8 +140,13 @@ fn cell_order(c: &Comparison) -> Vec<&CellComparison> {
     order
 }
 
-/// The pass → fail flips of the cells in `order`, the first [`MAX_MARKDOWN_FLIPS`] listed.
-fn write_flips(out: &mut String, order: &[&CellComparison]) {
+/// Characters of a failure message shown in a flip line before it is cut with `…`.
+const MAX_REASON_CHARS: usize = 200;
+
+/// The pass → fail flips of the cells in `order`, the first [`MAX_MARKDOWN_FLIPS`] listed,
+/// each with the candidate's failure reason (its code and message). The cell label
+/// already names the tool_choice mode; the repeat is named when cases have several.
+fn write_flips(out: &mut String, order: &[&CellComparison], repeats: bool) {
     let flips: Vec<(&CellComparison, &Flip)> = order
         .iter()
         .flat_map(|cell| {
@@ -150,12 +157,25 @@ fn write_flips(out: &mut String, order: &[&CellComparison]) {
     if !flips.is_empty() {
         let _ = writeln!(out, "\n### Pass → fail ({})\n", flips.len());
         for (cell, f) in flips.iter().take(MAX_MARKDOWN_FLIPS) {
+            let repeat = if repeats || f.repeat > 0 {
+                format!(" (repeat {})", f.repeat)
+            } else {
+                String::new()
+            };
+            let reason = match &f.reason {
+                Some(r) => {
+                    let mut message: String = r.message.chars().take(MAX_REASON_CHARS).collect();
+                    if r.message.chars().count() > MAX_REASON_CHARS {
+                        message.push('…');
+                    }
+                    format!(": {} {}", md_code(&r.code), md_escape(&message))
+                }
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "- {} (tool_choice {}, repeat {}) in {}",
+                "- {}{repeat} in {}{reason}",
                 md_code(&f.case_id),
-                md_escape(&f.tool_choice),
-                f.repeat,
                 md_escape(&cell.cell)
             );
         }
@@ -190,8 +210,9 @@ mod tests {
         assert!(rows[2].contains("+25.0"), "{md}");
         // The flips list has the ten pass → fail flips of `worse` only.
         assert!(md.contains("### Pass → fail (10)"), "{md}");
+        // The cell label names the mode; one repeat needs no number.
         assert!(
-            md.contains("- `worse-case26` (tool_choice auto, repeat 0) in"),
+            md.contains("- `worse-case26` in openai:gpt-4o-mini × worse × auto\n"),
             "{md}"
         );
         assert!(!md.contains("`better-case"), "{md}");
@@ -236,7 +257,7 @@ mod tests {
         // A case id goes in a code span fenced longer than its backtick runs, on one line.
         assert!(
             md.contains(
-                "- ```v|*a*_b_`c`` <img src=x>#1-case00``` (tool_choice auto, repeat 0) in \
+                "- ```v|*a*_b_`c`` <img src=x>#1-case00``` in \
                  openai:gpt-4o-mini × v\\|\\*a\\*\\_b\\_\\`c\\`\\` \\<img src=x\\>\\#1 × auto\n"
             ),
             "{md}"

@@ -35,29 +35,41 @@
 //! same case in two cells as two units.
 //!
 //! Per-metric deltas (every metric in
-//! [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES), and the behaviour metrics
-//! when a side has them, see [`behaviour`]) are computed with
+//! [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES), and the loop, behaviour and
+//! stream metrics when a side has them, see [`behaviour`]) are computed with
 //! [`Metrics::of`](crate::score::metrics::Metrics::of) over all of each side's trials in
-//! the cell, paired or not.
+//! the cell, paired or not. Each gets a [`MetricTest`] over the cases both sides ran: the
+//! paired test above for the pass/fail metrics (`accuracy`, `task_success`), the paired
+//! bootstrap by case ([`crate::score::resample`]) for the others, with the smallest
+//! p-value its changed cases could reach.
 //!
 //! # Layout
 //!
 //! `key` says which cells match ([`CellKey`]), `pairing` pairs the trials of matched cells
-//! into the results of `comparison`, `gate` checks a comparison against a [`Gate`], and
-//! `terminal`, `markdown` and [`html`] render it (with the figures of `text` they share).
+//! into the results of `comparison`, `metric_tests` tests every metric's delta, `gate`
+//! defines a [`Gate`] and its failures and `checks` applies it (with what each gated row
+//! could detect, [`GateCheck`]), and `terminal`, `markdown` and [`html`] render it (with
+//! the figures of `text` and the metric tables of `metrics_view` they share).
 
 pub mod behaviour;
+mod checks;
 mod comparison;
 mod gate;
 pub mod html;
 mod key;
 mod markdown;
+mod metric_tests;
+mod metrics_view;
 mod pairing;
 mod terminal;
 mod text;
 
-pub use self::comparison::{CellComparison, Comparison, Flip, FlipDirection, MetricDelta, Paired};
-pub use self::gate::{Gate, GateFailure, check_gates};
+pub use self::checks::{GateCheck, GateVerdict, check_gates, gate_checks};
+pub use self::comparison::{
+    Better, CellComparison, Comparison, Flip, FlipDirection, Method, MetricDelta, MetricTest,
+    Paired,
+};
+pub use self::gate::{Gate, GateFailure, Limit};
 pub use self::key::{CellId, CellKey};
 pub use self::markdown::render_markdown;
 pub use self::pairing::{
@@ -71,5 +83,7 @@ pub use crate::score::stats::{CaseDiff, PairedTest, mcnemar_exact};
 /// Significance level of the paired test.
 pub const ALPHA: f64 = 0.05;
 
+#[cfg(test)]
+mod gate_tests;
 #[cfg(test)]
 mod tests;

@@ -6,12 +6,14 @@ use std::collections::HashSet;
 
 use indexmap::IndexMap;
 
+use super::comparison::{BinaryPairs, Unit};
 use super::{
     CaseDiff, CellComparison, CellId, CellKey, Comparison, Flip, FlipDirection, MetricDelta,
-    Paired, behaviour,
+    Paired, behaviour, metric_tests,
 };
 use crate::report::summary::{CellSummary, OUTCOME_ERROR, OUTCOME_FAIL, OUTCOME_PASS};
 use crate::score::metrics::Metrics;
+use crate::score::parts::CaseParts;
 use crate::score::record::{TrialRecord, Verdict};
 use crate::util::metric_names::METRIC_NAMES;
 
@@ -52,7 +54,23 @@ struct Item<'a> {
     origin: Origin<'a>,
 }
 
+impl<'a> Item<'a> {
+    /// The trial record behind the item, when the side is a journal.
+    fn record(&self) -> Option<&'a TrialRecord> {
+        match self.origin {
+            Origin::Trial(t) => Some(t),
+            Origin::Cell(_) => None,
+        }
+    }
+}
+
 impl<'a> Side<'a> {
+    /// Whether the side has every trial's record (a journal), so metrics can be tested
+    /// case by case.
+    fn has_trials(self) -> bool {
+        matches!(self, Side::Trials(_))
+    }
+
     fn items(self) -> Vec<Item<'a>> {
         match self {
             Side::Trials(trials) => trials
@@ -151,9 +169,13 @@ pub fn compare_sides(baseline: Side<'_>, candidate: Side<'_>, key: CellKey) -> C
     for t in &c_items {
         cells.entry(project(t)).or_default().1.push(t);
     }
+    let per_case = baseline.has_trials() && candidate.has_trials();
     let cells: Vec<CellComparison> = cells
         .into_values()
-        .map(|(b, c)| compare_cell(&b, &c, baseline.metrics(&b), candidate.metrics(&c)))
+        .map(|(b, c)| {
+            let metrics = (baseline.metrics(&b), candidate.metrics(&c));
+            compare_cell(&b, &c, metrics, per_case)
+        })
         .collect();
     let sum = |f: fn(&CellComparison) -> u64| cells.iter().map(f).sum::<u64>();
     // A case in two cells (two targets, variants or tool_choices) is two units, as its
@@ -169,9 +191,32 @@ pub fn compare_sides(baseline: Side<'_>, candidate: Side<'_>, key: CellKey) -> C
         sum(|c| c.paired.n00),
         &all_cases,
     );
+    let overall_metrics = match cells.as_slice() {
+        [one] => one.metrics.clone(),
+        _ => {
+            let b: Vec<&Item<'_>> = b_items.iter().collect();
+            let c: Vec<&Item<'_>> = c_items.iter().collect();
+            let mut metrics = metric_deltas(
+                baseline.metrics(&b).as_ref(),
+                candidate.metrics(&c).as_ref(),
+            );
+            let mut loop_pairs = BinaryPairs::default();
+            let mut units = Vec::new();
+            for cell in &cells {
+                loop_pairs.extend(&cell.loop_pairs);
+                units.extend(cell.units.iter().cloned());
+            }
+            let units = per_case.then_some(units.as_slice());
+            metric_tests::attach(&mut metrics, &overall, &all_cases, &loop_pairs, units);
+            metrics
+        }
+    };
     Comparison {
         key,
         overall,
+        overall_metrics,
+        suite_thresholds: Vec::new(),
+        gates: Vec::new(),
         only_baseline: sum(|c| c.only_baseline),
         only_candidate: sum(|c| c.only_candidate),
         unscored_pairs: sum(|c| c.unscored_pairs),
@@ -315,11 +360,58 @@ fn label(b: Option<&CellId>, c: Option<&CellId>) -> String {
     }
 }
 
+/// Every metric's delta between `b` and `c`: those of
+/// [`METRIC_NAMES`](crate::util::metric_names::METRIC_NAMES), then the loop, behaviour and
+/// stream metrics when a side has them (so comparisons of other runs list what they
+/// always did); no test yet.
+fn metric_deltas(b: Option<&Metrics>, c: Option<&Metrics>) -> Vec<MetricDelta> {
+    let mut metrics: Vec<MetricDelta> = METRIC_NAMES
+        .iter()
+        .map(|name| {
+            MetricDelta::new(
+                name,
+                b.and_then(|m| m.value(name)),
+                c.and_then(|m| m.value(name)),
+            )
+        })
+        .collect();
+    metrics.extend(loop_deltas(b, c));
+    metrics.extend(behaviour::deltas(b, c));
+    metrics.extend(stream_deltas(b, c));
+    metrics
+}
+
+/// The cases (case id and tool_choice) both sides ran, with every trial of each (errored
+/// and duplicate ones too, as the metrics count them), in the baseline's order.
+fn common_units(baseline: &[&Item<'_>], candidate: &[&Item<'_>]) -> Vec<Unit> {
+    fn by_case<'a>(items: &[&Item<'a>]) -> IndexMap<(&'a str, String), Vec<&'a TrialRecord>> {
+        let mut out: IndexMap<(&str, String), Vec<&TrialRecord>> = IndexMap::new();
+        for t in items {
+            if let Some(r) = t.record() {
+                out.entry((t.case_id, t.tool_choice.clone()))
+                    .or_default()
+                    .push(r);
+            }
+        }
+        out
+    }
+    let (b, c) = (by_case(baseline), by_case(candidate));
+    b.iter()
+        .filter_map(|(key, bt)| {
+            let ct = c.get(key)?;
+            Some(Unit {
+                baseline: CaseParts::of(bt.iter().copied()),
+                candidate: CaseParts::of(ct.iter().copied()),
+            })
+        })
+        .collect()
+}
+
 fn compare_cell(
     baseline: &[&Item<'_>],
     candidate: &[&Item<'_>],
-    mb: Option<Metrics>,
-    mc: Option<Metrics>,
+    (mb, mc): (Option<Metrics>, Option<Metrics>),
+    per_case: bool,
 ) -> CellComparison {
     let (bi, duplicates_baseline) = index(baseline);
     let (ci, duplicates_candidate) = index(candidate);
@@ -328,6 +420,9 @@ fn compare_cell(
     let mut flips = Vec::new();
     // Per case (case id and tool_choice): scored pairs and candidate-minus-baseline passes.
     let mut by_case: IndexMap<(&str, &str), CaseDiff> = IndexMap::new();
+    // The same for the pairs of loop trials (`task_success`), with each side's passes.
+    let mut loop_by_case: IndexMap<(&str, &str), CaseDiff> = IndexMap::new();
+    let mut loop_pairs = BinaryPairs::default();
     for (id, bt) in &bi {
         let Some(ct) = ci.get(id) else {
             only_baseline += 1;
@@ -341,6 +436,14 @@ fn compare_cell(
         let unit = by_case.entry((id.0, id.1)).or_default();
         unit.pairs += 1;
         unit.diff += i64::from(passed(ct)) - i64::from(passed(bt));
+        let is_loop = |t: &Item<'_>| t.record().is_some_and(TrialRecord::is_loop);
+        if is_loop(bt) && is_loop(ct) {
+            let unit = loop_by_case.entry((id.0, id.1)).or_default();
+            unit.pairs += 1;
+            unit.diff += i64::from(passed(ct)) - i64::from(passed(bt));
+            loop_pairs.baseline_passed += u64::from(passed(bt));
+            loop_pairs.candidate_passed += u64::from(passed(ct));
+        }
         let direction = match (passed(bt), passed(ct)) {
             (true, true) => {
                 n11 += 1;
@@ -359,11 +462,17 @@ fn compare_cell(
                 FlipDirection::FailToPass
             }
         };
+        // What the candidate got wrong, for a regression: the first of its reasons.
+        let reason = match direction {
+            FlipDirection::PassToFail => ct.record().and_then(|r| r.reasons.first().cloned()),
+            FlipDirection::FailToPass => None,
+        };
         flips.push(Flip {
             case_id: id.0.to_string(),
             tool_choice: id.1.to_string(),
             repeat: id.2,
             direction,
+            reason,
         });
     }
     flips.sort_by(|x, y| {
@@ -371,29 +480,28 @@ fn compare_cell(
     });
     let only_candidate = ci.keys().filter(|id| !bi.contains_key(*id)).count() as u64;
 
-    let mut metrics: Vec<MetricDelta> = METRIC_NAMES
-        .iter()
-        .map(|name| {
-            let b = mb.as_ref().and_then(|m| m.value(name));
-            let c = mc.as_ref().and_then(|m| m.value(name));
-            MetricDelta {
-                metric: name.to_string(),
-                baseline: b,
-                candidate: c,
-                delta: b.zip(c).map(|(b, c)| c - b),
-            }
-        })
-        .collect();
-    metrics.extend(behaviour::deltas(mb.as_ref(), mc.as_ref()));
-    metrics.extend(stream_deltas(mb.as_ref(), mc.as_ref()));
-
     let case_diffs: Vec<CaseDiff> = by_case.into_values().collect();
+    loop_pairs.cases = loop_by_case.into_values().collect();
+    let paired = Paired::from_cases(n11, n10, n01, n00, &case_diffs);
+    let units = if per_case {
+        common_units(baseline, candidate)
+    } else {
+        Vec::new()
+    };
+    let mut metrics = metric_deltas(mb.as_ref(), mc.as_ref());
+    metric_tests::attach(
+        &mut metrics,
+        &paired,
+        &case_diffs,
+        &loop_pairs,
+        per_case.then_some(units.as_slice()),
+    );
     let (b_id, c_id) = (cell_id(baseline), cell_id(candidate));
     CellComparison {
         cell: label(b_id.as_ref(), c_id.as_ref()),
         baseline: b_id,
         candidate: c_id,
-        paired: Paired::from_cases(n11, n10, n01, n00, &case_diffs),
+        paired,
         flips,
         only_baseline,
         only_candidate,
@@ -402,7 +510,31 @@ fn compare_cell(
         duplicates_candidate,
         metrics,
         case_diffs,
+        units,
+        loop_pairs,
     }
+}
+
+/// The loop rates ([`crate::score::loops::LOOP_METRICS`]); empty when neither side has
+/// loop trials, so comparisons of single-turn runs list the metrics they always did.
+fn loop_deltas(b: Option<&Metrics>, c: Option<&Metrics>) -> Vec<MetricDelta> {
+    let (bl, cl) = (
+        b.and_then(|m| m.loops.as_ref()),
+        c.and_then(|m| m.loops.as_ref()),
+    );
+    if bl.is_none() && cl.is_none() {
+        return Vec::new();
+    }
+    crate::score::loops::LOOP_METRICS
+        .iter()
+        .map(|name| {
+            MetricDelta::new(
+                name,
+                bl.and_then(|m| m.value(name)),
+                cl.and_then(|m| m.value(name)),
+            )
+        })
+        .collect()
 }
 
 /// The timing deltas of streamed answers (time to first token and to the first
@@ -421,14 +553,11 @@ fn stream_deltas(b: Option<&Metrics>, c: Option<&Metrics>) -> Vec<MetricDelta> {
     crate::score::stream::STREAM_METRICS
         .iter()
         .map(|name| {
-            let b = bs.and_then(|m| m.value(name));
-            let c = cs.and_then(|m| m.value(name));
-            MetricDelta {
-                metric: name.to_string(),
-                baseline: b,
-                candidate: c,
-                delta: b.zip(c).map(|(b, c)| c - b),
-            }
+            MetricDelta::new(
+                name,
+                bs.and_then(|m| m.value(name)),
+                cs.and_then(|m| m.value(name)),
+            )
         })
         .collect()
 }

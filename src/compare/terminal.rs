@@ -5,12 +5,13 @@ use std::fmt::Write as _;
 use comfy_table::{Cell, CellAlignment, Table, presets};
 
 use super::text::{interval, p_cell, p_header, pct, points, test_note, unpaired_notes, yes_no};
-use super::{Comparison, Paired, behaviour};
+use super::{Comparison, Paired, behaviour, metrics_view};
 
 /// A terminal table: one row per cell (pairs, both accuracies, delta in points with its
 /// 95% interval, the paired test's p, significance, flips as `↓pass→fail ↑fail→pass`),
-/// an overall row when there are several cells, then the test used and notes on
-/// unpaired trials.
+/// an overall row when there are several cells, then the test used, notes on unpaired
+/// trials, the behaviour table, every metric's delta with its test, and the regression
+/// gates with what each could detect.
 pub fn render_terminal(c: &Comparison) -> String {
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
@@ -49,6 +50,7 @@ pub fn render_terminal(c: &Comparison) -> String {
         let _ = writeln!(out, "{note}");
     }
     out.push_str(&behaviour::terminal(c));
+    out.push_str(&metrics_view::terminal(c));
     out
 }
 

@@ -167,7 +167,7 @@ fn regression_fails_the_gate() {
     assert_eq!(p.test, PairedTest::McnemarExact);
 
     let gate = Gate {
-        fail_on_regression: Some(5.0),
+        fail_on_regression: Gate::regression(5.0).fail_on_regression,
         ..Gate::default()
     };
     let failures = check_gates(&cmp, &gate);
@@ -181,14 +181,15 @@ fn regression_fails_the_gate() {
     );
     // A limit above the drop lets it through.
     let lax = Gate {
-        fail_on_regression: Some(30.0),
+        fail_on_regression: Gate::regression(30.0).fail_on_regression,
         ..Gate::default()
     };
     assert!(check_gates(&cmp, &lax).is_empty());
     // Serialises with the gate's name.
     let json = serde_json::to_value(&failures[0]).unwrap();
     assert_eq!(json["gate"], "regression");
-    assert_eq!(json["drop_points"], 25.0);
+    assert_eq!(json["metric"], "accuracy");
+    assert_eq!(json["change_points"], 25.0);
 }
 
 #[test]
@@ -205,21 +206,21 @@ fn noise_passes_unless_strict() {
     // Not significant: passes a 2-point gate, and a 5-point one.
     for limit in [2.0, 5.0] {
         let gate = Gate {
-            fail_on_regression: Some(limit),
+            fail_on_regression: Gate::regression(limit).fail_on_regression,
             ..Gate::default()
         };
         assert!(check_gates(&cmp, &gate).is_empty());
     }
     // Strict, 5 points: the 2.5-point drop is within the limit.
     let strict5 = Gate {
-        fail_on_regression: Some(5.0),
+        fail_on_regression: Gate::regression(5.0).fail_on_regression,
         strict: true,
         ..Gate::default()
     };
     assert!(check_gates(&cmp, &strict5).is_empty());
     // Strict, 2 points: the drop exceeds it and fails without significance.
     let strict2 = Gate {
-        fail_on_regression: Some(2.0),
+        fail_on_regression: Gate::regression(2.0).fail_on_regression,
         strict: true,
         ..Gate::default()
     };
@@ -249,7 +250,7 @@ fn improvements_never_fail_the_regression_gate() {
     assert!(cmp.cells[0].paired.significant);
     assert!((cmp.cells[0].paired.delta_points.unwrap() - 25.0).abs() < 1e-9);
     let gate = Gate {
-        fail_on_regression: Some(0.0),
+        fail_on_regression: Gate::regression(0.0).fail_on_regression,
         strict: true,
         ..Gate::default()
     };
@@ -337,6 +338,7 @@ fn unpaired_trials_are_counted() {
             tool_choice: "auto".into(),
             repeat: 0,
             direction: FlipDirection::PassToFail,
+            reason: None,
         }]
     );
     let terse = &cmp.cells[1];
@@ -353,7 +355,7 @@ fn unpaired_trials_are_counted() {
     assert!(render_markdown(&cmp).contains("2 baseline trials had no candidate partner"));
     // A cell without pairs cannot fail the regression gate.
     let gate = Gate {
-        fail_on_regression: Some(0.0),
+        fail_on_regression: Gate::regression(0.0).fail_on_regression,
         strict: true,
         ..Gate::default()
     };
@@ -610,13 +612,11 @@ fn serialises_to_json() {
     assert_eq!(j["cells"][0]["baseline"]["variant"], "clear");
     assert_eq!(j["cells"][0]["metrics"][0]["metric"], "accuracy");
     assert_eq!(j["overall"]["n"], 40);
-    let gate = serde_json::to_value(Gate {
-        fail_on_regression: Some(5.0),
-        strict: false,
-        min_accuracy: None,
-    })
-    .unwrap();
-    assert_eq!(gate["fail_on_regression"], 5.0);
+    let gate = serde_json::to_value(Gate::regression(5.0)).unwrap();
+    assert_eq!(
+        gate["fail_on_regression"],
+        serde_json::json!([{"metric": "accuracy", "points": 5.0}])
+    );
 }
 
 #[test]
@@ -627,9 +627,10 @@ fn empty_inputs() {
     assert_eq!(cmp.overall.p_value, 1.0);
     assert_eq!(cmp.overall.test, PairedTest::None);
     let gate = Gate {
-        fail_on_regression: Some(1.0),
+        fail_on_regression: Gate::regression(1.0).fail_on_regression,
         strict: true,
         min_accuracy: Some(0.5),
+        min_cases: None,
     };
     // Nothing compared is a failure, with or without gates.
     for g in [gate, Gate::default()] {
@@ -701,7 +702,7 @@ fn a_cell_without_scored_pairs_fails_the_regression_gate() {
     let cmp = compare_runs(&b, &c);
     assert!(check_gates(&cmp, &Gate::default()).is_empty());
     let gate = Gate {
-        fail_on_regression: Some(5.0),
+        fail_on_regression: Gate::regression(5.0).fail_on_regression,
         ..Gate::default()
     };
     let failures = check_gates(&cmp, &gate);
@@ -742,7 +743,7 @@ fn repeats_are_tested_by_case() {
     assert!((p.delta_high_points.unwrap() - 22.892_311).abs() < 1e-4);
     // Not significant: the gate holds unless strict, and strict names the test.
     let gate = Gate {
-        fail_on_regression: Some(5.0),
+        fail_on_regression: Gate::regression(5.0).fail_on_regression,
         ..Gate::default()
     };
     assert!(check_gates(&cmp, &gate).is_empty());

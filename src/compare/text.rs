@@ -124,3 +124,72 @@ pub(super) fn unpaired_notes(c: &Comparison) -> Vec<String> {
     }
     notes
 }
+
+/// A p-value as `0.250`, or `< 0.001`.
+pub(super) fn fmt_p_plain(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".to_string()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// F1 scores read as scores (`0.631`), not as percentages.
+fn is_score(metric: &str) -> bool {
+    metric.ends_with("f1")
+}
+
+/// A rate's value as people read it: `90.0%`, or `0.800` for an F1 score.
+pub(super) fn rate(metric: &str, v: f64) -> String {
+    if is_score(metric) {
+        format!("{v:.3}")
+    } else {
+        format!("{:.1}%", v * 100.0)
+    }
+}
+
+/// A metric's value in its unit: a rate as [`rate`], a cost in dollars, milliseconds
+/// and tokens whole; `-` when undefined.
+pub(super) fn metric_value(metric: &str, v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return "-".to_string();
+    };
+    if crate::util::metric_names::is_rate(metric) {
+        rate(metric, v)
+    } else if metric.ends_with("_ms") {
+        format!("{v:.0}")
+    } else {
+        crate::report::format::metric_value(metric, v)
+    }
+}
+
+/// A difference of `metric` in its unit, signed: points for a rate (`-30.0 pts`), and
+/// the amount's own unit otherwise; `-` when undefined.
+pub(super) fn metric_change(metric: &str, d: Option<f64>) -> String {
+    let Some(d) = d else {
+        return "-".to_string();
+    };
+    if crate::util::metric_names::is_rate(metric) {
+        format!("{:+.1} pts", d * 100.0)
+    } else if metric == "cost_usd" {
+        let s = crate::report::format::usd(d.abs());
+        format!("{}{s}", if d < 0.0 { "-" } else { "+" })
+    } else {
+        format!("{d:+.0}")
+    }
+}
+
+/// The 95% interval of a metric's delta, `[-64.5, +14.5]` (points for a rate); `-` when
+/// undefined.
+pub(super) fn metric_interval(metric: &str, low: Option<f64>, high: Option<f64>) -> String {
+    let (Some(lo), Some(hi)) = (low, high) else {
+        return "-".to_string();
+    };
+    if crate::util::metric_names::is_rate(metric) {
+        format!("[{:+.1}, {:+.1}]", lo * 100.0, hi * 100.0)
+    } else if metric == "cost_usd" {
+        format!("[{lo:+.5}, {hi:+.5}]")
+    } else {
+        format!("[{lo:+.0}, {hi:+.0}]")
+    }
+}

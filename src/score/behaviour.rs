@@ -153,9 +153,10 @@ pub struct BehaviourMetrics {
 }
 
 /// A confusion matrix as plain counts, indexed by position in [`Behaviour::ALL`].
-type Grid = [[u64; 4]; 4];
+pub type Grid = [[u64; 4]; 4];
 
-fn pos(b: Behaviour) -> usize {
+/// The row and column of `b` in a [`Grid`].
+pub fn pos(b: Behaviour) -> usize {
     match b {
         Behaviour::ToolCall => 0,
         Behaviour::RequestForInfo => 1,
@@ -178,8 +179,9 @@ fn f1(g: &Grid, i: usize) -> Option<f64> {
     (den > 0).then(|| 2.0 * g[i][i] as f64 / den as f64)
 }
 
-/// Macro-F1 over the behaviours with support, and how many there were.
-fn macro_f1(g: &Grid) -> Option<f64> {
+/// Macro-F1 over the behaviours with support (rows expected, columns observed, in
+/// [`Behaviour::ALL`] order), as [`BehaviourMetrics::of`] computes it.
+pub fn macro_f1(g: &Grid) -> Option<f64> {
     let f1s: Vec<f64> = (0..4)
         .filter(|&i| row_sum(g, i) > 0)
         .filter_map(|i| f1(g, i))
@@ -319,6 +321,17 @@ impl BehaviourMetrics {
             ),
             decided_by,
         })
+    }
+
+    /// The confusion matrix as a [`Grid`] (rows expected, columns observed).
+    pub fn grid(&self) -> Grid {
+        let mut g: Grid = [[0; 4]; 4];
+        for (e, row) in self.confusion.iter() {
+            for (o, n) in row.iter() {
+                g[pos(e)][pos(o)] = *n;
+            }
+        }
+        g
     }
 
     /// The value of a behaviour threshold metric (`macro_f1`, `tool_hallucination_rate`,

@@ -167,6 +167,15 @@ pub struct LoopMetrics {
     pub pass_k: Vec<PassK>,
 }
 
+/// The loop rates a threshold or a comparison may name, in report order.
+pub const LOOP_METRICS: &[&str] = &[
+    "task_success",
+    "recovery",
+    "duplicate_side_effect_rate",
+    "data_flow_accuracy",
+    "grounded_answer_rate",
+];
+
 /// The tool calls the model made in an episode, over every round (including calls a
 /// limit stopped before they ran; [`EpisodeRecord::tool_calls`] counts the answered ones).
 pub fn calls_made(e: &EpisodeRecord) -> u64 {
@@ -342,6 +351,20 @@ impl LoopMetrics {
     }
 }
 
+impl LoopMetrics {
+    /// The value of a loop rate of [`LOOP_METRICS`], if defined.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        match name {
+            "task_success" => self.task_success.value,
+            "recovery" => self.recovery.value,
+            "duplicate_side_effect_rate" => self.duplicate_side_effect_rate.value,
+            "data_flow_accuracy" => self.data_flow_accuracy.value,
+            "grounded_answer_rate" => self.grounded_answer_rate.value,
+            _ => None,
+        }
+    }
+}
+
 /// pass@k and pass^k for k = 1..=max_repeat + 1, each over the cases with at least k
 /// scored repeats; empty without repeats.
 fn pass_k<K>(by_case: &HashMap<K, (u64, u64)>, max_repeat: u32) -> Vec<PassK> {
@@ -374,4 +397,4 @@ fn pass_k<K>(by_case: &HashMap<K, (u64, u64)>, max_repeat: u32) -> Vec<PassK> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

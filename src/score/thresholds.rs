@@ -47,11 +47,11 @@ fn value_of(name: &str, metrics: &Metrics, tool_definition_tokens: Option<u64>) 
         "tool_definition_tokens" => tool_definition_tokens.map(|t| t as f64),
         // Rates of the loop trials: undefined without any, so such a gate never passes
         // on a run that had nothing to measure.
-        "task_success" => metrics.loops.as_ref()?.task_success.value,
-        "recovery" => metrics.loops.as_ref()?.recovery.value,
-        "duplicate_side_effect_rate" => metrics.loops.as_ref()?.duplicate_side_effect_rate.value,
-        "data_flow_accuracy" => metrics.loops.as_ref()?.data_flow_accuracy.value,
-        "grounded_answer_rate" => metrics.loops.as_ref()?.grounded_answer_rate.value,
+        "task_success"
+        | "recovery"
+        | "duplicate_side_effect_rate"
+        | "data_flow_accuracy"
+        | "grounded_answer_rate" => metrics.loops.as_ref()?.value(name),
         // Behaviour rates: undefined without a trial expecting a behaviour (or, for a
         // hallucination rate, without one expecting its behaviour), so they fail there.
         "macro_f1" | "tool_hallucination_rate" | "answer_hallucination_rate" => {

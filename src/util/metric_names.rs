@@ -67,6 +67,36 @@ pub const AMOUNT_METRICS: &[&str] = &[
     "first_tool_byte_p95_ms",
 ];
 
+/// The metrics where lower is better: error and hallucination rates, invalid, false
+/// and missed calls, ungrounded values, duplicate side effects, and every amount (time,
+/// tokens, money). For every other metric higher is better. `compare` reads a regression
+/// as a change in the worse direction: a drop of accuracy, a rise of `error_rate`.
+pub const LOWER_IS_BETTER: &[&str] = &[
+    "error_rate",
+    "false_call_rate",
+    "miss_rate",
+    "invalid_call_rate",
+    "ungrounded_rate",
+    "duplicate_side_effect_rate",
+    "tool_hallucination_rate",
+    "answer_hallucination_rate",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "tool_definition_tokens",
+    "first_token_p50_ms",
+    "first_token_p95_ms",
+    "first_tool_byte_p50_ms",
+    "first_tool_byte_p95_ms",
+];
+
+/// Whether a lower value of `metric` is better (see [`LOWER_IS_BETTER`]).
+pub fn lower_is_better(metric: &str) -> bool {
+    LOWER_IS_BETTER.contains(&metric)
+}
+
 /// Every metric name a threshold accepts, in the order of `docs/metrics.md`.
 pub fn threshold_metrics() -> Vec<&'static str> {
     METRIC_NAMES
@@ -229,6 +259,14 @@ mod tests {
             crate::score::stream::STREAM_METRICS
         );
         assert_eq!(
+            &EXTRA_THRESHOLD_METRICS[1..6],
+            crate::score::loops::LOOP_METRICS
+        );
+        assert_eq!(
+            &EXTRA_THRESHOLD_METRICS[6..9],
+            crate::score::behaviour::BEHAVIOUR_METRICS
+        );
+        assert_eq!(
             &EXTRA_THRESHOLD_METRICS[1..9],
             [
                 "task_success",
@@ -242,5 +280,28 @@ mod tests {
             ]
         );
         assert!(rates.contains(&"pass_hat_k") && !is_rate("cost_usd") && !is_rate("speed"));
+    }
+
+    #[test]
+    fn every_amount_and_every_harm_is_lower_is_better() {
+        for m in LOWER_IS_BETTER {
+            assert!(threshold_metrics().contains(m), "{m}");
+        }
+        for a in AMOUNT_METRICS {
+            assert!(lower_is_better(a), "{a}");
+        }
+        for higher in [
+            "accuracy",
+            "trigger_recall",
+            "task_success",
+            "recovery",
+            "macro_f1",
+            "pass_hat_k",
+        ] {
+            assert!(!lower_is_better(higher), "{higher}");
+        }
+        for lower in ["error_rate", "tool_hallucination_rate", "miss_rate"] {
+            assert!(lower_is_better(lower), "{lower}");
+        }
     }
 }

@@ -85,9 +85,37 @@ fn bare_summaries_compare_like_their_runs() {
     let c = summary_only(&t, "cand", "only-cand");
     let bare = t.run(&["compare", &b, &c, "--format", "json"]);
     bare.assert_code(OK);
-    let full: serde_json::Value = serde_json::from_str(&full.stdout).unwrap();
-    let bare: serde_json::Value = serde_json::from_str(&bare.stdout).unwrap();
-    // Same pairs, flips, p-values and metric deltas, from the summaries alone.
+    let mut full: serde_json::Value = serde_json::from_str(&full.stdout).unwrap();
+    let mut bare: serde_json::Value = serde_json::from_str(&bare.stdout).unwrap();
+    // A summary has no per-trial data: no failure reasons, no tests of metrics other
+    // than accuracy (its outcomes are enough for that), no pooled metric values over
+    // several cells. Everything else is the same from the summaries alone.
+    for cell in full["cells"].as_array_mut().unwrap() {
+        for flip in cell["flips"].as_array_mut().unwrap() {
+            assert!(flip["reason"]["code"].is_string(), "{flip}");
+            flip.as_object_mut().unwrap().remove("reason");
+        }
+        for m in cell["metrics"].as_array_mut().unwrap() {
+            assert!(m["test"]["method"].is_string(), "{m}");
+            if m["metric"] != "accuracy" {
+                m.as_object_mut().unwrap().remove("test");
+            }
+        }
+    }
+    let full_overall = full
+        .as_object_mut()
+        .unwrap()
+        .remove("overall_metrics")
+        .unwrap();
+    let bare_overall = bare
+        .as_object_mut()
+        .unwrap()
+        .remove("overall_metrics")
+        .unwrap();
+    assert_eq!(full_overall[0]["test"], bare_overall[0]["test"]);
+    assert_eq!(bare_overall[0]["metric"], "accuracy");
+    assert!(bare_overall[1]["test"].is_null() && full_overall[1]["test"].is_object());
+    // Same pairs, flips, p-values and metric deltas.
     assert_eq!(full, bare);
     // 16 pairs: the oracle passes all but capital-of-france under `required` (2 trials),
     // wrong_tool fails all, so 14 pass → fail and 2 fail → fail.
@@ -403,4 +431,236 @@ fn the_compare_chart_has_a_legend() {
     assert!(html.contains(r#"<g class="legend">"#), "legend");
     assert!(html.contains(">baseline</text>") && html.contains(">candidate</text>"));
     assert!(html.contains("mcnemar_exact"));
+}
+
+/// `suites/loops.yaml` (10 tool-loop cases) run by `baseline` into `base` and by
+/// `candidate` into `cand`, with `extra` run arguments.
+fn loop_runs(t: &Toolgauge, baseline: &str, candidate: &str, extra: &[&str]) {
+    let suite = crate::support::repo_root().join("suites/loops.yaml");
+    let suite = suite.to_str().unwrap();
+    for (target, out) in [(baseline, "base"), (candidate, "cand")] {
+        let mut args = vec!["run", suite, "--target", target, "--out", out, "--quiet"];
+        args.extend_from_slice(extra);
+        // The candidates fail the suite's own thresholds; the runs are what matter here.
+        let o = t.run(&args);
+        assert!(
+            [Some(OK), Some(THRESHOLD_FAILED)].contains(&o.code),
+            "{}",
+            o.stderr
+        );
+    }
+}
+
+#[test]
+fn a_gate_on_task_success_fails_when_it_drops() {
+    let t = Toolgauge::new();
+    loop_runs(&t, "scripted:oracle", "scripted:loop_forever", &[]);
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "task_success=5",
+    ]);
+    o.assert_code(THRESHOLD_FAILED);
+    assert!(
+        last_line(&o).starts_with(
+            "gate failed: task_success fell 100.0 points in scripted:oracle → \
+             scripted:loop_forever × default × auto (100.0% → 0.0%, McNemar p = 0.002)"
+        ),
+        "{}",
+        o.stderr
+    );
+    // Every metric with its interval, the loop rates among them, and the gate's row.
+    o.stdout_has(&[
+        "metrics, scripted:oracle → scripted:loop_forever × default × auto:",
+        "task_success",
+        "-100.0 pts",
+        "recovery",
+        "latency_p95_ms",
+        "regression gates:",
+        "task_success in scripted:oracle → scripted:loop_forever × default × auto: -100.0 pts",
+        "smallest reachable p 0.002, a drop of 5.0 points needs at least 120 cases: failed",
+    ]);
+    // A gate on what the candidate held stays green; recovery is tested by the bootstrap.
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "duplicate_side_effect_rate=5",
+        "--format",
+        "json",
+    ]);
+    o.assert_code(OK);
+    let json: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let metrics = json["cells"][0]["metrics"].as_array().unwrap();
+    let find = |name: &str| metrics.iter().find(|m| m["metric"] == name).unwrap();
+    assert_eq!(find("task_success")["test"]["method"], "mcnemar_exact");
+    assert_eq!(find("recovery")["better"], "higher");
+    assert_eq!(find("error_rate")["better"], "lower");
+    assert_eq!(find("latency_p50_ms")["test"]["method"], "bootstrap");
+    assert!(find("latency_p50_ms")["test"]["low"].is_number());
+    assert_eq!(json["gates"][0]["metric"], "duplicate_side_effect_rate");
+    assert_eq!(json["gates"][0]["better"], "lower");
+    // The suite's thresholds (accuracy, invalid_call_rate) are named and can be gated.
+    assert_eq!(
+        json["suite_thresholds"],
+        serde_json::json!(["accuracy", "invalid_call_rate"])
+    );
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "thresholds=5",
+    ]);
+    o.assert_code(THRESHOLD_FAILED);
+    o.stdout_has(&["accuracy *", "invalid_call_rate *", "invalid_call_rate in "]);
+    o.stderr_has(&["gate failed: accuracy fell 100.0 points"]);
+}
+
+#[test]
+fn a_small_suite_could_not_tell_and_min_cases_fails_it() {
+    let t = Toolgauge::new();
+    // 8 of the 10 cases; ignore_error fails 3 of them: a 37.5-point drop that the
+    // paired test can not call significant (3 discordant cases: p ≥ 0.25).
+    let cases = [
+        "--case", "order-*", "--case", "refund-*", "--case", "rate-*",
+    ];
+    loop_runs(&t, "scripted:oracle", "scripted:ignore_error", &cases);
+    let o = t.run(&["compare", "base", "cand", "--fail-on-regression", "5"]);
+    o.assert_code(OK);
+    o.stdout_has(&[
+        "accuracy in scripted:oracle → scripted:ignore_error × default × auto: -37.5 pts \
+         (100.0% → 62.5%), McNemar p = 0.250 over 8 cases (3 changed); limit 5.0 points; \
+         smallest reachable p 0.250, a drop of 5.0 points needs at least 120 cases: could \
+         not tell",
+    ]);
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "5",
+        "--min-cases",
+        "10",
+    ]);
+    o.assert_code(THRESHOLD_FAILED);
+    assert_eq!(
+        last_line(&o),
+        "gate failed: could not tell: accuracy in scripted:oracle → scripted:ignore_error × \
+         default × auto was measured in 8 cases on both sides, fewer than min_cases 10 (a \
+         drop of 5.0 points needs at least 120 cases; the smallest p these cases can reach \
+         is 0.250)",
+        "{}",
+        o.stderr
+    );
+    // --strict fails the drop itself, as before.
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "5",
+        "--strict",
+    ]);
+    o.assert_code(THRESHOLD_FAILED);
+    assert!(
+        last_line(&o).ends_with("(strict: not significant)"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn the_flips_list_gives_the_candidates_failure_reason() {
+    let t = Toolgauge::new();
+    loop_runs(&t, "scripted:oracle", "scripted:ignore_error", &[]);
+    let o = t.run(&[
+        "compare", "base", "cand", "--format", "md", "--html", "c.html",
+    ]);
+    o.assert_code(OK);
+    o.stdout_has(&[
+        "### Pass → fail (3)",
+        "- `order-not-found-en` in scripted:oracle → scripted:ignore\\_error × default × auto: \
+         `no_recovery` \\`get\\_order\\` failed in round 1 (not\\_found)",
+        "### Metrics (scripted:oracle → scripted:ignore\\_error × default × auto)",
+        "| task\\_success | 100.0% | 70.0% | -30.0 pts |",
+    ]);
+    // The mode is in the cell label, not repeated on the line.
+    assert!(!o.stdout.contains("(tool_choice"), "{}", o.stdout);
+    let html = t.read("c.html");
+    assert!(html.contains("no_recovery") && html.contains("candidate's failure reason"));
+}
+
+#[test]
+fn bad_regression_gates_are_bad_input_with_a_hint() {
+    let t = Toolgauge::new();
+    two_runs(&t, "scripted:oracle", "scripted:oracle");
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "foo=x",
+            "error: --fail-on-regression foo=x: unknown metric `foo`, and `x` is not a number of points",
+            "hint: the gate takes: thresholds",
+        ),
+        (
+            "task_sucess=5",
+            "error: --fail-on-regression task_sucess=5: unknown metric `task_sucess`",
+            "hint: did you mean `task_success`?",
+        ),
+        (
+            "recovery=-5",
+            "error: --fail-on-regression recovery takes the largest allowed drop in percentage points, in [0, 100]; did you mean 5?",
+            "",
+        ),
+        (
+            "latency_p95_ms=10",
+            "error: --fail-on-regression latency_p95_ms=10: `latency_p95_ms` is an amount",
+            "hint: gate it with a suite threshold",
+        ),
+        (
+            "5,accuracy=3",
+            "error: --fail-on-regression names `accuracy` twice (5 and accuracy=3)",
+            "",
+        ),
+    ];
+    for (value, message, hint) in cases {
+        let o = t.run(&[
+            "compare",
+            "base",
+            "cand",
+            &format!("--fail-on-regression={value}"),
+        ]);
+        o.assert_code(BAD_INPUT);
+        o.stderr_has(&[message, hint]);
+    }
+    // A metric other than accuracy needs the trials, which a bare summary lacks.
+    let b = summary_only(&t, "base", "only-base");
+    let o = t.run(&[
+        "compare",
+        &b,
+        "cand",
+        "--fail-on-regression",
+        "error_rate=5",
+    ]);
+    o.assert_code(BAD_INPUT);
+    o.stderr_has(&[
+        "needs every trial",
+        "is a summary.json without its run's trials.jsonl",
+    ]);
+    // --min-cases needs a regression gate, and a number of cases.
+    let o = t.run(&["compare", "base", "cand", "--min-cases", "5"]);
+    o.assert_code(BAD_INPUT);
+    let o = t.run(&[
+        "compare",
+        "base",
+        "cand",
+        "--fail-on-regression",
+        "5",
+        "--min-cases",
+        "0",
+    ]);
+    o.assert_code(BAD_INPUT);
+    o.stderr_has(&["--min-cases takes the fewest cases"]);
 }

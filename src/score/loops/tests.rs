@@ -102,7 +102,7 @@ fn single_turn() -> TrialRecord {
 }
 
 /// Three scored loop trials, one errored loop trial and a single-turn trial.
-fn sample() -> Vec<TrialRecord> {
+pub(crate) fn sample() -> Vec<TrialRecord> {
     let a = trial(
         "a",
         Verdict::Pass,
