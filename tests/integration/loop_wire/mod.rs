@@ -233,6 +233,8 @@ pub struct Trial {
     pub case: usize,
     /// The target spec.
     pub target: String,
+    /// The trial's tool_choice mode (auto unless [`Trial::with_mode`] says otherwise).
+    pub mode: ToolChoice,
 }
 
 impl Trial {
@@ -249,7 +251,14 @@ impl Trial {
             suite: Arc::new(suite),
             case,
             target: target.to_string(),
+            mode: ToolChoice::Auto,
         }
+    }
+
+    /// The same trial under tool_choice `mode`.
+    pub fn with_mode(mut self, mode: ToolChoice) -> Trial {
+        self.mode = mode;
+        self
     }
 
     /// Play the episode with `provider` and `host`.
@@ -259,7 +268,7 @@ impl Trial {
             self.suite.clone(),
             &[target],
             &self.suite.variants[..1],
-            &[ToolChoice::Auto],
+            std::slice::from_ref(&self.mode),
             1,
         );
         let planned = plan

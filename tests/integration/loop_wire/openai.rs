@@ -153,3 +153,40 @@ async fn three_rounds_echo_the_calls_and_answer_each_id_in_call_order() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_forcing_tool_choice_forces_the_first_round_only() {
+    // Forced on every round, the model could never answer: `required` and a named
+    // function go with the first request, and every later one asks `auto`.
+    let named = json!({"type": "function", "function": {"name": "get_stock_price"}});
+    for (mode, first) in [
+        (ToolChoice::Required, json!("required")),
+        (ToolChoice::Function("get_stock_price".into()), named),
+    ] {
+        let [parallel, single, text] = answers();
+        let server = serve(
+            assistant_turns,
+            vec![vec![ok(&parallel)], vec![ok(&single)], vec![ok(&text)]],
+        )
+        .await;
+        let target = format!("openai:gpt-4o-2024-08-06@{}/v1", server.uri());
+        let trial = Trial::new(SUITE, "weather-and-stock", &target).with_mode(mode.clone());
+        let outcome = trial.play(keyed(&target, fast()).as_ref()).await;
+        assert_eq!(
+            outcome.stop(),
+            Some(StopReason::Answered),
+            "{mode:?}: {:?}",
+            outcome.end
+        );
+        let choices: Vec<Value> = bodies(&server)
+            .await
+            .iter()
+            .map(|b| b["tool_choice"].clone())
+            .collect();
+        assert_eq!(
+            choices,
+            vec![first, json!("auto"), json!("auto")],
+            "{mode:?}"
+        );
+    }
+}
