@@ -16,6 +16,7 @@
 //! `stop`, which defaults to `answered`).
 
 pub mod behaviour;
+pub mod call_check;
 pub mod calls;
 pub mod claims;
 pub mod ground;

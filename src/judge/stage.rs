@@ -14,7 +14,7 @@
 use super::calls::{CaseScorer, Reason, TrialChecks};
 use super::model::JudgeVerdicts;
 use super::{EpisodeChecks, JudgeInput, judge_episode};
-use crate::chat::Message;
+use crate::chat::{Message, ToolDefinition};
 use crate::episode::{EpisodeError, EpisodeOutcome, tool_traits};
 use crate::provider::{Response, ToolChoice};
 use crate::suite::trajectory::LoopExpectation;
@@ -52,13 +52,15 @@ impl Judgement {
     }
 }
 
-/// A trial of one round: the call checks on `response` under `variant` and `mode`, with
-/// the judge model's verdicts when it was asked (`model`: its verdicts, or the reason it
-/// gave none, which makes the trial a failure without a verdict: a verdict the judge did
-/// not give is never assumed).
+/// A trial of one round: the call checks on `response` under `variant` and `mode` (the
+/// trial offered `distractors` beside the case's tools, none outside `distractors:`),
+/// with the judge model's verdicts when it was asked (`model`: its verdicts, or the
+/// reason it gave none, which makes the trial a failure without a verdict: a verdict the
+/// judge did not give is never assumed).
 pub fn judge_turn(
     scorer: &CaseScorer<'_>,
     variant: &str,
+    distractors: &[&ToolDefinition],
     mode: &ToolChoice,
     response: &Response,
     model: Result<Option<&JudgeVerdicts>, Reason>,
@@ -73,7 +75,7 @@ pub fn judge_turn(
             };
         }
     };
-    let (checks, reasons) = scorer.score_judged(variant, mode, response, verdicts);
+    let (checks, reasons) = scorer.score_offered(variant, distractors, mode, response, verdicts);
     Judgement::Scored {
         reasons,
         checks: Some(checks),
@@ -93,6 +95,9 @@ pub struct LoopTrial<'a> {
     pub variant: &'a str,
     /// The trial's tool_choice mode.
     pub mode: &'a ToolChoice,
+    /// The distractors the trial offered beside the case's tools (`distractors:`;
+    /// empty elsewhere).
+    pub distractors: &'a [&'a ToolDefinition],
 }
 
 /// A tool loop. Every part must hold:
@@ -144,7 +149,9 @@ fn first_round(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> (Option<TrialChec
     let Some(first) = outcome.rounds.first() else {
         return (None, Vec::new());
     };
-    let (checks, reasons) = t.scorer.score_variant(t.variant, t.mode, &first.response);
+    let (checks, reasons) =
+        t.scorer
+            .score_offered(t.variant, t.distractors, t.mode, &first.response, None);
     // A case with loop expectations that gives no `calls` expects some call in the
     // episode, not in its first round: a careful model may first ask the user (a risky
     // first step) and call after the answer.
@@ -158,7 +165,7 @@ fn first_round(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> (Option<TrialChec
     }
     let mut reasons = t
         .scorer
-        .invalid_calls(t.variant, &first.response.tool_calls);
+        .invalid_calls(t.variant, t.distractors, &first.response.tool_calls);
     if outcome
         .rounds
         .iter()
@@ -181,7 +188,7 @@ fn later_rounds(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Vec<Reason> {
     for (i, round) in outcome.rounds.iter().enumerate().skip(1) {
         for mut r in t
             .scorer
-            .invalid_calls(t.variant, &round.response.tool_calls)
+            .invalid_calls(t.variant, t.distractors, &round.response.tool_calls)
         {
             r.message = format!("round {}: {}", i + 1, r.message);
             reasons.push(r);
@@ -318,9 +325,9 @@ cases:
         let s = suite();
         let scorer = CaseScorer::new(&s, &s.cases[0]);
         let mode = ToolChoice::Auto;
-        let right = judge_turn(&scorer, "default", &mode, &called("北京"), Ok(None));
+        let right = judge_turn(&scorer, "default", &[], &mode, &called("北京"), Ok(None));
         assert!(right.passed(), "{right:?}");
-        let wrong = judge_turn(&scorer, "default", &mode, &called("上海"), Ok(None));
+        let wrong = judge_turn(&scorer, "default", &[], &mode, &called("上海"), Ok(None));
         assert!(!wrong.passed());
         assert_eq!(codes(&wrong), vec!["args_mismatch"]);
         // The same facts the call checks give on their own.
@@ -341,6 +348,7 @@ cases:
         let j = judge_turn(
             &scorer,
             "default",
+            &[],
             &ToolChoice::Auto,
             &called("北京"),
             Err(reason.clone()),
