@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::claims;
 use super::steps::{call_list, clip};
-use crate::episode::view::{Episode, Placed, StopReason, ToolTraits};
+use crate::episode::view::{Episode, FinalAnswer, Placed, StopReason, ToolTraits};
 use crate::judge::calls::Reason;
 use crate::suite::tool_error::ToolErrorKind;
 
@@ -232,10 +232,10 @@ fn unrecovered_why(episode: &Episode, denied: bool, tried_again: bool) -> String
             )
         };
     }
-    let answer = if episode.final_text().is_some() {
-        "its final answer"
-    } else {
-        "an answer (there is no final answer)"
+    let answer = match episode.final_answer() {
+        FinalAnswer::Text(_) => "its final answer",
+        FinalAnswer::Empty => "an answer (its final answer is empty)",
+        FinalAnswer::Missing => "an answer (there is no final answer)",
     };
     if denied {
         format!("the model went on without saying so in {answer}")

@@ -888,6 +888,67 @@ fn the_stop_reason_must_be_the_expected_one() {
     );
 }
 
+/// Issue 31: a final answer that is empty or `null` (the last round made no call and
+/// said nothing) is said to be empty, not "the last round made calls", and it states no
+/// ungrounded fact; an episode a limit stopped has no final answer and is not grounded.
+#[test]
+fn an_empty_final_answer_is_empty_and_states_nothing_ungrounded() {
+    let expect = "      final: {contains: [\"18\"], grounded: true}\n";
+    for text in [None, Some(""), Some("  \n ")] {
+        let ep = episode(vec![
+            calls(vec![weather("Paris")]),
+            Round {
+                text: text.map(str::to_string),
+                ..Round::default()
+            },
+        ]);
+        assert_eq!(ep.final_answer(), FinalAnswer::Empty, "{text:?}");
+        let (codes, checks, reasons) = judge(expect, &ep);
+        assert_eq!(codes, vec!["text_mismatch"], "{text:?}");
+        assert_eq!(
+            reasons[0].message,
+            "the final answer is empty (the last round made no call and said nothing), so it \
+             holds none of the `final` text checks"
+        );
+        assert_eq!(checks.grounded, Some(true), "{text:?}");
+    }
+    // Grounding alone: an empty answer passes it.
+    let empty = episode(vec![calls(vec![weather("Paris")]), answer("")]);
+    assert_eq!(
+        judge("      final: {grounded: true}\n", &empty).0,
+        Vec::<String>::new()
+    );
+    // A loop a limit stopped has no answer: the last round made calls, not grounded.
+    let mut limited = episode(vec![calls(vec![weather("Paris")])]);
+    limited.stop = StopReason::MaxToolCalls;
+    assert_eq!(limited.final_answer(), FinalAnswer::Missing);
+    let (codes, checks, reasons) = judge(
+        "      final: {contains: [\"18\"], grounded: true}\n      stop: max_tool_calls\n",
+        &limited,
+    );
+    assert_eq!(codes, vec!["text_mismatch"]);
+    assert_eq!(
+        reasons[0].message,
+        "there is no final answer to check (the last round made calls)"
+    );
+    assert_eq!(checks.grounded, Some(false));
+    // An error before an empty answer: the recovery message says the answer is empty.
+    let failed = episode(vec![
+        calls(vec![err(
+            "get_order",
+            r#"{"order_id": "A123"}"#,
+            "not_found",
+        )]),
+        answer(""),
+    ]);
+    let (_, _, reasons) = judge("      stop: answered\n", &failed);
+    assert_eq!(
+        reasons[0].message,
+        "`get_order` failed in round 1 (not_found, injected) and the model neither called it \
+         again nor said so in an answer (its final answer is empty)"
+    );
+}
+
 #[test]
 fn final_text_checks_need_a_final_answer() {
     let mut limited = episode(vec![calls(vec![weather("Paris")])]);
