@@ -740,6 +740,12 @@ fn recovery_by_hand() {
     ]);
     cut.stop = StopReason::MaxRounds;
     assert_eq!(recovered(&cut).0, vec![false]);
+    // A courtesy closer asks the user nothing, in Chinese as in English: it owns up to
+    // nothing.
+    for closer in ["What else would you like to know?", "你还想知道什么吗？"] {
+        let ep = episode(vec![calls(vec![nf("A1")]), answer(closer)]);
+        assert_eq!(recovered(&ep).0, vec![false], "{closer}");
+    }
 }
 
 #[test]
