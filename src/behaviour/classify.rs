@@ -352,6 +352,77 @@ mod tests {
         }
     }
 
+    /// Issue 31: courtesy closers read the same in Chinese as in English (`direct`: the
+    /// answer asks nothing of the request), alone, after content and after a refusal.
+    #[test]
+    fn courtesy_closers_classify_alike_in_english_and_chinese() {
+        let en = [
+            "What else would you like to know?",
+            "Is there anything else I can help you with?",
+            "Do you have any other questions?",
+            "What else can I do for you?",
+            "Would you like to know more?",
+            "Can I help you with anything else?",
+        ];
+        let zh = [
+            "你还想知道什么吗？",
+            "您还想了解什么？",
+            "还想知道哪些方面？",
+            "还有什么需要帮忙的吗？",
+            "有其他问题吗？",
+            "还能帮您做什么？",
+            "需要我再帮您查点别的吗？",
+            "想了解更多吗？",
+            "还有别的想知道的吗？",
+        ];
+        for t in en.iter().chain(&zh) {
+            assert_eq!(b(t), D, "{t}: {:?}", classify(t));
+            let after = format!("The capital of France is Paris. {t}");
+            assert_eq!(b(&after), D, "{after}: {:?}", classify(&after));
+            let after = format!("法国的首都是巴黎。{t}");
+            assert_eq!(b(&after), D, "{after}: {:?}", classify(&after));
+            let refused = format!("抱歉，我无法查询航班信息。{t}");
+            assert_eq!(b(&refused), C, "{refused}: {:?}", classify(&refused));
+        }
+        // A question about the request itself still asks, in both languages.
+        assert_eq!(b("需要我帮您查其他城市吗？"), R);
+        assert_eq!(b("Which other city should I check?"), R);
+    }
+
+    /// Issue 31: "I don't know." is no answer, said as such: `cannot_answer`, in both
+    /// languages; not when the sentence goes on to ask or to answer.
+    #[test]
+    fn i_dont_know_is_cannot_answer_in_english_and_chinese() {
+        for t in [
+            "I don't know.",
+            "I do not know.",
+            "Sorry, I don't know.",
+            "I really don't know the answer.",
+            "I don't know, sorry.",
+            "I have no idea.",
+            "No idea.",
+            "我不知道。",
+            "不知道。",
+            "我不清楚。",
+            "抱歉，我不知道。",
+            "我也不知道答案。",
+            "这个问题我不太清楚。",
+        ] {
+            assert_eq!(b(t), C, "{t}: {:?}", classify(t));
+        }
+        for (t, want) in [
+            ("I don't know which city you mean.", R),
+            ("I don't know what you mean. Could you rephrase?", R),
+            ("我不知道您说的是哪个城市。", R),
+            ("I don't know if it will rain, but it is 18°C now.", D),
+            ("I don't know, but it is probably Paris.", D),
+            ("我不知道，但北京今天25度。", D),
+            ("I don't know about you, but I love Paris in spring.", D),
+        ] {
+            assert_eq!(b(t), want, "{t}: {:?}", classify(t));
+        }
+    }
+
     proptest::proptest! {
         /// Any text, however hostile, gets a text behaviour and a short cue, never a panic.
         #[test]

@@ -107,6 +107,7 @@ const ASK_EN: &[&str] = &[
     r"\bwhich\s+(?:\w+\s+){0,3}(?:do|did|would|should|are|were)\s+you\b",
     r"\b(?:just\s+)?to\s+(?:confirm|clarify|be\s+sure|make\s+sure)\b[^.?!]*\?",
     r"\b(?:i'm|i am)\s+not\s+sure\s+(?:which|what|who|whether|if|where|when)\b[^.?!]*\byou\b",
+    r"\bi\s+(?:don't|do\s+not)\s+know\s+(?:which|what|who|whether|if|where|when)\b[^.?!]*\byou\b",
     r"\b(?:it's|it is|it isn't|it is not)\s+(?:unclear|not clear)\s+(?:which|what|who|whether|where|when)\b",
     // A wh-question addressed to the user: "What date would you like?", "In which city
     // is the theatre?", "How many tickets …?" (the classifier keeps it only when the
@@ -143,6 +144,13 @@ const REFUSE_EN: &[&str] = &[
     r"\b(?:sorry|unfortunately|afraid|apologies)\b[^.!?]{0,40}\bi\s+(?:can|am\s+able\s+to)\s+only\b",
     r"\bi\s+can\s+only\s+(?:help|assist|answer)\s+with\b",
     r"\bi\s+(?:currently\s+)?(?:do\s+not|don't)\s+support\b",
+    // "I don't know.", "Sorry, I really don't know the answer.", "I have no idea.": no
+    // answer, said as such. Only where the clause ends there (or an apology follows):
+    // "I don't know which city you mean" asks, and "I don't know if it rains, but it is
+    // 18°C" answers.
+    r"\bi\s+{ADV}(?:don't|do\s+not|honestly\s+don't)\s+know(?:\s+(?:the\s+answer(?:\s+to\s+(?:that|this|your\s+question))?|that|this|it|for\s+sure|offhand))?\s*(?:[.!;]|$|,\s*(?:sorry|unfortunately|i'm\s+afraid))",
+    r"\bi\s+(?:have|'ve\s+got)\s+no\s+idea\s*(?:[.!;]|$)",
+    r"^\s*(?:(?:sorry|unfortunately),?\s+)?(?:no\s+idea|(?:i\s+)?dunno)\s*(?:[.!;]|$)",
 ];
 
 /// Refusals (Chinese). The subject is often dropped ("抱歉，无法查询"), so a bare 无法 counts
@@ -162,6 +170,9 @@ const REFUSE_ZH: &[&str] = &[
     r"(?:我|抱歉|对不起)[^。！？?!]{0,4}?只能[^。！？?!]{0,30}?(?:无法|不能|没法|不支持)",
     r"工具(?:中|里|当中)?[^。！？?!]{0,6}?(?:都)?(?:没有|无法|不能|不支持)",
     r"(?:我)?(?:只是|仅仅是|作为)(?:一个)?(?:ai|人工智能|语言模型)",
+    // "我不知道。", "抱歉，不清楚。": no answer, said as such; only where the clause ends
+    // there ("我不知道您指的是哪个城市" asks).
+    r"(?:^|[，,]|我(?:也|真的|确实|实在|并|还)?)\s*(?:并)?不(?:太)?(?:知道|清楚)(?:答案|这个)?(?:呢|哦|啊)?\s*(?:[。！!.…]|[，,]\s*(?:抱歉|对不起|不好意思)|$)",
 ];
 
 /// Courtesy tails and suggestions (English): a question here is not a request for
@@ -200,6 +211,12 @@ const OFFER_ZH: &[&str] = &[
     r"需要(?:更多|进一步|其他)(?:的)?(?:帮助|信息|详情)",
     r"希望(?:这|以上|对您)",
     r"(?:要不要|不如|何不)[^。！？?!]*[?？]$",
+    // "你还想知道什么吗？", "您还想了解哪些方面？" (as "What else would you like to
+    // know?"), "还能帮您做什么？", "需要我再帮您查点别的吗？", "想了解更多吗？".
+    r"还想(?:要)?(?:知道|了解|问|查|看|聊|咨询)(?:点|些|一下)?(?:什么|哪些|别的|其他|其它)",
+    r"还(?:能|可以)(?:再)?(?:为|帮|替)(?:您|你)(?:做|办|查)?(?:些|点)?(?:什么|别的|其他|其它)",
+    r"(?:为|帮|替)(?:您|你)[^。！？?!]{0,4}(?:别的|其他|其它)(?:的)?(?:事|事情)?(?:吗|呢)?\s*[?？]?$",
+    r"(?:想|要|需要)(?:再)?(?:了解|知道|查看|看看?)(?:更多|更详细)",
 ];
 
 /// Conditional offers (English and Chinese).

@@ -49,7 +49,8 @@ pub struct RoundRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// The provider's answer, its calls' missing ids assigned
-    /// ([`Response::assign_missing_ids`]); usage and latency as reported.
+    /// ([`Response::assign_missing_ids`]) and the ids an earlier round used replaced
+    /// ([`Response::rename_reused_ids`], with a warning); usage and latency as reported.
     pub response: Response,
     /// The answers to the response's calls, in call order; empty when the turn made no
     /// calls or a limit stopped the loop before they were executed (see [`limits`]).

@@ -86,6 +86,12 @@ pub async fn run_episode_observed(
             request.tool_choice = ToolChoice::Auto;
         }
         response.assign_missing_ids(earlier + rounds.len());
+        rename_reused_ids(
+            &mut response,
+            earlier + rounds.len(),
+            &request.messages,
+            &rounds,
+        );
         request.messages.push(response.to_message());
         let mut record = RoundRecord {
             sent,
@@ -151,5 +157,61 @@ pub async fn run_episode_observed(
         context,
         rounds,
         end,
+    }
+}
+
+/// Give each call of `response` whose id an earlier turn of the conversation (`sent`:
+/// the case's messages and the rounds so far, `rounds`) already used an id of its own
+/// ([`crate::provider::Response::rename_reused_ids`], `round` as
+/// [`Request::round`] counts), and say so in the answer's warnings: a model that reuses
+/// `c1` in round 2 would have its results sent back under an id two calls share, which
+/// real APIs pair with the wrong call or refuse.
+fn rename_reused_ids(
+    response: &mut crate::provider::Response,
+    round: usize,
+    sent: &[Message],
+    rounds: &[RoundRecord],
+) {
+    let used: Vec<&str> = sent
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().filter_map(|c| c.id.as_deref()).collect()
+            }
+            Message::Tool { tool_call_id, .. } => vec![tool_call_id.as_str()],
+            _ => Vec::new(),
+        })
+        .collect();
+    for (i, old) in response.rename_reused_ids(round, &used) {
+        let first = rounds
+            .iter()
+            .position(|r| {
+                r.response
+                    .tool_calls
+                    .iter()
+                    .any(|c| c.id.as_deref() == Some(old.as_str()))
+            })
+            .map_or_else(
+                || "in the case's messages".to_string(),
+                |r| format!("in round {}", r + 1),
+            );
+        let new = response.tool_calls[i].id.clone().unwrap_or_default();
+        response.warnings.push(format!(
+            "round {}: call id `{}` was already used {first}; call {} (`{}`) was given the id `{}` so that its result is not paired with the earlier call",
+            rounds.len() + 1,
+            short(&old),
+            i + 1,
+            short(&response.tool_calls[i].name),
+            short(&new),
+        ));
+    }
+}
+
+/// `text` cut to 80 characters: a warning quotes ids and names the server chose, which
+/// the record keeps whole elsewhere.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }

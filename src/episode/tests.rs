@@ -346,6 +346,64 @@ async fn a_dependent_loop_sends_each_result_back_by_call_id_and_passes_the_judge
     );
 }
 
+/// Issue 31: a call id reused across rounds (`c1` in round 1 and round 2) gets an id of
+/// its own, and the round says so in its warnings; the results go back under distinct
+/// ids.
+#[tokio::test]
+async fn a_call_id_reused_in_a_later_round_is_renamed_with_a_warning() {
+    let suite = suite();
+    let (spec, first) = start(&suite, "order-then-shipment");
+    let model = TestModel::new(vec![
+        calls(vec![call(
+            Some("c1"),
+            "get_order",
+            r#"{"order_id":"A123"}"#,
+        )]),
+        calls(vec![call(
+            Some("c1"),
+            "get_shipment",
+            r#"{"shipment_id":"S9"}"#,
+        )]),
+        text("It arrives on 2026-12-03."),
+    ]);
+    let host = suite_host();
+    let out = run_episode(
+        &model,
+        host.as_ref(),
+        spec,
+        first,
+        &key("order-then-shipment"),
+    )
+    .await;
+    assert_eq!(out.stop(), Some(StopReason::Answered));
+    assert_eq!(
+        out.rounds[0].response.tool_calls[0].id.as_deref(),
+        Some("c1")
+    );
+    assert!(out.rounds[0].response.warnings.is_empty());
+    let second = &out.rounds[1].response;
+    assert_eq!(second.tool_calls[0].id.as_deref(), Some("call_r1_0"));
+    assert_eq!(
+        second.warnings,
+        [
+            "round 2: call id `c1` was already used in round 1; call 1 (`get_shipment`) was \
+          given the id `call_r1_0` so that its result is not paired with the earlier call"
+        ]
+    );
+    // What the model was sent in round 3: two calls, two results, two ids.
+    let seen = model.requests();
+    let ids: Vec<&str> = seen[2]
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["c1", "call_r1_0"]);
+    assert!(judge(&suite, "order-then-shipment", &out).is_empty());
+}
+
 #[tokio::test]
 async fn calls_in_the_wrong_order_fail_the_judge_with_wrong_order() {
     let suite = suite();

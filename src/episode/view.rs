@@ -157,11 +157,44 @@ impl Episode {
     }
 
     /// The model's final answer: the text of the last round, when that round made no
-    /// calls (a loop stopped by a limit has none).
+    /// calls (a loop stopped by a limit has none) and said something (not blank).
     pub fn final_text(&self) -> Option<&str> {
-        self.rounds
-            .last()
-            .filter(|r| r.calls.is_empty())
-            .and_then(|r| r.text.as_deref())
+        match self.final_answer() {
+            FinalAnswer::Text(t) => Some(t),
+            FinalAnswer::Empty | FinalAnswer::Missing => None,
+        }
+    }
+
+    /// What the episode ended with: the last round's text when it made no calls, an
+    /// empty answer when that round made no calls and said nothing, or no answer at all.
+    pub fn final_answer(&self) -> FinalAnswer<'_> {
+        match self.rounds.last() {
+            Some(r) if r.calls.is_empty() => FinalAnswer::of(r.text.as_deref()),
+            _ => FinalAnswer::Missing,
+        }
+    }
+}
+
+/// The final answer of an episode or a conversation, told apart from its absence: an
+/// answer that is empty is an answer (the model stopped without calling or saying
+/// anything), not a round that made calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalAnswer<'e> {
+    /// There is none: the last round made calls (a limit stopped the loop before the
+    /// model could answer), or no round was played.
+    Missing,
+    /// The last round made no call, and its text is absent (`null`), empty or blank.
+    Empty,
+    /// The last round's text.
+    Text(&'e str),
+}
+
+impl<'e> FinalAnswer<'e> {
+    /// The answer of a turn that made no calls and whose text is `text`.
+    pub fn of(text: Option<&'e str>) -> Self {
+        match text {
+            Some(t) if !t.trim().is_empty() => FinalAnswer::Text(t),
+            _ => FinalAnswer::Empty,
+        }
     }
 }

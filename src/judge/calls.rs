@@ -11,8 +11,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::call_check::{CallCheck, InvalidReason};
+use super::call_check::{Named, call_reasons};
 use super::observed::{Observed, meaning};
 use crate::behaviour::{Behaviour, BehaviourFacts};
+use crate::chat::ToolDefinition;
 use crate::judge::model::JudgeVerdicts;
 use crate::judge::profile::CaseJudge;
 use crate::provider::{Message, Response, ToolCall, ToolChoice};
@@ -23,54 +26,6 @@ use crate::suite::{
     TextChecks,
 };
 use crate::util::assign;
-
-/// Why a call is invalid. The three are exclusive: arguments that do not parse can not
-/// be validated, and an unknown tool has no schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InvalidReason {
-    /// The arguments are not valid JSON.
-    InvalidJson,
-    /// The tool name is not one of the suite's tools.
-    UnknownTool,
-    /// The arguments do not validate against the tool's schema.
-    SchemaViolation,
-}
-
-/// Everything checked about one call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallCheck {
-    /// Tool name as called.
-    pub tool: String,
-    /// The provider's call id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The arguments parsed as JSON.
-    pub json_ok: bool,
-    /// The tool exists in the suite.
-    pub known_tool: bool,
-    /// The arguments validate against the schema (`None` when not checkable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema_ok: Option<bool>,
-    /// The first few schema errors.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schema_errors: Vec<String>,
-    /// Why the call is invalid, if it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invalid: Option<InvalidReason>,
-    /// Required parameters present.
-    pub required_present: u32,
-    /// Required parameters declared by the tool.
-    pub required_total: u32,
-    /// Required parameters missing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing_required: Vec<String>,
-    /// String values checked for grounding.
-    pub grounding_checked: u32,
-    /// Ungrounded values: `param = value` found nowhere in the conversation.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ungrounded: Vec<String>,
-}
 
 /// A reason a trial failed (or errored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -278,7 +233,7 @@ impl<'a> CaseScorer<'a> {
     /// failed (none when it passed). Arguments are checked against the tools' own
     /// schemas; see [`CaseScorer::score_variant`].
     pub fn score(&self, mode: &ToolChoice, response: &Response) -> (TrialChecks, Vec<Reason>) {
-        self.score_in(None, mode, response, None)
+        self.score_in(None, &[], mode, response, None)
     }
 
     /// Score `response` to this case under `variant` and `mode`: arguments are checked
@@ -289,7 +244,7 @@ impl<'a> CaseScorer<'a> {
         mode: &ToolChoice,
         response: &Response,
     ) -> (TrialChecks, Vec<Reason>) {
-        self.score_in(Some(variant), mode, response, None)
+        self.score_in(Some(variant), &[], mode, response, None)
     }
 
     /// [`CaseScorer::score_variant`] with the judge model's verdicts.
@@ -308,13 +263,34 @@ impl<'a> CaseScorer<'a> {
         response: &Response,
         judged: Option<&JudgeVerdicts>,
     ) -> (TrialChecks, Vec<Reason>) {
-        self.score_in(Some(variant), mode, response, judged)
+        self.score_in(Some(variant), &[], mode, response, judged)
     }
 
-    /// The reasons the calls of a later round of a loop are invalid (not JSON, an
-    /// unknown tool, a schema violation), checked against the schemas `variant`
-    /// offered: calls inside a loop are scored per call, as in the first round.
-    pub fn invalid_calls(&self, variant: &str, calls: &[ToolCall]) -> Vec<Reason> {
+    /// [`CaseScorer::score_judged`] for a trial that offered `distractors` beside the
+    /// case's tools (a cell of `distractors:`): a call of one of them is a known tool,
+    /// checked against its own schema, and a wrong one (`distractor_call`), not an
+    /// unknown tool.
+    pub fn score_offered(
+        &self,
+        variant: &str,
+        distractors: &[&ToolDefinition],
+        mode: &ToolChoice,
+        response: &Response,
+        judged: Option<&JudgeVerdicts>,
+    ) -> (TrialChecks, Vec<Reason>) {
+        self.score_in(Some(variant), distractors, mode, response, judged)
+    }
+
+    /// The reasons the calls of a later round of a loop fail on their own (not JSON, an
+    /// unknown tool, a schema violation, a distractor), checked against the schemas
+    /// `variant` offered and the trial's `distractors`: calls inside a loop are scored
+    /// per call, as in the first round.
+    pub fn invalid_calls(
+        &self,
+        variant: &str,
+        distractors: &[&ToolDefinition],
+        calls: &[ToolCall],
+    ) -> Vec<Reason> {
         let response = Response {
             tool_calls: calls.to_vec(),
             ..Response::default()
@@ -326,15 +302,16 @@ impl<'a> CaseScorer<'a> {
             .iter()
             .map(|c| {
                 let parsed = serde_json::from_str::<Value>(&c.arguments).ok();
-                self.check_call(Some(variant), c, parsed.as_ref())
+                self.check_call(Some(variant), distractors, c, parsed.as_ref())
             })
             .collect();
-        invalid_reasons(&checks)
+        call_reasons(&checks)
     }
 
     fn score_in(
         &self,
         variant: Option<&str>,
+        distractors: &[&ToolDefinition],
         mode: &ToolChoice,
         response: &Response,
         judged: Option<&JudgeVerdicts>,
@@ -352,9 +329,9 @@ impl<'a> CaseScorer<'a> {
             .tool_calls
             .iter()
             .zip(&parsed)
-            .map(|(c, p)| self.check_call(variant, c, p.as_ref()))
+            .map(|(c, p)| self.check_call(variant, distractors, c, p.as_ref()))
             .collect();
-        let mut reasons = invalid_reasons(&calls);
+        let mut reasons = call_reasons(&calls);
         let called = !response.tool_calls.is_empty();
         let text = response.text.as_deref().unwrap_or("");
         let judged_behaviour = judged.and_then(|j| j.behaviour.as_ref());
@@ -537,22 +514,22 @@ impl<'a> CaseScorer<'a> {
         (checks, reasons)
     }
 
+    /// The checks of `call` (arguments `args`, parsed when they are JSON) against the
+    /// case's tools and the trial's `distractors`, under `variant`.
     fn check_call(
         &self,
         variant: Option<&str>,
+        distractors: &[&ToolDefinition],
         call: &ToolCall,
         args: Option<&Value>,
     ) -> CallCheck {
-        let tool = self
-            .case
-            .tools(self.suite)
-            .iter()
-            .find(|t| t.name == call.name);
+        let tool = Named::find(&call.name, self.case.tools(self.suite), distractors);
         let mut check = CallCheck {
             tool: clip(&call.name),
             id: call.id.as_deref().map(clip),
             json_ok: args.is_some(),
             known_tool: tool.is_some(),
+            distractor: matches!(tool, Some(Named::Distractor(_))),
             schema_ok: None,
             schema_errors: Vec::new(),
             invalid: None,
@@ -570,13 +547,13 @@ impl<'a> CaseScorer<'a> {
             check.invalid = Some(InvalidReason::UnknownTool);
             return check;
         };
-        let validator = match tool.validator_in(variant) {
+        let validator = match tool.validator(variant) {
             Ok(v) => v,
             Err(e) => {
                 // Not checkable: the schema itself is broken (reported, not guessed).
                 check.schema_errors = vec![format!(
                     "the schema of `{}` does not compile: {e}",
-                    tool.name
+                    tool.name()
                 )];
                 return check;
             }
@@ -600,21 +577,21 @@ impl<'a> CaseScorer<'a> {
                 })
                 .collect();
         }
-        let required = tool.required_in(variant);
+        let required = tool.required(variant);
         check.required_total = required.len() as u32;
         if let Some(obj) = args.as_object() {
             for r in required {
-                if obj.contains_key(r) {
+                if obj.contains_key(&r) {
                     check.required_present += 1;
                 } else {
-                    check.missing_required.push(r.clone());
+                    check.missing_required.push(r);
                 }
             }
             for (k, v) in obj {
-                self.ground(variant, k, v, tool.property_in(variant, k), &mut check);
+                self.ground(variant, k, v, tool.property(variant, k), &mut check);
             }
         } else {
-            check.missing_required = required.to_vec();
+            check.missing_required = required;
         }
         check
     }
@@ -846,34 +823,6 @@ fn push_json_strings(text: &mut String, raw: &str, norm: &Normalizer) {
     {
         walk(&v, text, norm);
     }
-}
-
-/// The reasons `calls` are invalid: arguments that are not JSON, unknown tools, schema
-/// violations (one reason per invalid call, in call order).
-fn invalid_reasons(calls: &[CallCheck]) -> Vec<Reason> {
-    let mut reasons = Vec::new();
-    for c in calls {
-        match c.invalid {
-            Some(InvalidReason::InvalidJson) => reasons.push(Reason::new(
-                "invalid_json",
-                format!("call to `{}` has arguments that are not valid JSON", c.tool),
-            )),
-            Some(InvalidReason::UnknownTool) => reasons.push(Reason::new(
-                "unknown_tool",
-                format!("called `{}`, which is not one of the tools", c.tool),
-            )),
-            Some(InvalidReason::SchemaViolation) => reasons.push(Reason::new(
-                "schema_violation",
-                format!(
-                    "call to `{}` violates its schema: {}",
-                    c.tool,
-                    c.schema_errors.join("; ")
-                ),
-            )),
-            None => {}
-        }
-    }
-    reasons
 }
 
 fn join_text_reasons(label: &str, reasons: Vec<Reason>) -> Result<(), String> {
@@ -1109,6 +1058,7 @@ cases:
                 id: Some("call_get_weather".into()),
                 json_ok: true,
                 known_tool: true,
+                distractor: false,
                 schema_ok: Some(true),
                 schema_errors: vec![],
                 invalid: None,
@@ -1256,6 +1206,86 @@ cases:
         assert_eq!(k.schema_ok, None);
         assert!(k.schema_errors.is_empty());
         assert_eq!(c.right_tools, Some(false));
+    }
+
+    /// Issue 31: a call of a distractor the trial offered is a wrong tool
+    /// (`distractor_call`), not "not one of the tools": it is known, checked against its
+    /// own schema, and invalid only when malformed (bad JSON, a schema violation).
+    #[test]
+    fn a_call_of_an_offered_distractor_is_a_wrong_tool_not_an_invalid_call() {
+        let s = suite();
+        let case = s.cases.iter().find(|c| c.id == "weather").unwrap();
+        let scorer = CaseScorer::new(&s, case);
+        let lookup = ToolDefinition {
+            name: "lookup_city".into(),
+            description: "Look up a city.".into(),
+            parameters: std::sync::Arc::new(json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"]
+            })),
+        };
+        let offered = [&lookup];
+        let score = |args: &str| {
+            scorer.score_offered(
+                "default",
+                &offered,
+                &ToolChoice::Auto,
+                &calls(vec![call("lookup_city", args)]),
+                None,
+            )
+        };
+        let (c, reasons) = score(r#"{"name": "北京"}"#);
+        assert_eq!(
+            codes(&reasons),
+            vec!["distractor_call", "missed_call", "extra_calls"]
+        );
+        assert_eq!(
+            reasons[0].message,
+            "called `lookup_city`, a distractor offered beside the case's tools (a wrong tool)"
+        );
+        let k = &c.calls[0];
+        assert!(k.known_tool && k.distractor);
+        assert_eq!((k.invalid, k.schema_ok), (None, Some(true)));
+        assert_eq!((k.required_present, k.required_total), (1, 1));
+        // A wrong tool for tool selection, as any other.
+        assert_eq!(c.right_tools, Some(false));
+        // Malformed calls of it are still invalid, by the distractor's own schema.
+        let (c, reasons) = score(r#"{"city": "北京"}"#);
+        assert_eq!(c.calls[0].invalid, Some(InvalidReason::SchemaViolation));
+        assert_eq!(
+            &codes(&reasons)[..2],
+            ["schema_violation", "distractor_call"]
+        );
+        let (c, reasons) = score(r#"{"name": "#);
+        assert_eq!(c.calls[0].invalid, Some(InvalidReason::InvalidJson));
+        assert_eq!(&codes(&reasons)[..2], ["invalid_json", "distractor_call"]);
+        // A tool the trial did not offer stays unknown; without the distractors the same
+        // call is unknown too (a cell at N=0, or a suite without `distractors:`).
+        let (c, reasons) = scorer.score_offered(
+            "default",
+            &offered,
+            &ToolChoice::Auto,
+            &calls(vec![call("lookup_town", r#"{"name": "北京"}"#)]),
+            None,
+        );
+        assert_eq!(c.calls[0].invalid, Some(InvalidReason::UnknownTool));
+        assert!(!c.calls[0].distractor);
+        assert_eq!(codes(&reasons)[0], "unknown_tool");
+        let (c, _) = scorer.score(
+            &ToolChoice::Auto,
+            &calls(vec![call("lookup_city", r#"{"name": "北京"}"#)]),
+        );
+        assert_eq!(c.calls[0].invalid, Some(InvalidReason::UnknownTool));
+        // Later rounds of a loop give the same per-call reasons.
+        assert_eq!(
+            codes(&scorer.invalid_calls(
+                "default",
+                &offered,
+                &[call("lookup_city", r#"{"name": "北京"}"#)]
+            )),
+            vec!["distractor_call"]
+        );
     }
 
     #[test]

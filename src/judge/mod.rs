@@ -16,6 +16,7 @@
 //! `stop`, which defaults to `answered`).
 
 pub mod behaviour;
+pub mod call_check;
 pub mod calls;
 pub mod claims;
 pub mod ground;
@@ -26,7 +27,8 @@ pub mod stage;
 pub mod steps;
 
 pub use crate::episode::view::{
-    ApprovalAnswer, CallOutcome, CallRecord, Episode, Placed, Round, StopReason, ToolTraits,
+    ApprovalAnswer, CallOutcome, CallRecord, Episode, FinalAnswer, Placed, Round, StopReason,
+    ToolTraits,
 };
 pub use behaviour::ErrorFact;
 pub use calls::{CaseScorer, Reason, TrialChecks};
@@ -91,14 +93,20 @@ pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>,
     reasons.extend(unrecovered);
     checks.errors = errors;
     if let Some(f) = &expect.final_answer {
-        let text = episode.final_text();
+        let answer = episode.final_answer();
         if f.no_success_after_error
             && let Some(r) = behaviour::success_after_error(episode, &calls)
         {
             reasons.push(r);
         }
         if f.grounded {
-            let stated = text.map(|t| ground::Sources::of(episode).ungrounded(t));
+            // An empty answer states no fact, so none of its facts is ungrounded; an
+            // episode without a final answer (a limit stopped it) is not grounded.
+            let stated = match answer {
+                FinalAnswer::Text(t) => Some(ground::Sources::of(episode).ungrounded(t)),
+                FinalAnswer::Empty => Some(Vec::new()),
+                FinalAnswer::Missing => None,
+            };
             checks.grounded = Some(stated.as_ref().is_some_and(Vec::is_empty));
             match stated {
                 Some(s) if !s.is_empty() => reasons.push(Reason::new(
@@ -116,9 +124,18 @@ pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>,
             }
         }
         if !f.text.is_empty() {
-            match text {
-                Some(t) => reasons.extend(text_checks(&f.text, t, input.norm)),
-                None => reasons.push(Reason::new(
+            match answer {
+                FinalAnswer::Text(t) => reasons.extend(text_checks(&f.text, t, input.norm)),
+                // One reason that says why, rather than each check failing on nothing.
+                FinalAnswer::Empty if !text_checks(&f.text, "", input.norm).is_empty() => {
+                    reasons.push(Reason::new(
+                        "text_mismatch",
+                        "the final answer is empty (the last round made no call and said \
+                         nothing), so it holds none of the `final` text checks",
+                    ));
+                }
+                FinalAnswer::Empty => {}
+                FinalAnswer::Missing => reasons.push(Reason::new(
                     "text_mismatch",
                     "there is no final answer to check (the last round made calls)",
                 )),

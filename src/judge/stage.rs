@@ -13,8 +13,8 @@
 
 use super::calls::{CaseScorer, Reason, TrialChecks};
 use super::model::JudgeVerdicts;
-use super::{EpisodeChecks, JudgeInput, judge_episode};
-use crate::chat::Message;
+use super::{EpisodeChecks, FinalAnswer, JudgeInput, judge_episode};
+use crate::chat::{Message, ToolDefinition};
 use crate::episode::{EpisodeError, EpisodeOutcome, tool_traits};
 use crate::provider::{Response, ToolChoice};
 use crate::suite::trajectory::LoopExpectation;
@@ -52,13 +52,15 @@ impl Judgement {
     }
 }
 
-/// A trial of one round: the call checks on `response` under `variant` and `mode`, with
-/// the judge model's verdicts when it was asked (`model`: its verdicts, or the reason it
-/// gave none, which makes the trial a failure without a verdict: a verdict the judge did
-/// not give is never assumed).
+/// A trial of one round: the call checks on `response` under `variant` and `mode` (the
+/// trial offered `distractors` beside the case's tools, none outside `distractors:`),
+/// with the judge model's verdicts when it was asked (`model`: its verdicts, or the
+/// reason it gave none, which makes the trial a failure without a verdict: a verdict the
+/// judge did not give is never assumed).
 pub fn judge_turn(
     scorer: &CaseScorer<'_>,
     variant: &str,
+    distractors: &[&ToolDefinition],
     mode: &ToolChoice,
     response: &Response,
     model: Result<Option<&JudgeVerdicts>, Reason>,
@@ -73,7 +75,7 @@ pub fn judge_turn(
             };
         }
     };
-    let (checks, reasons) = scorer.score_judged(variant, mode, response, verdicts);
+    let (checks, reasons) = scorer.score_offered(variant, distractors, mode, response, verdicts);
     Judgement::Scored {
         reasons,
         checks: Some(checks),
@@ -93,6 +95,9 @@ pub struct LoopTrial<'a> {
     pub variant: &'a str,
     /// The trial's tool_choice mode.
     pub mode: &'a ToolChoice,
+    /// The distractors the trial offered beside the case's tools (`distractors:`;
+    /// empty elsewhere).
+    pub distractors: &'a [&'a ToolDefinition],
 }
 
 /// A tool loop. Every part must hold:
@@ -144,7 +149,9 @@ fn first_round(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> (Option<TrialChec
     let Some(first) = outcome.rounds.first() else {
         return (None, Vec::new());
     };
-    let (checks, reasons) = t.scorer.score_variant(t.variant, t.mode, &first.response);
+    let (checks, reasons) =
+        t.scorer
+            .score_offered(t.variant, t.distractors, t.mode, &first.response, None);
     // A case with loop expectations that gives no `calls` expects some call in the
     // episode, not in its first round: a careful model may first ask the user (a risky
     // first step) and call after the answer.
@@ -158,7 +165,7 @@ fn first_round(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> (Option<TrialChec
     }
     let mut reasons = t
         .scorer
-        .invalid_calls(t.variant, &first.response.tool_calls);
+        .invalid_calls(t.variant, t.distractors, &first.response.tool_calls);
     if outcome
         .rounds
         .iter()
@@ -181,7 +188,7 @@ fn later_rounds(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Vec<Reason> {
     for (i, round) in outcome.rounds.iter().enumerate().skip(1) {
         for mut r in t
             .scorer
-            .invalid_calls(t.variant, &round.response.tool_calls)
+            .invalid_calls(t.variant, t.distractors, &round.response.tool_calls)
         {
             r.message = format!("round {}: {}", i + 1, r.message);
             reasons.push(r);
@@ -191,20 +198,21 @@ fn later_rounds(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Vec<Reason> {
 }
 
 /// The final answer of a loop's conversation, with the index of its message: the last
-/// assistant turn, when it made no call and has text. `None` when the episode ended
-/// without one (the rubric then fails without asking the judge).
-pub fn final_answer(messages: &[Message]) -> (Option<usize>, Option<String>) {
+/// assistant turn, when it made no call ([`FinalAnswer::Text`], or
+/// [`FinalAnswer::Empty`] when it said nothing); [`FinalAnswer::Missing`] when the
+/// episode ended without one (the rubric then fails without asking the judge).
+pub fn final_answer(messages: &[Message]) -> (Option<usize>, FinalAnswer<'_>) {
     let last = messages
         .iter()
         .rposition(|m| matches!(m, Message::Assistant { .. }));
-    let answer = last.and_then(|i| match &messages[i] {
-        Message::Assistant {
-            content: Some(text),
+    let answer = match last.map(|i| &messages[i]) {
+        Some(Message::Assistant {
+            content,
             tool_calls,
             ..
-        } if tool_calls.is_empty() && !text.trim().is_empty() => Some(text.clone()),
-        _ => None,
-    });
+        }) if tool_calls.is_empty() => FinalAnswer::of(content.as_deref()),
+        _ => FinalAnswer::Missing,
+    };
     (last, answer)
 }
 
@@ -212,6 +220,8 @@ pub fn final_answer(messages: &[Message]) -> (Option<usize>, Option<String>) {
 pub enum RubricAnswer<'a> {
     /// The episode ended without a final answer to check.
     NoAnswer,
+    /// The final answer is empty: nothing to check.
+    EmptyAnswer,
     /// The judge gave no verdict (the reason is `judge_error`).
     NoVerdict(Reason),
     /// The judge's verdict and rationale, and the judge's target for the message.
@@ -244,6 +254,11 @@ pub fn judge_loop_rubric(judgement: Judgement, answer: RubricAnswer<'_>) -> Judg
         RubricAnswer::NoAnswer => reasons.push(Reason::new(
             "rubric_failed",
             "the episode ended without a final answer to check against the rubric",
+        )),
+        RubricAnswer::EmptyAnswer => reasons.push(Reason::new(
+            "rubric_failed",
+            "the final answer is empty (the last round made no call and said nothing): there \
+             is nothing to check against the rubric",
         )),
         RubricAnswer::NoVerdict(reason) => {
             return Judgement::Failed {
@@ -318,9 +333,9 @@ cases:
         let s = suite();
         let scorer = CaseScorer::new(&s, &s.cases[0]);
         let mode = ToolChoice::Auto;
-        let right = judge_turn(&scorer, "default", &mode, &called("北京"), Ok(None));
+        let right = judge_turn(&scorer, "default", &[], &mode, &called("北京"), Ok(None));
         assert!(right.passed(), "{right:?}");
-        let wrong = judge_turn(&scorer, "default", &mode, &called("上海"), Ok(None));
+        let wrong = judge_turn(&scorer, "default", &[], &mode, &called("上海"), Ok(None));
         assert!(!wrong.passed());
         assert_eq!(codes(&wrong), vec!["args_mismatch"]);
         // The same facts the call checks give on their own.
@@ -341,6 +356,7 @@ cases:
         let j = judge_turn(
             &scorer,
             "default",
+            &[],
             &ToolChoice::Auto,
             &called("北京"),
             Err(reason.clone()),
@@ -426,6 +442,38 @@ cases:
     }
 
     #[test]
+    fn an_empty_final_answer_fails_the_rubric_as_empty_not_as_missing() {
+        let scored = Judgement::Scored {
+            reasons: Vec::new(),
+            checks: None,
+            episode: None,
+        };
+        let Judgement::Scored { reasons, .. } =
+            judge_loop_rubric(scored.clone(), RubricAnswer::EmptyAnswer)
+        else {
+            panic!("still scored")
+        };
+        assert_eq!(codes_of(&reasons), vec!["rubric_failed"]);
+        assert_eq!(
+            reasons[0].message,
+            "the final answer is empty (the last round made no call and said nothing): there is \
+             nothing to check against the rubric"
+        );
+        let Judgement::Scored { reasons, .. } = judge_loop_rubric(scored, RubricAnswer::NoAnswer)
+        else {
+            panic!("still scored")
+        };
+        assert_eq!(
+            reasons[0].message,
+            "the episode ended without a final answer to check against the rubric"
+        );
+    }
+
+    fn codes_of(reasons: &[Reason]) -> Vec<&str> {
+        reasons.iter().map(|r| r.code.as_str()).collect()
+    }
+
+    #[test]
     fn the_final_answer_is_the_last_assistant_turn_with_text_and_no_call() {
         let assistant = |text: Option<&str>, calls: usize| Message::Assistant {
             content: text.map(str::to_string),
@@ -442,11 +490,14 @@ cases:
             content: "hi".into(),
         };
         let m = vec![user.clone(), assistant(Some("done"), 0)];
-        assert_eq!(final_answer(&m), (Some(1), Some("done".to_string())));
+        assert_eq!(final_answer(&m), (Some(1), FinalAnswer::Text("done")));
         let m = vec![user.clone(), assistant(Some("calling"), 1)];
-        assert_eq!(final_answer(&m), (Some(1), None));
-        let m = vec![user.clone(), assistant(Some("  "), 0)];
-        assert_eq!(final_answer(&m), (Some(1), None));
-        assert_eq!(final_answer(&[user]), (None, None));
+        assert_eq!(final_answer(&m), (Some(1), FinalAnswer::Missing));
+        // An empty answer is an answer that said nothing, not a turn that made calls.
+        for text in [Some("  "), Some(""), None] {
+            let m = vec![user.clone(), assistant(text, 0)];
+            assert_eq!(final_answer(&m), (Some(1), FinalAnswer::Empty), "{text:?}");
+        }
+        assert_eq!(final_answer(&[user]), (None, FinalAnswer::Missing));
     }
 }

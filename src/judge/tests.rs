@@ -617,6 +617,137 @@ fn an_ignored_error_is_no_recovery_and_an_honest_answer_recovers() {
     }
 }
 
+/// The recovered flag of every error of `ep` under `stop: answered` (so `loop_stopped`
+/// does not mix in), with the reason codes.
+fn recovered(ep: &Episode) -> (Vec<bool>, Vec<String>) {
+    let expect = format!("      stop: {}\n", ep.stop.as_str());
+    let (codes, checks, _) = judge(&expect, ep);
+    (checks.errors.iter().map(|e| e.recovered).collect(), codes)
+}
+
+fn order(id: &str) -> String {
+    format!(r#"{{"order_id": "{id}"}}"#)
+}
+
+/// Issue 31: a runaway that calls a failing tool 49 times with new arguments until
+/// `max_rounds` recovers none of its 49 errors (it was counted 49/49, each failure
+/// "recovered" by the next failing call).
+#[test]
+fn a_runaway_stopped_by_max_rounds_recovers_none_of_its_errors() {
+    let mut rounds: Vec<Round> = (1..=49)
+        .map(|i| {
+            calls(vec![err(
+                "get_order",
+                &order(&format!("A{i}")),
+                "not_found",
+            )])
+        })
+        .collect();
+    // Round 50's call is stopped by the limit before it runs: no outcome, no error.
+    rounds.push(calls(vec![CallRecord {
+        call: call("get_order", &order("A50")),
+        outcome: None,
+    }]));
+    let mut ep = episode(rounds);
+    ep.stop = StopReason::MaxRounds;
+    let (flags, codes) = recovered(&ep);
+    assert_eq!(flags, vec![false; 49]);
+    assert_eq!(codes, vec!["no_recovery"; 49]);
+    let (_, _, reasons) = judge("      stop: max_rounds\n", &ep);
+    assert_eq!(
+        reasons[0].message,
+        "`get_order` failed in round 1 (not_found, injected) and no later call of it succeeded \
+         before the loop stopped at the `max_rounds` limit (a stopped loop has no answer to own \
+         up in)"
+    );
+}
+
+/// Each row worked out by hand from the definition in docs/metrics.md ("Recovery"): a
+/// later success of the tool recovers every earlier failure of it; else only an answer
+/// that owns up, in an episode that ended by itself.
+#[test]
+fn recovery_by_hand() {
+    let nf = |id: &str| err("get_order", &order(id), "not_found");
+    let found = |id: &str| {
+        ok(
+            "get_order",
+            &order(id),
+            &format!(r#"{{"order_id": "{id}"}}"#),
+        )
+    };
+    // not_found, not_found (new arguments), success, a plain answer: both recovered by
+    // the success (rule 1, a corrected call counts).
+    let ep = episode(vec![
+        calls(vec![nf("A1")]),
+        calls(vec![nf("A12")]),
+        calls(vec![found("A123")]),
+        answer("订单 A123 已找到。"),
+    ]);
+    assert_eq!(recovered(&ep), (vec![true, true], vec![]));
+    // Two failures, then an answer that owns up: both recovered (rule 2).
+    let honest = episode(vec![
+        calls(vec![nf("A1")]),
+        calls(vec![nf("A1")]),
+        answer("Sorry, I could not find that order."),
+    ]);
+    assert_eq!(recovered(&honest), (vec![true, true], vec![]));
+    // Two failures and an answer that says nothing of them: neither. The retry that
+    // failed again recovers nothing.
+    let silent = episode(vec![
+        calls(vec![nf("A1")]),
+        calls(vec![nf("A1")]),
+        answer("Your parcel is on its way."),
+    ]);
+    let (flags, codes) = recovered(&silent);
+    assert_eq!(
+        (flags, codes),
+        (vec![false, false], vec!["no_recovery".to_string(); 2])
+    );
+    let (_, _, reasons) = judge("      stop: answered\n", &silent);
+    assert_eq!(
+        reasons[0].message,
+        "`get_order` failed in round 1 (not_found, injected) and every later call of it failed \
+         too, and the model did not say so in its final answer"
+    );
+    // A success in the same round is no answer to the failure: the model had not seen it.
+    let same_round = episode(vec![
+        calls(vec![nf("A1"), found("A123")]),
+        answer("Your parcel is on its way."),
+    ]);
+    assert_eq!(recovered(&same_round).0, vec![false]);
+    // A failure, its successful retry, then a failing call a limit left unanswered: the
+    // first is recovered, the last is not (a limit stop recovers nothing still failing).
+    let mut limited = episode(vec![
+        calls(vec![nf("A1")]),
+        calls(vec![found("A123")]),
+        calls(vec![err(
+            "get_shipment",
+            r#"{"shipment_id": "S9"}"#,
+            "timeout",
+        )]),
+        calls(vec![CallRecord {
+            call: call("get_shipment", r#"{"shipment_id": "S9"}"#),
+            outcome: None,
+        }]),
+    ]);
+    limited.stop = StopReason::MaxRounds;
+    assert_eq!(recovered(&limited).0, vec![true, false]);
+    // An answer that owns up does not count when a limit ended the episode (a text round
+    // cut short by `max_rounds` while scripted user turns were left).
+    let mut cut = episode(vec![
+        calls(vec![nf("A1")]),
+        answer("Sorry, that order does not exist."),
+    ]);
+    cut.stop = StopReason::MaxRounds;
+    assert_eq!(recovered(&cut).0, vec![false]);
+    // A courtesy closer asks the user nothing, in Chinese as in English: it owns up to
+    // nothing.
+    for closer in ["What else would you like to know?", "你还想知道什么吗？"] {
+        let ep = episode(vec![calls(vec![nf("A1")]), answer(closer)]);
+        assert_eq!(recovered(&ep).0, vec![false], "{closer}");
+    }
+}
+
 #[test]
 fn a_denied_call_is_not_recovered_by_trying_again() {
     let denied = || {
@@ -760,6 +891,67 @@ fn the_stop_reason_must_be_the_expected_one() {
     assert_eq!(
         reasons[0].message,
         "the model answered after 1 round(s), but the loop was expected to stop at `repeated_call`"
+    );
+}
+
+/// Issue 31: a final answer that is empty or `null` (the last round made no call and
+/// said nothing) is said to be empty, not "the last round made calls", and it states no
+/// ungrounded fact; an episode a limit stopped has no final answer and is not grounded.
+#[test]
+fn an_empty_final_answer_is_empty_and_states_nothing_ungrounded() {
+    let expect = "      final: {contains: [\"18\"], grounded: true}\n";
+    for text in [None, Some(""), Some("  \n ")] {
+        let ep = episode(vec![
+            calls(vec![weather("Paris")]),
+            Round {
+                text: text.map(str::to_string),
+                ..Round::default()
+            },
+        ]);
+        assert_eq!(ep.final_answer(), FinalAnswer::Empty, "{text:?}");
+        let (codes, checks, reasons) = judge(expect, &ep);
+        assert_eq!(codes, vec!["text_mismatch"], "{text:?}");
+        assert_eq!(
+            reasons[0].message,
+            "the final answer is empty (the last round made no call and said nothing), so it \
+             holds none of the `final` text checks"
+        );
+        assert_eq!(checks.grounded, Some(true), "{text:?}");
+    }
+    // Grounding alone: an empty answer passes it.
+    let empty = episode(vec![calls(vec![weather("Paris")]), answer("")]);
+    assert_eq!(
+        judge("      final: {grounded: true}\n", &empty).0,
+        Vec::<String>::new()
+    );
+    // A loop a limit stopped has no answer: the last round made calls, not grounded.
+    let mut limited = episode(vec![calls(vec![weather("Paris")])]);
+    limited.stop = StopReason::MaxToolCalls;
+    assert_eq!(limited.final_answer(), FinalAnswer::Missing);
+    let (codes, checks, reasons) = judge(
+        "      final: {contains: [\"18\"], grounded: true}\n      stop: max_tool_calls\n",
+        &limited,
+    );
+    assert_eq!(codes, vec!["text_mismatch"]);
+    assert_eq!(
+        reasons[0].message,
+        "there is no final answer to check (the last round made calls)"
+    );
+    assert_eq!(checks.grounded, Some(false));
+    // An error before an empty answer: the recovery message says the answer is empty.
+    let failed = episode(vec![
+        calls(vec![err(
+            "get_order",
+            r#"{"order_id": "A123"}"#,
+            "not_found",
+        )]),
+        answer(""),
+    ]);
+    let (_, _, reasons) = judge("      stop: answered\n", &failed);
+    assert_eq!(
+        reasons[0].message,
+        "`get_order` failed in round 1 (not_found, injected) and the model neither called it \
+         again nor said so in an answer (its final answer is empty)"
     );
 }
 

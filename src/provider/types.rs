@@ -194,6 +194,45 @@ impl Response {
             }
         }
     }
+
+    /// Give every call whose id an earlier turn of the conversation already used (`used`:
+    /// the ids of its earlier calls and results) an id of its own, and return the index
+    /// and the old id of each call renamed. A tool result is paired with its call by id,
+    /// so a reused id (`c1` in round 1 and again in round 2) is sent back twice and real
+    /// APIs pair the results with the wrong call, or refuse them.
+    ///
+    /// The new id is [`assigned_call_id`]`(round, index)`, as for a repeat within one
+    /// answer ([`Response::assign_missing_ids`], which runs first), with `_2`, `_3`, ...
+    /// added while that is taken too (by an earlier turn, or by another call of this
+    /// answer): no two calls of the conversation end up sharing one.
+    pub fn rename_reused_ids(&mut self, round: usize, used: &[&str]) -> Vec<(usize, String)> {
+        let mut renamed = Vec::new();
+        for i in 0..self.tool_calls.len() {
+            let Some(id) = self.tool_calls[i].id.clone() else {
+                continue;
+            };
+            if !used.contains(&id.as_str()) {
+                continue;
+            }
+            let base = assigned_call_id(round, i);
+            let taken = |candidate: &str| {
+                used.contains(&candidate)
+                    || self
+                        .tool_calls
+                        .iter()
+                        .any(|c| c.id.as_deref() == Some(candidate))
+            };
+            let mut fresh = base.clone();
+            let mut n = 1;
+            while taken(&fresh) {
+                n += 1;
+                fresh = format!("{base}_{n}");
+            }
+            self.tool_calls[i].id = Some(fresh);
+            renamed.push((i, id));
+        }
+        renamed
+    }
 }
 
 /// The JSON object an error result is sent as where the wire has no error flag
@@ -295,6 +334,41 @@ mod tests {
             serde_json::to_string(&plain).unwrap(),
             r#"{"text":"hi","latency_ms":0.0}"#
         );
+    }
+
+    #[test]
+    fn ids_an_earlier_turn_used_are_renamed_without_colliding() {
+        let call = |id: &str| ToolCall {
+            id: Some(id.to_string()),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let ids = |r: &Response| -> Vec<String> {
+            r.tool_calls.iter().map(|c| c.id.clone().unwrap()).collect()
+        };
+        // `c1` was used in the first answer; the second (one assistant turn before it)
+        // reuses it: the repeat gets the id a repeat within one answer would get.
+        let mut r = Response {
+            tool_calls: vec![call("c1"), call("c2")],
+            ..Response::default()
+        };
+        assert_eq!(r.rename_reused_ids(1, &["c1"]), vec![(0, "c1".to_string())]);
+        assert_eq!(ids(&r), ["call_r1_0", "c2"]);
+        // The assigned id is taken too, by an earlier turn and by another call of this
+        // answer: suffixes until it is free.
+        let mut r = Response {
+            tool_calls: vec![call("c1"), call("call_r1_0_2")],
+            ..Response::default()
+        };
+        r.rename_reused_ids(1, &["c1", "call_r1_0"]);
+        assert_eq!(ids(&r), ["call_r1_0_3", "call_r1_0_2"]);
+        // Nothing reused, nothing renamed.
+        let mut r = Response {
+            tool_calls: vec![call("c3")],
+            ..Response::default()
+        };
+        assert!(r.rename_reused_ids(2, &["c1", "c2"]).is_empty());
+        assert_eq!(ids(&r), ["c3"]);
     }
 
     #[test]

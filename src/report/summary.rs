@@ -226,7 +226,7 @@ pub fn failure_heading(lines: &[FailureLine]) -> String {
 
 /// A trial whose response carried warnings: it was scored as usual, but something the
 /// server or a file sent was not trusted (an implausible usage, ignored and counted
-/// offline instead).
+/// offline instead; a call id an earlier round of its loop used, given one of its own).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WarningLine {
     /// Case id.
@@ -492,17 +492,27 @@ fn failure_lines(trials: &[TrialRecord]) -> Vec<FailureLine> {
         .collect()
 }
 
-/// A line per trial whose response carried warnings.
+/// A line per trial whose response carried warnings: a loop trial's are those of every
+/// round (the first round's response is the record's `response`, so it is read once).
 fn warning_lines(trials: &[TrialRecord]) -> Vec<WarningLine> {
     trials
         .iter()
         .filter_map(|t| {
-            let w = &t.response.as_ref()?.warnings;
+            let mut w = t
+                .response
+                .as_ref()
+                .map(|r| r.warnings.clone())
+                .unwrap_or_default();
+            if let Some(e) = &t.episode {
+                for r in e.rounds.iter().skip(1) {
+                    w.extend(r.response.warnings.iter().cloned());
+                }
+            }
             (!w.is_empty()).then(|| WarningLine {
                 case_id: t.case_id.clone(),
                 cell: cell_label(t),
                 repeat: t.repeat,
-                warnings: w.clone(),
+                warnings: w,
             })
         })
         .collect()
@@ -605,6 +615,32 @@ mod tests {
         );
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["warnings"][0]["case_id"], "b");
+
+        // A loop trial's warnings are every round's, the first round's (its `response`)
+        // once.
+        let mut looped = trial("d", "v", 0, Verdict::Pass);
+        let round = |warnings: &[&str]| crate::episode::RoundRecord {
+            sent: 1,
+            user: None,
+            response: crate::provider::Response {
+                warnings: warnings.iter().map(|w| w.to_string()).collect(),
+                ..Default::default()
+            },
+            outcomes: Vec::new(),
+            tool_ms: 0.0,
+        };
+        looped.response.as_mut().unwrap().warnings = vec!["first".into()];
+        looped.episode = Some(crate::score::record::EpisodeRecord {
+            rounds: vec![
+                round(&["first"]),
+                round(&[]),
+                round(&["round 3: reused id"]),
+            ],
+            stop: None,
+            checks: None,
+        });
+        let s = Summary::build("s", &cells, &[], &[looped], &[]);
+        assert_eq!(s.warnings[0].warnings, ["first", "round 3: reused id"]);
 
         // None: the field is left out, so summaries without warnings are unchanged.
         let clean = Summary::build("s", &cells, &[], &trials[..1], &[]);

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use super::breaker::{self, Breakers};
 use crate::chat::{Message, ToolDefinition};
+use crate::judge::FinalAnswer;
 use crate::judge::calls::Reason;
 use crate::judge::model::prompt::{PromptInput, Prompts, conversation_text};
 use crate::judge::model::verdict::{parse_behaviour, parse_rubric};
@@ -299,9 +300,10 @@ pub async fn ask_rubric<'j>(
     let (Some(judge), Some(rubric)) = (judge, &l.case.rubric) else {
         return None;
     };
-    let (last, answer) = final_answer(messages);
-    let Some(answer) = answer else {
-        return Some((Vec::new(), RubricAnswer::NoAnswer));
+    let (last, answer) = match final_answer(messages) {
+        (last, FinalAnswer::Text(t)) => (last, t.to_string()),
+        (_, FinalAnswer::Empty) => return Some((Vec::new(), RubricAnswer::EmptyAnswer)),
+        (_, FinalAnswer::Missing) => return Some((Vec::new(), RubricAnswer::NoAnswer)),
     };
     let context = l.context.min(messages.len());
     let end = last.unwrap_or(context).max(context);

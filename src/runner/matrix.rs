@@ -284,6 +284,16 @@ impl Plan {
         out
     }
 
+    /// The distractors planned trial `t` offers beside its case's tools (the first `n` of
+    /// its case's order in a cell of `distractors:`; none elsewhere): the judge tells a
+    /// call of one of them, a wrong tool, from a call of a tool nobody offered.
+    pub fn distractors_of(&self, t: PlannedTrial) -> Vec<&crate::chat::ToolDefinition> {
+        match (self.cells[t.cell].distractors, &self.suite.distractors) {
+            (Some(n), Some(d)) => d.for_case(t.case, n).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The request and trial key of planned trial `t`.
     pub fn request(&self, t: PlannedTrial) -> (Request, TrialKey) {
         let cell = &self.cells[t.cell];

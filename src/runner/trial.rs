@@ -104,7 +104,15 @@ async fn turn(
         Some(reason) => Err(reason),
         None => Ok(judged.verdicts.as_ref()),
     };
-    let judgement = judge_turn(f.scorer, &cell.variant, &cell.tool_choice, &response, model);
+    let distractors = f.plan.distractors_of(f.t);
+    let judgement = judge_turn(
+        f.scorer,
+        &cell.variant,
+        &distractors,
+        &cell.tool_choice,
+        &response,
+        model,
+    );
     apply(record, judgement);
     if let (Some(p), Some(u)) = (f.price, response.usage) {
         record.cost_usd = Some(p.cost(u.input_tokens, u.output_tokens));
@@ -133,12 +141,14 @@ async fn episode(
     }
     let suite = &f.plan.suite;
     let case = &suite.cases[f.t.case];
+    let distractors = f.plan.distractors_of(f.t);
     let trial = LoopTrial {
         suite,
         case,
         scorer: f.scorer,
         variant: &record.variant,
         mode: &record.tool_choice,
+        distractors: &distractors,
     };
     let mut judgement = judge_played_episode(&trial, &outcome);
     if matches!(judgement, Judgement::Scored { .. }) {

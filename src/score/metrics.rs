@@ -384,6 +384,7 @@ mod tests {
             id: None,
             json_ok: true,
             known_tool: true,
+            distractor: false,
             schema_ok: Some(true),
             schema_errors: vec![],
             invalid: None,

@@ -82,19 +82,19 @@ pub const BEHAVIOURS: &[(&str, &str)] = &[
     ("error", "fails every request (a provider error)"),
     (
         "loop_forever",
-        "in a loop, makes the oracle's first call again every round, never answering (a limit stops it)",
+        "in a loop, makes the oracle's first call again every round (where the oracle makes none, a call of the first offered tool with valid arguments), never answering (a limit stops it)",
     ),
     (
         "ignore_error",
-        "in a loop, goes on after a tool error as if nothing happened: no retry, no word of it",
+        "in a loop, goes on after a tool error as if nothing happened: no retry, no word of it (without an error, the oracle)",
     ),
     (
         "claim_success",
-        "in a loop, claims in its final answer that everything succeeded after a tool error",
+        "in a loop, claims in its final answer that everything succeeded after a tool error (without an error, the oracle)",
     ),
     (
         "skip_confirmation",
-        "in a loop, calls risky tools without asking the user first",
+        "in a loop, calls risky tools without asking the user first (without a risky call, the oracle)",
     ),
     (
         "crowded",

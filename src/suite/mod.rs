@@ -143,8 +143,9 @@ pub struct ToolVariant {
     pub required: Vec<String>,
 }
 
-/// Build the draft 2020-12 validator of `schema`.
-fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+/// Build the draft 2020-12 validator of `schema` (the suite's tools, and the schema of a
+/// distractor a call names).
+pub fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .build(schema)

@@ -88,6 +88,32 @@ fn the_axis_runs_every_count_and_the_summary_has_hand_checked_rates() {
         assert_eq!(r["false_call_rate"], json!(1.0));
         assert_eq!(r["distractor_calls"], json!(2));
     }
+    // Issue 31: a call of an offered distractor is a wrong tool (`distractor_call`), not
+    // an invalid call: at N=0 wrong_tool's made-up name is unknown (c1 and c2 both call
+    // it: 2 invalid of 2 calls), from N=2 it calls a distractor with `{}`, which its
+    // schema accepts (0 of 2).
+    let cells = summary["cells"].as_array().unwrap();
+    let invalid = |n: u32| {
+        let c = cells
+            .iter()
+            .find(|c| c["target"] == "scripted:wrong_tool" && c["distractors"] == n)
+            .unwrap();
+        let r = &c["metrics"]["invalid_call_rate"];
+        (r["num"].as_u64().unwrap(), r["den"].as_u64().unwrap())
+    };
+    assert_eq!(invalid(0), (2, 2));
+    assert_eq!(invalid(2), (0, 2));
+    assert_eq!(invalid(5), (0, 2));
+    let c1 = trials
+        .iter()
+        .find(|r| {
+            r["target"] == "scripted:wrong_tool"
+                && r["case_id"] == "c1"
+                && r["distractors"]["n"] == 2
+        })
+        .unwrap();
+    assert_eq!(c1["reasons"][0]["code"], "distractor_call", "{c1}");
+    assert_eq!(c1["checks"]["calls"][0]["distractor"], true);
     // More tools, more tokens.
     let tokens = |n| {
         row("scripted:oracle", n)["mean_tool_definition_tokens"]

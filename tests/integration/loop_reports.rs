@@ -403,3 +403,116 @@ fn a_run_without_loop_trials_has_no_loop_figures() {
         ("", "", "")
     );
 }
+
+/// Issue 31: a runaway model that calls a failing tool with new arguments every round
+/// until `max_rounds` (50: 49 rounds answered, the 50th stopped before it runs) recovers
+/// none of its 49 errors; it was reported as "recovery 100% (not_found 49/49)".
+#[test]
+fn a_runaway_stopped_by_a_limit_recovers_none_of_its_errors() {
+    let t = Toolgauge::new();
+    t.write(
+        "runaway.yaml",
+        r#"
+tools:
+  - name: get_order
+    description: Look up an order by id.
+    parameters: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
+cases:
+  - id: runaway
+    kind: should_call
+    prompt: "Where is order A123?"
+    mocks: {get_order: [{error: {kind: not_found, message: no such order}}]}
+    limits: {max_rounds: 50, max_tool_calls: 100}
+    expect: {calls: [{tool: get_order}], stop: max_rounds}
+"#,
+    );
+    let script: String = (1..=50)
+        .map(|r| {
+            format!(
+                "  - {{case: runaway, round: {r}, calls: [{{name: get_order, arguments: {{order_id: A{r}}}}}]}}\n"
+            )
+        })
+        .collect();
+    t.write("script.yaml", format!("responses:\n{script}"));
+    let o = t
+        .run(&[
+            "run",
+            "runaway.yaml",
+            "-t",
+            "scripted:script.yaml",
+            "--out",
+            "out",
+            "--no-color",
+            "--wide",
+        ])
+        .expect_code(OK);
+    assert!(
+        o.stdout.contains("recovery 0% (not_found 0/49)"),
+        "{}",
+        o.stdout
+    );
+    let s: Value = serde_json::from_str(&t.read("out/summary.json")).unwrap();
+    let l = &s["cells"][0]["metrics"]["loops"];
+    assert_eq!(l["stop"]["max_rounds"], 1, "{l}");
+    rate(&l["recovery"], 0, 49);
+    rate(&l["recovery_by_kind"]["not_found"]["all"], 0, 49);
+}
+
+/// Issue 31: a call id reused across rounds is sent back under an id of its own, and the
+/// run says so (summary.json `warnings`, the terminal's warnings block).
+#[test]
+fn a_call_id_reused_across_rounds_is_renamed_and_the_run_warns() {
+    let t = Toolgauge::new();
+    t.write(
+        "reuse.yaml",
+        r#"
+tools:
+  - name: get_order
+    description: Look up an order by id.
+    parameters: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
+cases:
+  - id: reuse
+    kind: should_call
+    prompt: "Where are orders A1 and A2?"
+    mocks: {get_order: [{result: {status: shipped}}]}
+    expect: {calls: [{tool: get_order}]}
+"#,
+    );
+    t.write(
+        "script.yaml",
+        r#"
+responses:
+  - {case: reuse, round: 1, calls: [{id: c1, name: get_order, arguments: {order_id: A1}}]}
+  - {case: reuse, round: 2, calls: [{id: c1, name: get_order, arguments: {order_id: A2}}]}
+  - {case: reuse, round: 3, text: "Both orders are shipped."}
+"#,
+    );
+    let o = t
+        .run(&[
+            "run",
+            "reuse.yaml",
+            "-t",
+            "scripted:script.yaml",
+            "--out",
+            "out",
+            "--no-color",
+        ])
+        .expect_code(OK);
+    let warning = "round 2: call id `c1` was already used in round 1; call 1 (`get_order`) was \
+                   given the id `call_r1_0` so that its result is not paired with the earlier call";
+    assert!(o.stdout.contains("1 trial had warnings"), "{}", o.stdout);
+    // The terminal wraps the line; its start is on the first.
+    assert!(
+        o.stdout
+            .contains("reuse [default × auto]: round 2: call id `c1` was already used"),
+        "{}",
+        o.stdout
+    );
+    let s: Value = serde_json::from_str(&t.read("out/summary.json")).unwrap();
+    assert_eq!(s["warnings"][0]["warnings"][0], warning, "{s}");
+    let trial: Value =
+        serde_json::from_str(t.read("out/trials.jsonl").lines().next().unwrap()).unwrap();
+    let rounds = trial["episode"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds[1]["response"]["tool_calls"][0]["id"], "call_r1_0");
+    assert_eq!(trial["verdict"], "pass", "{trial}");
+}

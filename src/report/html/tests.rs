@@ -29,6 +29,7 @@ fn call_check(tool: &str, invalid: Option<InvalidReason>, ungrounded: Vec<String
         id: Some("c1".into()),
         json_ok: invalid != Some(InvalidReason::InvalidJson),
         known_tool: invalid != Some(InvalidReason::UnknownTool),
+        distractor: false,
         schema_ok: Some(invalid.is_none()),
         schema_errors: if invalid == Some(InvalidReason::SchemaViolation) {
             vec![format!("\"city\" is not a string {SCRIPT}")]

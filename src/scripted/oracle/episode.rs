@@ -33,7 +33,11 @@
 //!
 //! The other [`Conduct`]s are the oracle with one fault each, for testing judges and
 //! reports: repeating the first call forever, ignoring errors, claiming success after
-//! an error, calling risky tools without asking.
+//! an error, calling risky tools without asking. They differ from the oracle only in
+//! that fault: where it has nothing to act on (no error, no risky call, no tool needed)
+//! they answer as the oracle does. `LoopForever` always runs away: where the oracle
+//! makes no call it calls the first offered tool `never` allows, with arguments built
+//! for its schema, so the limit stop is the failure and not a schema violation.
 
 use std::cell::OnceCell;
 use std::sync::LazyLock;
@@ -217,10 +221,9 @@ impl<'a> Play<'a> {
         }
         if first && trajectory.is_none() {
             let single = self.single_turn();
-            if self.conduct != Conduct::Oracle
-                || !single.tool_calls.is_empty()
-                || self.expect.final_answer.is_none()
-            {
+            // Every conduct answers a first round without calls as the oracle does: no
+            // fault has anything to act on yet.
+            if !single.tool_calls.is_empty() || self.expect.final_answer.is_none() {
                 return single;
             }
             // A text answer in the first round may be the final one: it holds the
@@ -295,17 +298,28 @@ impl<'a> Play<'a> {
                             .next()
                             .map(|c| (c.name, c.arguments))
                     })
-                    .unwrap_or_else(|| {
-                        let name = self
-                            .request
-                            .tools
-                            .first()
-                            .map_or_else(|| "some_tool".to_string(), |t| t.name.clone());
-                        (name, "{}".to_string())
-                    })
+                    .unwrap_or_else(|| self.runaway_call())
             }
         };
         calls_response(ids(h.round(), vec![call]))
+    }
+
+    /// [`Conduct::LoopForever`] where the oracle makes no call (a case that expects none):
+    /// the first offered tool that `never` does not forbid, with arguments built to
+    /// validate against its schema as the oracle builds them, so the runaway (a limit
+    /// stop) is the failure, not a schema violation or a forbidden call.
+    fn runaway_call(&self) -> (String, String) {
+        let tools = &self.request.tools;
+        let Some(tool) = tools
+            .iter()
+            .find(|t| !self.expect.never.contains(&t.name))
+            .or_else(|| tools.first())
+        else {
+            return ("some_tool".to_string(), "{}".to_string());
+        };
+        let mut values = Values::new(&tool.parameters, self.ground(), self.seed);
+        let args = values.object(&[], ExtraArgs::Allow, Some(&tool.parameters), "");
+        (tool.name.clone(), Value::Object(args).to_string())
     }
 
     fn ground(&self) -> &Grounding {
@@ -704,8 +718,10 @@ impl<'a> Play<'a> {
                 s
             }
         };
+        // The faults of the final answer, where there is a failure to act on; without
+        // one these conducts answer as the oracle does.
         match self.conduct {
-            Conduct::IgnoreError => return joined(&[&summary, &base]),
+            Conduct::IgnoreError if !failures.is_empty() => return joined(&[&summary, &base]),
             Conduct::ClaimSuccess if !failures.is_empty() => {
                 return joined(&[&summary, &base, CLAIM]);
             }
@@ -728,9 +744,6 @@ impl<'a> Play<'a> {
             if !candidates.contains(&c) {
                 candidates.push(c);
             }
-        }
-        if self.conduct != Conduct::Oracle {
-            return candidates.swap_remove(0);
         }
         if let Some(lead) = self.lead.take() {
             candidates = candidates

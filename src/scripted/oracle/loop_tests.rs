@@ -153,6 +153,12 @@ cases:
     expect:
       calls:
         - {tool: get_shipment, args: {shipment_id: S7}}
+  - id: no-tool-needed
+    kind: should_not_call
+    prompt: "What is the capital of France?"
+    expect:
+      contains: [Paris]
+      final: {contains: [France]}
 "#;
 
 fn suite() -> Arc<Suite> {
@@ -958,5 +964,83 @@ fn a_script_round_counts_from_one() {
             "invalid script `{}`: responses[1] (case `order-then-shipment`): `round: 0` never matches (rounds count from 1: the first request of a trial is round 1)",
             path.display()
         )
+    );
+}
+
+/// Issue 31: a one-fault model differs from the oracle only in its fault. Where the
+/// fault has nothing to act on (no tool needed; no error to ignore or to claim success
+/// over; no risky call to confirm) its episode is the oracle's, round for round.
+#[tokio::test]
+async fn a_one_fault_model_plays_as_the_oracle_where_its_fault_has_nothing_to_act_on() {
+    let cases = [
+        // No tool involved: the first answer must also hold the `final` checks
+        // (one-fault models gave the single-turn answer, which does not).
+        (
+            "no-tool-needed",
+            &["ignore_error", "claim_success", "skip_confirmation"][..],
+        ),
+        // No error and no risky tool anywhere.
+        (
+            "cities-and-stock",
+            &["ignore_error", "claim_success", "skip_confirmation"],
+        ),
+        (
+            "order-then-shipment",
+            &["ignore_error", "claim_success", "skip_confirmation"],
+        ),
+        // An error, but no risky tool: skip_confirmation's fault has nothing to act on.
+        ("missing-order", &["skip_confirmation"]),
+        ("rate-limited", &["skip_confirmation", "claim_success"]),
+    ];
+    for (id, models) in cases {
+        let (suite, oracle) = with("oracle", id).await;
+        assert!(
+            codes(&suite, id, &oracle).is_empty(),
+            "the oracle passes {id}"
+        );
+        for model in models {
+            let (suite, out) = with(model, id).await;
+            assert_eq!(rounds(&out), rounds(&oracle), "{model} on {id}");
+            assert!(codes(&suite, id, &out).is_empty(), "{model} on {id}");
+        }
+    }
+    // The text-only case, by hand: the first answer holds the first round's check
+    // (Paris) and the final one (France).
+    let (_, out) = with("ignore_error", "no-tool-needed").await;
+    let text = out.rounds[0].response.text.clone().unwrap_or_default();
+    assert!(text.contains("Paris") && text.contains("France"), "{text}");
+}
+
+/// Issue 31: `loop_forever` on a case the oracle answers without a call still runs away,
+/// but with arguments that fit the tool's schema (it called the first tool with `{}`, so
+/// the failure read as a schema violation): the limit stop is the failure.
+#[tokio::test]
+async fn loop_forever_without_a_call_to_repeat_runs_away_with_valid_arguments() {
+    let (suite, out) = with("loop_forever", "no-tool-needed").await;
+    assert_eq!(out.stop(), Some(StopReason::RepeatedCall));
+    let first = &out.rounds[0].response.tool_calls[0];
+    assert_eq!(first.name, "get_order");
+    let args: serde_json::Value = serde_json::from_str(&first.arguments).unwrap();
+    assert!(args["order_id"].is_string(), "{args}");
+    // Every round makes that call again, and none is invalid.
+    let case = suite
+        .cases
+        .iter()
+        .find(|c| c.id == "no-tool-needed")
+        .unwrap();
+    let scorer = crate::judge::CaseScorer::new(&suite, case);
+    for r in &out.rounds {
+        assert_eq!(r.response.tool_calls.len(), 1);
+        assert_eq!(r.response.tool_calls[0].arguments, first.arguments);
+        assert!(
+            scorer
+                .invalid_calls("default", &[], &r.response.tool_calls)
+                .is_empty()
+        );
+    }
+    assert!(
+        codes(&suite, "no-tool-needed", &out).contains(&"loop_stopped".to_string()),
+        "{:?}",
+        codes(&suite, "no-tool-needed", &out)
     );
 }
