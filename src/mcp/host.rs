@@ -1,9 +1,12 @@
 //! [`McpHost`]: a [`ToolHost`] that executes a loop case's calls on a real MCP server.
 //!
-//! It stacks under the suite's own rules: a tool the suite gives `mocks` for is answered
-//! by them (and its `fail:` rules are injected by the [`Faults`] wrapper, which sits in
-//! front of everything), so a suite can pin or break one tool and run the rest live.
-//! Every other call of a tool the case offers is decided here, in call order:
+//! It stacks under the suite's own rules: `fail:` rules are injected by the [`Faults`]
+//! wrapper, which sits in front of everything; a tool the suite pins with `result` or
+//! `error` rules is answered by them ([`crate::suite::loops::MockTable::pins`]). A tool with no rules, or
+//! with `fail:` rules only, is the server's: after its injected failures its calls go
+//! on to the server, so a suite can pin one tool, break another for a few calls, and
+//! run the rest live. Every call of a server tool the case offers is decided here, in
+//! call order:
 //! - a tool the server does not offer is answered as an unknown tool, not sent;
 //! - a tool whose annotations say it may change the world
 //!   ([`super::Annotations::may_destroy`]: not read-only and not declared harmless) is
@@ -24,7 +27,7 @@
 //! the same stated error rather than retrying the server each time.
 //! With `isolation: trial` each episode connects afresh (a new process over stdio) and
 //! [`ToolHost::close_episode`] shuts it down. An episode whose offered tools are all
-//! mocked never connects, so such cases run offline.
+//! pinned by mocks never connects, so such cases run offline.
 //!
 //! Each executed call keeps its exchanges with the server, verbatim, in its outcome
 //! ([`McpCallLog`]): the trial record's transcript of the call.
@@ -241,10 +244,10 @@ impl McpHost {
     }
 
     /// Whether an episode of `session` may send calls to the server: some tool its case
-    /// offers has no mock rules.
+    /// offers is not pinned by mocks (no rules, or `fail:` rules only).
     fn needs_server(session: &Session) -> bool {
         let spec = session.spec();
-        spec.tools.iter().any(|t| spec.mocks.rules(t).is_none())
+        spec.tools.iter().any(|t| !spec.mocks.pins(t))
     }
 }
 
@@ -272,8 +275,7 @@ impl ToolHost for McpHost {
             .tools
             .iter()
             .filter(|t| {
-                spec.mocks.rules(t).is_some()
-                    || link.as_ref().is_some_and(|l| l.conn.tools.contains_key(*t))
+                spec.mocks.pins(t) || link.as_ref().is_some_and(|l| l.conn.tools.contains_key(*t))
             })
             .cloned()
             .collect())
@@ -281,8 +283,10 @@ impl ToolHost for McpHost {
 
     fn prepare(&self, session: &mut Session, call: &Invocation) -> Decision {
         let spec = session.spec();
-        // Mocked tools, and names the case does not offer, are the mock host's.
-        if spec.mocks.rules(&call.name).is_some() || !spec.tools.contains(&call.name) {
+        // Pinned tools, and names the case does not offer, are the mock host's. A tool
+        // whose rules only inject failures is the server's once they are spent (the
+        // `Faults` wrapper in front decided those already).
+        if spec.mocks.pins(&call.name) || !spec.tools.contains(&call.name) {
             return MockHost.prepare(session, call);
         }
         let Some(link) = session.state::<Link>() else {
