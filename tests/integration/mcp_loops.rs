@@ -307,6 +307,73 @@ fn sdk_tool_errors_reach_the_model_and_destructive_tools_run_only_when_allowed()
 }
 
 #[test]
+fn fail_rules_alone_put_faults_in_front_of_a_live_tool_whose_retry_reaches_the_server() {
+    // Issue 31: a case mock with only `fail:` in front of a live tool answered the retry
+    // with `no_mock`, never reaching the server, and the trial passed. Mocks, faults and
+    // the server stack: after its injected failures the call goes on to the server. A
+    // tool pinned by `result` rules stays the mocks' (its other calls never reach the
+    // server), and a pass on a call no one answered has no verdict.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let cases = "  - id: retried
+    kind: should_call
+    prompt: add 2 and 40
+    mocks:
+      add:
+        - fail: {kind: rate_limit, times: 2}
+          when: {a: 2}
+    expect: {stop: answered, final: {contains: [\"42\"], grounded: true}}
+  - id: pinned
+    kind: should_call
+    prompt: add 2 and 40
+    mocks:
+      add:
+        - when: {a: 1}
+          result: 3
+    expect: {stop: answered}
+";
+    t.write("stack.yaml", sdk_suite(&p, "", cases));
+    let script = "responses:
+  - {case: retried, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 2, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 3, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 4, text: \"It is 42.\"}
+  - {case: pinned, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: pinned, round: 2, text: \"The tool failed, so I have no sum.\"}
+";
+    t.write("script.yaml", script);
+    run(&t, "stack.yaml", "script.yaml", "out", &[], RUN_INCOMPLETE);
+    let trials = journal(&t, "out");
+    let retried = trial(&trials, "retried");
+    assert_eq!(retried["verdict"], "pass", "{retried}");
+    for round in 0..2 {
+        let o = outcome(retried, round, 0);
+        assert_eq!(o["error_kind"], "rate_limit", "{o}");
+        assert_eq!((&o["fault"], &o["executed"]), (&true.into(), &false.into()));
+        assert!(o.get("mcp").is_none(), "an injected fault never reaches the server: {o}");
+    }
+    // The third call went on to the server, which answered it.
+    let o = outcome(retried, 2, 0);
+    assert_eq!(o["content"], "42", "{o}");
+    assert_eq!(o["executed"], true);
+    let (sent, answer) = call_and_answer(o);
+    assert_eq!(sent["params"]["arguments"], serde_json::json!({"a": 2, "b": 40}));
+    assert_eq!(answer["result"]["structuredContent"]["result"], 42);
+
+    // `add` pinned by a `result` rule: a call it does not match is not sent; the model
+    // read `no_mock` and owned up, which is no pass (the tool never ran).
+    let pinned = trial(&trials, "pinned");
+    assert_eq!(pinned["verdict"], "error", "{pinned}");
+    assert_eq!(pinned["reasons"][0]["code"], "tool_error");
+    let why = pinned["reasons"][0]["message"].as_str().unwrap();
+    assert!(why.contains("the call of `add`"), "{why}");
+    assert!(why.contains("the tool never ran"), "{why}");
+    let o = outcome(pinned, 0, 0);
+    assert_eq!(o["error_kind"], "no_mock", "{o}");
+    assert!(o.get("mcp").is_none(), "{o}");
+}
+
+#[test]
 fn input_required_is_answered_by_the_suite_policy_and_logged() {
     let Some(p) = peers() else { return };
     let t = Toolgauge::new();
