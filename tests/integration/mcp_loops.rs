@@ -350,14 +350,20 @@ fn fail_rules_alone_put_faults_in_front_of_a_live_tool_whose_retry_reaches_the_s
         let o = outcome(retried, round, 0);
         assert_eq!(o["error_kind"], "rate_limit", "{o}");
         assert_eq!((&o["fault"], &o["executed"]), (&true.into(), &false.into()));
-        assert!(o.get("mcp").is_none(), "an injected fault never reaches the server: {o}");
+        assert!(
+            o.get("mcp").is_none(),
+            "an injected fault never reaches the server: {o}"
+        );
     }
     // The third call went on to the server, which answered it.
     let o = outcome(retried, 2, 0);
     assert_eq!(o["content"], "42", "{o}");
     assert_eq!(o["executed"], true);
     let (sent, answer) = call_and_answer(o);
-    assert_eq!(sent["params"]["arguments"], serde_json::json!({"a": 2, "b": 40}));
+    assert_eq!(
+        sent["params"]["arguments"],
+        serde_json::json!({"a": 2, "b": 40})
+    );
     assert_eq!(answer["result"]["structuredContent"]["result"], 42);
 
     // `add` pinned by a `result` rule: a call it does not match is not sent; the model
@@ -371,6 +377,71 @@ fn fail_rules_alone_put_faults_in_front_of_a_live_tool_whose_retry_reaches_the_s
     let o = outcome(pinned, 0, 0);
     assert_eq!(o["error_kind"], "no_mock", "{o}");
     assert!(o.get("mcp").is_none(), "{o}");
+}
+
+#[test]
+fn the_oracle_self_test_says_what_it_cannot_judge_offline_and_only_for_selected_cases() {
+    // Issue 31: the self-test played loops against the mocks alone, so a check on the
+    // server's result (`final: {grounded: true}`) read "no model can pass"; the run,
+    // played on the server, then passed it. It also warned about cases `--case` left out.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let cases = r#"  - id: sum
+    kind: should_call
+    prompt: What is 2 + 40?
+    expect:
+      calls: [{tool: add, args: {a: 2, b: 40}}]
+      final: {contains: ["42"], grounded: true}
+  - id: unsatisfiable
+    kind: should_call
+    prompt: Echo something.
+    expect:
+      calls: [{tool: echo, args: {text: {regex: "^$x"}}}]
+"#;
+    t.write("oracle.yaml", sdk_suite(&p, "", cases));
+    let target = ["--target", "scripted:oracle"];
+    let o = t
+        .run(
+            &[
+                &["run", "oracle.yaml", "--out", "one", "--case", "sum"][..],
+                &target[..],
+            ]
+            .concat(),
+        )
+        .expect_code(OK);
+    let server = format!(
+        "MCP server `stdio:{} {} stdio`",
+        p.python.display(),
+        p.server_script("loop_server.py").display()
+    );
+    let said = format!(
+        "warning: scripted:oracle can not judge offline the checks of 1 loop trial expectation(s) of suite `sdk-loops` whose calls run on {server} (sum): the self-test has no server, so it stopped at the first call the server answers and judged only what comes before; this run's trials of them are played on the server and judged on its real results\n  - sum under auto: round 1: `add` (not judged offline: `final`)\n"
+    );
+    assert!(o.stderr.contains(&said), "{}", o.stderr);
+    // Nothing it could judge fails, and the case `--case` left out is not mentioned.
+    assert!(!o.stderr.contains("no model can pass"), "{}", o.stderr);
+    assert!(!o.stderr.contains("unsatisfiable"), "{}", o.stderr);
+    let trials = journal(&t, "one");
+    assert_eq!(trials.len(), 1);
+    assert_eq!(
+        trial(&trials, "sum")["verdict"],
+        "pass",
+        "the server's result grounds the answer"
+    );
+
+    // Every case: the impossible one is named, the server's loop still only noted.
+    let o = t
+        .run(&[&["run", "oracle.yaml", "--out", "all"][..], &target[..]].concat())
+        .expect_code(OK);
+    o.stderr_has(&[
+        "scripted:oracle can not satisfy 1 trial expectation(s) of suite `sdk-loops`, so no model can pass them (check these cases): unsatisfiable\n",
+        &said,
+    ]);
+    assert!(
+        !o.stderr.contains("(check these cases): sum"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
