@@ -595,6 +595,95 @@ fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds(
 }
 
 #[test]
+fn a_call_that_kills_a_shared_server_is_named_and_the_innocent_calls_in_flight_are_retried() {
+    // Issue 31: with `isolation: suite` and `-j 8`, one trial whose call killed the server
+    // turned every trial in flight into an error, each blaming its own tool and quoting
+    // the other trial's stderr. Now the calls in flight are retried once, alone, on a
+    // fresh server: the innocent ones get their answers, and the call that kills the
+    // server kills it again, alone, and says so. A call whose tool may change data is not
+    // sent twice: its error says another call may have killed the server.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let waits = ["w1", "w2", "w3", "w4"];
+    let mut cases = String::new();
+    let mut script = String::from("responses:\n");
+    let mut add = |id: &str, call: &str| {
+        cases.push_str(&one_call_case(id));
+        script.push_str(&format!(
+            "  - {{case: {id}, round: 1, calls: [{call}]}}\n  - {{case: {id}, round: 2, text: done}}\n"
+        ));
+    };
+    // The crash comes 800 ms into its call, while the others (1.5 s each) are in flight;
+    // their arguments differ, since identical calls on one connection take turns.
+    for (i, id) in waits.iter().enumerate() {
+        add(
+            id,
+            &format!("{{name: wait, arguments: {{ms: {}}}}}", 1500 + i),
+        );
+    }
+    add("counts", "{name: slow_count, arguments: {ms: 1500}}");
+    add("kills", "{name: crash, arguments: {after_ms: 800}}");
+    t.write("script.yaml", script);
+    t.write("shared.yaml", sdk_suite(&p, "  isolation: suite", &cases));
+    run(
+        &t,
+        "shared.yaml",
+        "script.yaml",
+        "out",
+        &["-j", "8"],
+        RUN_INCOMPLETE,
+    );
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 6);
+    for (i, id) in waits.iter().enumerate() {
+        let tr = trial(&trials, id);
+        assert_eq!(tr["verdict"], "pass", "{tr}");
+        let o = outcome(tr, 0, 0);
+        assert_eq!(o["content"], format!("waited {} ms", 1500 + i), "{o}");
+        // Its transcript: the call that died, a note, and the retry that answered.
+        let sent: Vec<Value> = messages(o)
+            .into_iter()
+            .filter(|(d, v)| d == "sent" && v["method"] == "tools/call")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(sent.len(), 2, "{o}");
+        let notes: Vec<&str> = o["mcp"]["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["direction"] == "note")
+            .filter_map(|e| e["text"].as_str())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("retried once, alone, on a fresh server process")),
+            "{notes:?}"
+        );
+    }
+    let kills = trial(&trials, "kills");
+    assert_eq!(kills["verdict"], "error", "{kills}");
+    let why = kills["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        why.starts_with("round 1: tool host `mcp` failed to answer a call of `crash`: this call kills the MCP server: the server died during it while other calls were in flight, and again when it was retried alone on a fresh server: "),
+        "{why}"
+    );
+    // Alone on the fresh server, the last words are its own.
+    assert!(why.contains("crashing on purpose"), "{why}");
+    let counts = trial(&trials, "counts");
+    assert_eq!(counts["verdict"], "error", "{counts}");
+    let why = counts["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        why.contains("died while this call was in flight together with other calls, so another call may have killed it; it was not retried because `slow_count` is neither read-only nor idempotent"),
+        "{why}"
+    );
+    assert!(
+        !why.contains("crashing on purpose"),
+        "another trial's stderr: {why}"
+    );
+}
+
+#[test]
 fn an_unreachable_server_ends_each_loop_trial_with_a_stated_error() {
     // No peer needed: the server command does not exist.
     let t = Toolgauge::new();
