@@ -684,6 +684,122 @@ fn a_call_that_kills_a_shared_server_is_named_and_the_innocent_calls_in_flight_a
 }
 
 #[test]
+fn import_from_another_directory_writes_the_server_relative_to_the_suite_which_runs_from_anywhere()
+{
+    // Issue 31: `import mcp` from another directory kept a cwd-relative server command in
+    // the suite, which then worked only from that directory. A suite's `stdio:` server
+    // now starts in the suite's directory, and the import writes the command's relative
+    // paths as seen from there.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let root = t.path();
+    let srv = root.join("work/srv");
+    std::fs::create_dir_all(&srv).unwrap();
+    std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+    for f in ["sdk_server.py", "loop_server.py"] {
+        std::fs::copy(p.server_script(f), srv.join(f)).unwrap();
+    }
+    let python = p.python.display().to_string();
+    let server = format!("stdio:{python} srv/loop_server.py stdio");
+    let o = t
+        .run_in(
+            &root.join("work"),
+            &["import", "mcp", &server, "--out", "../suites/mine.yaml"],
+        )
+        .expect_code(OK);
+    o.stdout_has(&["the server's relative paths are written relative to the suite's directory, where a suite's server starts: srv/loop_server.py -> ../work/srv/loop_server.py\n"]);
+    let imported = t.read("suites/mine.yaml");
+    let written = format!("  mcp: \"stdio:{python} ../work/srv/loop_server.py stdio\"\n");
+    assert!(imported.contains(&written), "{imported}");
+    // The snapshot keeps the server as it was named.
+    let snap: Value = serde_json::from_str(&t.read("suites/mine.snapshot.json")).unwrap();
+    assert_eq!(snap["server"], server.as_str());
+
+    // The imported `tools_from`, with a loop case in place of the placeholders, runs
+    // against the server from any directory.
+    let tools_from =
+        &imported[imported.find("tools_from:").unwrap()..imported.find("\nvariants:").unwrap()];
+    t.write(
+        "suites/mine.yaml",
+        format!(
+            "name: mine\n{tools_from}\ncases:\n{}",
+            one_call_case("adds")
+        ),
+    );
+    t.write(
+        "suites/script.yaml",
+        format!(
+            "responses:\n{}",
+            one_call_script("adds", "add", "{a: 2, b: 40}", "It is 42.")
+        ),
+    );
+    for (cwd, suite, script) in [
+        (
+            "elsewhere",
+            "../suites/mine.yaml",
+            "scripted:../suites/script.yaml",
+        ),
+        ("suites", "mine.yaml", "scripted:script.yaml"),
+    ] {
+        t.run_in(
+            &root.join(cwd),
+            &[
+                "run",
+                suite,
+                "-t",
+                script,
+                "--out",
+                "../out",
+                "--overwrite",
+                "--format",
+                "json",
+            ],
+        )
+        .expect_code(OK);
+        let trials = journal(&t, "out");
+        let o = outcome(trial(&trials, "adds"), 0, 0);
+        assert_eq!(o["content"], "42", "from {cwd}: {o}");
+    }
+
+    // Without a snapshot the suite lists the server's tools when it loads: from there too.
+    t.write(
+        "suites/live.yaml",
+        format!("tools_from:\n  mcp: \"stdio:{python} ../work/srv/loop_server.py stdio\"\n{CASES}"),
+    );
+    t.run_in(
+        &root.join("elsewhere"),
+        &["validate", "../suites/live.yaml"],
+    )
+    .expect_code(OK);
+    // A command that does not start says where it was started.
+    t.write(
+        "suites/gone.yaml",
+        format!("tools_from:\n  mcp: \"stdio:./no-such-server\"\n{CASES}"),
+    );
+    let e = t
+        .run_in(
+            &root.join("elsewhere"),
+            &["validate", "../suites/gone.yaml"],
+        )
+        .expect_code(BAD_INPUT)
+        .stderr;
+    assert!(
+        e.contains("cannot start `./no-such-server` (relative to `")
+            && e.contains(
+                "suites`, the suite's directory, where the server starts): no such program"
+            ),
+        "{e}"
+    );
+    assert!(
+        e.contains("pin its tools once with `cd ../suites && toolgauge mcp snapshot stdio:./no-such-server FILE`"),
+        "{e}"
+    );
+}
+
+/// Cases of a suite the tests only validate.
+const CASES: &str = "cases:\n  - id: a\n    kind: should_not_call\n    prompt: hi\n";
+
+#[test]
 fn an_unreachable_server_ends_each_loop_trial_with_a_stated_error() {
     // No peer needed: the server command does not exist.
     let t = Toolgauge::new();
