@@ -22,7 +22,9 @@ use super::{CallResult, McpClient, McpError, McpTool};
 /// annotations decide what may run).
 #[derive(Debug)]
 pub(super) struct Connection {
+    /// The client, connected.
     pub(super) client: McpClient,
+    /// The server's tools by name, as listed when the connection was made.
     pub(super) tools: HashMap<String, McpTool>,
     /// One lock per distinct call (tool and arguments) in flight: identical calls on this
     /// connection take turns, so the only request of that tool with those arguments in a
@@ -58,6 +60,7 @@ impl Attempt {
 }
 
 impl Connection {
+    /// A connection over `client`, whose server listed `tools`.
     pub(super) fn new(client: McpClient, tools: HashMap<String, McpTool>) -> Connection {
         Connection {
             client,
