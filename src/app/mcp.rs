@@ -258,7 +258,21 @@ pub(super) fn import_mcp(args: &ImportMcpArgs) -> Result<u8, AppError> {
             None,
         ));
     }
-    let spec: Option<ServerSpec> = server.parse().ok();
+    // The suite's server starts in the suite's directory, not here: its relative paths
+    // are written as seen from there, so the suite works wherever it is run from.
+    let cwd = std::env::current_dir().map_err(|e| {
+        AppError::bad(
+            format!("cannot read the current directory: {e}"),
+            Some("run the import from a directory that exists"),
+        )
+    })?;
+    let (spec, moved) = match server.parse::<ServerSpec>() {
+        Ok(spec) => {
+            let (spec, moved) = for_suite(&spec, &args.out, &cwd);
+            (Some(spec), moved)
+        }
+        Err(_) => (None, Vec::new()),
+    };
     let snap = Snapshot {
         format: crate::mcp::snapshot::SNAPSHOT_FORMAT,
         server: server.clone(),
@@ -307,11 +321,97 @@ pub(super) fn import_mcp(args: &ImportMcpArgs) -> Result<u8, AppError> {
         listing.tools.len() + 1,
         snapshot_path.display()
     );
+    if !moved.is_empty() {
+        let pairs: Vec<String> = moved.iter().map(|(a, b)| format!("{a} -> {b}")).collect();
+        sayln!(
+            "the server's relative paths are written relative to the suite's directory, where a suite's server starts: {}",
+            pairs.join(", ")
+        );
+    }
     sayln!(
         "fill in the {todo} `{PLACEHOLDER}` values, then `toolgauge validate {}`",
         shell_word(&args.out.display().to_string())
     );
     Ok(exit::OK)
+}
+
+/// `spec` (named from `cwd`) as the suite at `out` must name it. A suite's `stdio:`
+/// server starts in the suite's directory, so a word of its command that is a relative
+/// path to something that exists from `cwd` is rewritten to the same path seen from the
+/// suite's directory. Other words stay: options, package names, a bare program name
+/// (looked up on PATH), paths that do not exist yet. Returns the server and each word
+/// rewritten (as given, as written).
+fn for_suite(spec: &ServerSpec, out: &Path, cwd: &Path) -> (ServerSpec, Vec<(String, String)>) {
+    let ServerSpec::Stdio { program, args, .. } = spec else {
+        return (spec.clone(), Vec::new());
+    };
+    let here = normal(cwd);
+    let suite_dir = normal(&cwd.join(out.parent().unwrap_or_else(|| Path::new(""))));
+    if suite_dir == here {
+        return (spec.clone(), Vec::new());
+    }
+    let mut moved = Vec::new();
+    let mut seen_from_suite = |word: &str, is_program: bool| -> String {
+        let path = Path::new(word);
+        let path_like = !word.is_empty()
+            && !word.starts_with('-')
+            && path.is_relative()
+            && (!is_program || path.components().count() > 1);
+        if !path_like || !cwd.join(path).exists() {
+            return word.to_string();
+        }
+        let mut rel = relative(&suite_dir, &normal(&cwd.join(path)));
+        // A program must stay a path: a bare name would be looked up on PATH instead.
+        if is_program && rel.components().count() == 1 {
+            rel = Path::new(".").join(rel);
+        }
+        let rel = rel.display().to_string();
+        moved.push((word.to_string(), rel.clone()));
+        rel
+    };
+    let program = seen_from_suite(program, true);
+    let args = args.iter().map(|a| seen_from_suite(a, false)).collect();
+    let written = ServerSpec::Stdio {
+        program,
+        args,
+        dir: None,
+    };
+    (written, moved)
+}
+
+/// `path` with `.` and `..` resolved by name (the paths here come from the command line
+/// and are joined to the current directory, so this is where they point).
+fn normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `target` seen from `dir` (both absolute and [`normal`]).
+fn relative(dir: &Path, target: &Path) -> PathBuf {
+    let d: Vec<_> = dir.components().collect();
+    let t: Vec<_> = target.components().collect();
+    let common = d.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..d.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// `DIR/NAME.snapshot.json` for suite `DIR/NAME.yaml`.
@@ -540,4 +640,52 @@ pub(super) fn record_run_tools(dir: &Path, suite: &crate::suite::Suite) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moved(spec: &str, out: &str, cwd: &Path) -> (String, Vec<(String, String)>) {
+        let (spec, moved) = for_suite(&spec.parse().unwrap(), Path::new(out), cwd);
+        (spec.to_string(), moved)
+    }
+
+    #[test]
+    fn a_command_s_existing_relative_paths_are_rewritten_as_seen_from_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        std::fs::create_dir_all(cwd.join("srv/.venv/bin")).unwrap();
+        std::fs::write(cwd.join("srv/.venv/bin/python"), "").unwrap();
+        std::fs::write(cwd.join("srv/server.py"), "").unwrap();
+        std::fs::create_dir(cwd.join("data")).unwrap();
+        let spec = "stdio:srv/.venv/bin/python srv/server.py --root data -y @scope/pkg stdio";
+        let (written, pairs) = moved(spec, "suites/mine.yaml", cwd);
+        assert_eq!(
+            written,
+            "stdio:../srv/.venv/bin/python ../srv/server.py --root ../data -y @scope/pkg stdio"
+        );
+        assert_eq!(pairs.len(), 3);
+        assert_eq!(
+            pairs[1],
+            ("srv/server.py".into(), "../srv/server.py".into())
+        );
+        // A suite in the current directory keeps the command as given, and a bare
+        // program name stays a PATH lookup.
+        assert_eq!(moved(spec, "mine.yaml", cwd).0, spec);
+        assert_eq!(
+            moved("stdio:python srv/server.py", "./x/../mine.yaml", cwd).1,
+            []
+        );
+        // Next to the suite, a program keeps a path (`./`), not a bare name.
+        let (written, _) = moved("stdio:srv/server.py", "srv/s.yaml", cwd);
+        assert_eq!(written, "stdio:./server.py");
+        // Absolute paths and URLs are left alone.
+        let abs = format!("stdio:python {}", cwd.join("srv/server.py").display());
+        assert_eq!(moved(&abs, "suites/s.yaml", cwd).1, []);
+        assert_eq!(
+            moved("http://127.0.0.1:1/mcp", "suites/s.yaml", cwd).0,
+            "http://127.0.0.1:1/mcp"
+        );
+    }
 }

@@ -98,17 +98,6 @@ pub(super) fn prepare(
         let p = providers[&t.spec].clone();
         (t, p)
     });
-    // The oracle is a suite's self-test: name the expectations no answer can satisfy.
-    if r.targets
-        .iter()
-        .any(|t| t.provider == "scripted" && t.model == "oracle")
-        && let Some(w) = crate::scripted::oracle::warning(
-            &suite.name,
-            &crate::scripted::oracle::unmet(&suite, &r.modes),
-        )
-    {
-        warnln!("warning: {w}");
-    }
     if let Some(d) = &suite.distractors {
         for w in d.warnings(&suite.cases) {
             warnln!("warning: {w}");
@@ -184,6 +173,39 @@ pub(super) fn prepare(
         dir,
         meta,
     })
+}
+
+/// The oracle is a suite's self-test: name the expectations no answer can satisfy, and
+/// the loops it can not judge offline (their calls run on the suite's MCP server). Only
+/// for the trials `p`'s plan runs on `scripted:oracle` (after `--case`, `--tag` and
+/// `--shard`), under the run's variants: a case the run leaves out is not its concern.
+pub(super) fn self_test_warnings(p: &Prepared) {
+    let oracle =
+        |c: &crate::runner::Cell| c.target.provider == "scripted" && c.target.model == "oracle";
+    let mut trials: Vec<(usize, crate::provider::ToolChoice)> = Vec::new();
+    for t in p.plan.trials() {
+        let cell = &p.plan.cells[t.cell];
+        let pair = (t.case, cell.tool_choice.clone());
+        if oracle(cell) && !trials.contains(&pair) {
+            trials.push(pair);
+        }
+    }
+    if trials.is_empty() {
+        return;
+    }
+    // Case by case, in the suite's order, as the warnings have always listed them.
+    trials.sort_by_key(|(case, _)| *case);
+    let found = crate::scripted::oracle::self_test(&p.suite, &trials, &p.meta.matrix.variants);
+    if let Some(w) = crate::scripted::oracle::warning(&p.suite.name, &found.unmet) {
+        warnln!("warning: {w}");
+    }
+    let server = p.suite.mcp.as_ref().and_then(|m| m.server.as_ref());
+    if let Some(server) = server
+        && let Some(w) =
+            crate::scripted::oracle::live_warning(&p.suite.name, &server.to_string(), &found.live)
+    {
+        warnln!("warning: {w}");
+    }
 }
 
 /// What `run.json` keeps of the plugins' settings: the profile's flags and the style

@@ -269,6 +269,7 @@ pub(super) fn select(
     }
     p.plan.restrict(mask, selection.shards.clone());
     p.meta.selection = (!selection.is_everything()).then_some(selection);
+    super::prepare::self_test_warnings(p);
     Ok(())
 }
 

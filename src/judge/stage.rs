@@ -109,7 +109,9 @@ pub struct LoopTrial<'a> {
 /// - the episode judge ([`judge_episode`]).
 ///
 /// An episode ended by the provider or the tool host has no verdict (infrastructure,
-/// never the model's), whatever its rounds before showed.
+/// never the model's), whatever its rounds before showed. So has one that would pass
+/// although some call got no answer ([`unanswered`]): a pass there rests on an answer
+/// the suite never gave. A failure stands: what the model did wrong is its own.
 pub fn judge_played_episode(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Judgement {
     let (checks, mut reasons) = first_round(t, outcome);
     reasons.extend(later_rounds(t, outcome));
@@ -124,6 +126,15 @@ pub fn judge_played_episode(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Judg
             };
             let (r, c) = judge_episode(&input, &transcript);
             reasons.extend(r);
+            if reasons.is_empty()
+                && let Some(reason) = unanswered(outcome)
+            {
+                return Judgement::Failed {
+                    reason,
+                    checks,
+                    episode: Some(c),
+                };
+            }
             Judgement::Scored {
                 reasons,
                 checks,
@@ -142,6 +153,35 @@ pub fn judge_played_episode(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Judg
             }
         }
     }
+}
+
+/// The first call of the episode that no one answered: the harness's `no_mock` error (no
+/// mock rule matched, and no MCP server stands behind the mocks for that tool), as a
+/// `tool_error` reason naming its round, tool and arguments. The model read an error
+/// the tool never gave, so the tool never ran; `None` when every call was answered.
+pub fn unanswered(outcome: &EpisodeOutcome) -> Option<Reason> {
+    outcome.rounds.iter().enumerate().find_map(|(i, round)| {
+        let calls = &round.response.tool_calls;
+        calls.iter().zip(&round.outcomes).find_map(|(call, out)| {
+            if out.error_kind != Some(crate::tools::ToolErrorKind::NoMock) {
+                return None;
+            }
+            let said = serde_json::from_str::<serde_json::Value>(&out.content)
+                .ok()
+                .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| out.content.clone());
+            Some(Reason::new(
+                "tool_error",
+                format!(
+                    "round {}: the call of `{}` with arguments {} got no answer ({said}): the tool never ran and the model read the harness's `no_mock` error, so a pass would rest on an answer the suite never gave; give `{}` a `result` or `error` mock rule that matches these arguments (or one without `when`)",
+                    i + 1,
+                    call.name,
+                    if call.arguments.trim().is_empty() { "{}" } else { call.arguments.trim() },
+                    call.name
+                ),
+            ))
+        })
+    })
 }
 
 /// The first round's checks and reasons (see [`judge_played_episode`]).

@@ -1,9 +1,12 @@
 //! [`McpHost`]: a [`ToolHost`] that executes a loop case's calls on a real MCP server.
 //!
-//! It stacks under the suite's own rules: a tool the suite gives `mocks` for is answered
-//! by them (and its `fail:` rules are injected by the [`Faults`] wrapper, which sits in
-//! front of everything), so a suite can pin or break one tool and run the rest live.
-//! Every other call of a tool the case offers is decided here, in call order:
+//! It stacks under the suite's own rules: `fail:` rules are injected by the [`Faults`]
+//! wrapper, which sits in front of everything; a tool the suite pins with `result` or
+//! `error` rules is answered by them ([`crate::suite::loops::MockTable::pins`]). A tool with no rules, or
+//! with `fail:` rules only, is the server's: after its injected failures its calls go
+//! on to the server, so a suite can pin one tool, break another for a few calls, and
+//! run the rest live. Every call of a server tool the case offers is decided here, in
+//! call order:
 //! - a tool the server does not offer is answered as an unknown tool, not sent;
 //! - a tool whose annotations say it may change the world
 //!   ([`super::Annotations::may_destroy`]: not read-only and not declared harmless) is
@@ -20,23 +23,26 @@
 //! Connections: with `isolation: suite` the first episode that needs the server connects
 //! and every later one shares that connection (one server process over stdio) until
 //! [`ToolHost::shutdown`]; a server process that died is started again for the next
-//! episode. A failed connection is kept as failed, so each trial that needs it ends with
-//! the same stated error rather than retrying the server each time.
+//! call. A failed connection is kept as failed, so each trial that needs it ends with
+//! the same stated error rather than retrying the server each time. When the shared
+//! server dies under several trials' calls at once, the call that was alone on it, or
+//! that kills it again when retried alone on a fresh server, is named as the one that
+//! killed it; the others were innocent and are retried once (see `McpHost::on_shared`).
 //! With `isolation: trial` each episode connects afresh (a new process over stdio) and
 //! [`ToolHost::close_episode`] shuts it down. An episode whose offered tools are all
-//! mocked never connects, so such cases run offline.
+//! pinned by mocks never connects, so such cases run offline.
 //!
 //! Each executed call keeps its exchanges with the server, verbatim, in its outcome
 //! ([`McpCallLog`]): the trial record's transcript of the call.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, RwLock};
 
-use super::host_log::{InputRound, McpCallLog, call_exchanges};
-use super::{ClientOptions, McpClient, McpTool, ServerSpec};
+use super::host_conn::Connection;
+use super::host_log::{InputRound, LoggedExchange, McpCallLog};
+use super::{CallResult, ClientOptions, McpClient, McpError, ServerSpec};
 use crate::suite::Suite;
 use crate::suite::mcp_calls::{Isolation, McpCalls};
 use crate::suite::tools_from::McpSource;
@@ -59,61 +65,10 @@ pub struct McpHost {
     /// The connection trials share under `isolation: suite`: not yet made (`None`), made,
     /// or failed (the error text every trial that needs it reports).
     shared: Mutex<Option<Result<Arc<Connection>, String>>>,
-}
-
-/// A connected client and the server's tools by name (read once per connection: the
-/// annotations decide what may run).
-#[derive(Debug)]
-struct Connection {
-    client: McpClient,
-    tools: HashMap<String, McpTool>,
-    /// One lock per distinct call (tool and arguments) in flight: identical calls on this
-    /// connection take turns, so the only request of that tool with those arguments in a
-    /// call's log window is its own, and its transcript can be cut out exactly. Different
-    /// calls still run concurrently.
-    identical: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
-}
-
-impl Connection {
-    fn new(client: McpClient, tools: HashMap<String, McpTool>) -> Connection {
-        Connection {
-            client,
-            tools,
-            identical: std::sync::Mutex::default(),
-        }
-    }
-
-    /// The lock identical calls share (taken out of the map when no one holds it).
-    fn turn_of(&self, key: &str) -> Arc<Mutex<()>> {
-        let mut map = self.identical.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(key.to_string()).or_default().clone()
-    }
-
-    /// Forget `key`'s lock once only the map holds it.
-    fn release(&self, key: &str, lock: Arc<Mutex<()>>) {
-        let mut map = self.identical.lock().unwrap_or_else(|p| p.into_inner());
-        drop(lock);
-        if map.get(key).is_some_and(|l| Arc::strong_count(l) == 1) {
-            map.remove(key);
-        }
-    }
-}
-
-/// A text equal for calls with equal arguments whatever their key order.
-fn call_key(tool: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
-    fn canonical(v: &serde_json::Value) -> serde_json::Value {
-        match v {
-            serde_json::Value::Object(m) => {
-                let sorted: std::collections::BTreeMap<&String, serde_json::Value> =
-                    m.iter().map(|(k, v)| (k, canonical(v))).collect();
-                serde_json::json!(sorted)
-            }
-            serde_json::Value::Array(a) => a.iter().map(canonical).collect(),
-            other => other.clone(),
-        }
-    }
-    let args = canonical(&serde_json::Value::Object(arguments.clone()));
-    format!("{tool}\u{0}{args}")
+    /// Calls on the shared connection hold it for reading; a call retried after the
+    /// server died under it holds it for writing, so it runs alone on the fresh server
+    /// and a second death is its own.
+    gate: RwLock<()>,
 }
 
 /// What an episode keeps in its session: its connection, and whether the episode owns
@@ -138,6 +93,7 @@ impl McpHost {
             allow_flag,
             options,
             shared: Mutex::new(None),
+            gate: RwLock::new(()),
         }
     }
 
@@ -194,6 +150,105 @@ impl McpHost {
         }
     }
 
+    /// A call on the run's shared server (`isolation: suite`). Several trials' calls run
+    /// on it at once, so when the server dies under a call that was not alone on it,
+    /// which call killed it is not known, and the others were innocent. Such a call is
+    /// retried once, alone, on a fresh server (when its tool may run twice, see
+    /// [`retriable`]): an innocent call gets its answer there, and the call that kills
+    /// the server kills it again, alone, and its error says so, quoting the server's last
+    /// words, which are then its own.
+    async fn on_shared(
+        &self,
+        call: &Invocation,
+    ) -> Result<(CallResult, Vec<LoggedExchange>), HostError> {
+        let (first, conn) = {
+            let _with_others = self.gate.read().await;
+            let conn = self.shared().await.map_err(|m| self.fail(call, m))?;
+            (conn.attempt(&call.name, &call.arguments).await, conn)
+        };
+        let died = first.died(&conn);
+        let e = match first.result {
+            Ok(r) => return Ok((r, first.exchanges)),
+            Err(e) => e,
+        };
+        // A call that died alone on a live server killed it; a call sent to a server
+        // that had already died did not, and is retried as an innocent one.
+        if !died || (first.alone && first.sent_alive) {
+            return Err(self.failed(call, died, first.alone, &e));
+        }
+        let server = &self.server;
+        if !retriable(&conn, &call.name) {
+            return Err(self.fail(
+                call,
+                format!(
+                    "the MCP server `{server}` died while this call was in flight together with other calls, so another call may have killed it; it was not retried because `{}` is neither read-only nor idempotent by its annotations (`readOnlyHint`, `idempotentHint`), so the server may have run it already",
+                    call.name
+                ),
+            ));
+        }
+        let _alone = self.gate.write().await;
+        let fresh = self.shared().await.map_err(|m| {
+            self.fail(
+                call,
+                format!(
+                    "the MCP server `{server}` died while this call was in flight together with other calls, and could not be started again to retry it: {m}"
+                ),
+            )
+        })?;
+        let retry = fresh.attempt(&call.name, &call.arguments).await;
+        let died_again = retry.died(&fresh);
+        match retry.result {
+            Ok(r) => {
+                let mut exchanges = first.exchanges;
+                exchanges.push(LoggedExchange {
+                    at_ms: exchanges.last().map_or(0.0, |x| x.at_ms),
+                    direction: "note".into(),
+                    text: "the server died while this call was in flight together with other calls (another one killed it); retried once, alone, on a fresh server process".into(),
+                });
+                exchanges.extend(retry.exchanges);
+                Ok((r, exchanges))
+            }
+            Err(e) if died_again => Err(self.fail(
+                call,
+                format!(
+                    "this call kills the MCP server: the server died during it while other calls were in flight, and again when it was retried alone on a fresh server: {e}"
+                ),
+            )),
+            Err(e) => Err(self.fail(
+                call,
+                format!(
+                    "the MCP server died while this call was in flight together with other calls; retried alone on a fresh server, it failed: {e}"
+                ),
+            )),
+        }
+    }
+
+    /// The host error of a call that failed with `e` on a connection no other trial
+    /// shares, or for a reason other than a death that needs telling apart: `died` and
+    /// `alone` say whether the server died under it and whether it was the only call
+    /// in flight.
+    fn failed(&self, call: &Invocation, died: bool, alone: bool, e: &McpError) -> HostError {
+        let message = match (died, alone) {
+            (true, true) => format!(
+                "the MCP server died during this call, the only one in flight on it, so this call killed it: {e}"
+            ),
+            (true, false) => format!(
+                "the MCP server died while this call was in flight together with others of its turn, so any of them may have killed it: {e}"
+            ),
+            (false, _) => e.to_string(),
+        };
+        self.fail(call, message)
+    }
+
+    /// A host error for `call`.
+    fn fail(&self, call: &Invocation, message: String) -> HostError {
+        HostError::Failed {
+            host: HOST,
+            tool: call.name.clone(),
+            message,
+        }
+    }
+
     /// Why `call` is not sent to the server: (what the model reads, what the record
     /// says), or `None` when it may be executed.
     fn refusal(&self, conn: &Connection, call: &Invocation) -> Option<(ToolOutcome, String)> {
@@ -241,11 +296,21 @@ impl McpHost {
     }
 
     /// Whether an episode of `session` may send calls to the server: some tool its case
-    /// offers has no mock rules.
+    /// offers is not pinned by mocks (no rules, or `fail:` rules only).
     fn needs_server(session: &Session) -> bool {
         let spec = session.spec();
-        spec.tools.iter().any(|t| spec.mocks.rules(t).is_none())
+        spec.tools.iter().any(|t| !spec.mocks.pins(t))
     }
+}
+
+/// Whether `tool` may be sent again after the server died under it: its annotations say
+/// it is read-only or idempotent. Anything else may have run before the death (written
+/// a file, charged a card), and running it twice is not the harness's call to make.
+fn retriable(conn: &Connection, tool: &str) -> bool {
+    conn.tools.get(tool).is_some_and(|t| {
+        let hints = t.annotations();
+        hints.read_only == Some(true) || hints.idempotent == Some(true)
+    })
 }
 
 /// The tool host for `suite`'s loop cases: its `fail:` rules in front of the MCP server
@@ -272,8 +337,7 @@ impl ToolHost for McpHost {
             .tools
             .iter()
             .filter(|t| {
-                spec.mocks.rules(t).is_some()
-                    || link.as_ref().is_some_and(|l| l.conn.tools.contains_key(*t))
+                spec.mocks.pins(t) || link.as_ref().is_some_and(|l| l.conn.tools.contains_key(*t))
             })
             .cloned()
             .collect())
@@ -281,8 +345,10 @@ impl ToolHost for McpHost {
 
     fn prepare(&self, session: &mut Session, call: &Invocation) -> Decision {
         let spec = session.spec();
-        // Mocked tools, and names the case does not offer, are the mock host's.
-        if spec.mocks.rules(&call.name).is_some() || !spec.tools.contains(&call.name) {
+        // Pinned tools, and names the case does not offer, are the mock host's. A tool
+        // whose rules only inject failures is the server's once they are spent (the
+        // `Faults` wrapper in front decided those already).
+        if spec.mocks.pins(&call.name) || !spec.tools.contains(&call.name) {
             return MockHost.prepare(session, call);
         }
         let Some(link) = session.state::<Link>() else {
@@ -326,23 +392,17 @@ impl ToolHost for McpHost {
                 ),
             });
         };
-        let conn = &link.conn;
-        let client = &conn.client;
-        let key = call_key(&call.name, &call.arguments);
-        let turn = conn.turn_of(&key);
-        let (result, exchanges) = {
-            let _mine = turn.lock().await;
-            let from = client.log().len();
-            let result = client.call_tool(&call.name, &call.arguments).await;
-            let window = client.log().since(from);
-            (result, call_exchanges(&window, &call.name, &call.arguments))
+        let (r, exchanges) = match self.calls.isolation {
+            Isolation::Trial => {
+                let first = link.conn.attempt(&call.name, &call.arguments).await;
+                let died = first.died(&link.conn);
+                match first.result {
+                    Ok(r) => (r, first.exchanges),
+                    Err(e) => return Err(self.failed(call, died, first.alone, &e)),
+                }
+            }
+            Isolation::Suite => self.on_shared(call).await?,
         };
-        conn.release(&key, turn);
-        let r = result.map_err(|e| HostError::Failed {
-            host: HOST,
-            tool: call.name.clone(),
-            message: e.to_string(),
-        })?;
         let text = r.text_for_model();
         let mut out = if r.is_error {
             ToolOutcome {

@@ -16,6 +16,7 @@
 pub mod client;
 pub mod fetch;
 pub mod host;
+mod host_conn;
 pub mod host_log;
 pub mod http;
 pub mod http_headers;

@@ -6,6 +6,7 @@
 //! requests by id, notices the exit), and a drain for stderr (logged, never parsed).
 
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -103,15 +104,56 @@ enum Signal {
 }
 
 impl StdioTransport {
-    /// Spawn `program args`; stderr is drained into the log.
+    /// Spawn `program args` in `dir` (`None`: the current directory); stderr is drained
+    /// into the log.
     pub async fn spawn(
         spec: &ServerSpec,
         program: &str,
         args: &[String],
+        dir: Option<&Path>,
         log: ExchangeLog,
     ) -> Result<StdioTransport, McpError> {
         let server = spec.to_string();
-        let mut child = Command::new(program)
+        let (resolved, dir) = match dir {
+            Some(d) => {
+                let d = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+                if !d.is_dir() {
+                    return Err(McpError::Connect {
+                        server,
+                        why: format!(
+                            "cannot start `{program}` in `{}`: no such directory (a suite's server starts in the suite's directory)",
+                            d.display()
+                        ),
+                    });
+                }
+                // A relative program path is the suite's, made absolute here: which
+                // directory a child resolves it against is not defined once it starts
+                // elsewhere. A bare name is looked up on PATH, as always.
+                let resolved = if Path::new(program).components().count() > 1
+                    && Path::new(program).is_relative()
+                {
+                    d.join(program).into_os_string()
+                } else {
+                    program.into()
+                };
+                (resolved, Some(d))
+            }
+            None => (program.into(), None),
+        };
+        let in_dir = dir
+            .as_ref()
+            .map(|d| {
+                format!(
+                    " (relative to `{}`, the suite's directory, where the server starts)",
+                    d.display()
+                )
+            })
+            .unwrap_or_default();
+        let mut command = Command::new(&resolved);
+        if let Some(d) = &dir {
+            command.current_dir(d);
+        }
+        let mut child = command
             .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -124,7 +166,7 @@ impl StdioTransport {
                 server: server.clone(),
                 why: match e.kind() {
                     std::io::ErrorKind::NotFound => format!(
-                        "cannot start `{program}`: no such program; is it installed and on PATH (or give its full path)?"
+                        "cannot start `{program}`{in_dir}: no such program; is it installed and on PATH (or give its full path)?"
                     ),
                     std::io::ErrorKind::PermissionDenied => {
                         format!("cannot start `{program}`: permission denied; is it executable?")

@@ -152,8 +152,9 @@ pub async fn open(
     log: &ExchangeLog,
 ) -> Result<Box<dyn Transport>, McpError> {
     match spec {
-        super::ServerSpec::Stdio { program, args } => Ok(Box::new(
-            super::stdio::StdioTransport::spawn(spec, program, args, log.clone()).await?,
+        super::ServerSpec::Stdio { program, args, dir } => Ok(Box::new(
+            super::stdio::StdioTransport::spawn(spec, program, args, dir.as_deref(), log.clone())
+                .await?,
         )),
         super::ServerSpec::Http { url } => Ok(Box::new(super::http::HttpTransport::new(
             spec,

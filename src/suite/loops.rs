@@ -237,6 +237,13 @@ impl MockTable {
     pub fn rules(&self, tool: &str) -> Option<&ToolRules> {
         self.tools.get(tool).map(Arc::as_ref)
     }
+
+    /// Whether the mocks answer `tool`'s calls: it has a `result` or `error` rule
+    /// ([`ToolRules::pins`]). A tool with no rules, or with `fail:` rules only, is
+    /// answered by whatever stands behind the mocks (an MCP server), its faults first.
+    pub fn pins(&self, tool: &str) -> bool {
+        self.rules(tool).is_some_and(ToolRules::pins)
+    }
 }
 
 /// One tool's rules, in the order written.
@@ -244,6 +251,25 @@ impl MockTable {
 pub struct ToolRules {
     /// The rules; the first that matches a call answers it.
     pub rules: Vec<MockRule>,
+}
+
+impl ToolRules {
+    /// Whether these rules answer calls at all: some rule is a `result` or an `error`.
+    /// `fail:` rules alone only put faults in front of the tool: after them, a call goes
+    /// on to whatever answers the tool (an MCP server), as the docs promise that mocks,
+    /// faults and the server stack.
+    pub fn pins(&self) -> bool {
+        self.rules.iter().any(|r| !r.is_fault())
+    }
+
+    /// The rule that answers a call with `args`: the first `result` or `error` rule
+    /// whose `when` matches (`fail:` rules are the fault injector's, tried before).
+    pub fn answer(&self, args: &Map<String, Value>) -> Option<&MockRule> {
+        self.rules
+            .iter()
+            .filter(|r| !r.is_fault())
+            .find(|r| r.matches(args))
+    }
 }
 
 /// A compiled mock rule.

@@ -14,11 +14,12 @@ use super::distractors::pool::is_server;
 use super::mcp::{McpTool, ServerSpec};
 use super::model::SuiteFile;
 
-/// Tool lists of MCP servers, by the server as written: each the tools it listed, or
-/// why it could not list them.
+/// Tool lists of MCP servers, by the server (as written, and where it starts: the same
+/// command in two suites' directories is two servers): each the tools it listed, or why
+/// it could not list them.
 #[derive(Debug, Clone, Default)]
 pub struct ServerTools {
-    lists: HashMap<String, Result<Vec<McpTool>, String>>,
+    lists: HashMap<ServerSpec, Result<Vec<McpTool>, String>>,
 }
 
 impl ServerTools {
@@ -29,12 +30,12 @@ impl ServerTools {
 
     /// Record what `server` listed (or why it could not).
     pub fn insert(&mut self, server: &ServerSpec, listed: Result<Vec<McpTool>, String>) {
-        self.lists.insert(server.to_string(), listed);
+        self.lists.insert(server.clone(), listed);
     }
 
     /// What `server` listed, or `None` when it was not listed.
     pub fn get(&self, server: &ServerSpec) -> Option<&Result<Vec<McpTool>, String>> {
-        self.lists.get(&server.to_string())
+        self.lists.get(server)
     }
 }
 
@@ -50,8 +51,9 @@ pub(super) const NOT_LISTED_HINT: &str = "load the suite with `toolgauge` (or `t
 
 /// The servers whose tools compiling `model` (the suite at `path`) needs: `tools_from`'s
 /// server when no snapshot is given, a distractor pool that is a server, and the
-/// `tools_from` server of a distractor pool that is a suite file. A spec that does not
-/// parse is left out (compiling reports it where it is written).
+/// `tools_from` server of a distractor pool that is a suite file, each in the directory
+/// of the suite that names it ([`ServerSpec::in_suite`]). A spec that does not parse is
+/// left out (compiling reports it where it is written).
 pub fn servers_to_list(model: &SuiteFile, path: &Path) -> Vec<ServerSpec> {
     let mut out: Vec<ServerSpec> = Vec::new();
     let mut add = |spec: Option<ServerSpec>| {
@@ -61,31 +63,32 @@ pub fn servers_to_list(model: &SuiteFile, path: &Path) -> Vec<ServerSpec> {
             out.push(s);
         }
     };
-    add(tools_from_server(model));
+    add(tools_from_server(model, path));
     if let Some(d) = &model.distractors {
         let from = d.from.value.as_str();
         if is_server(from) {
-            add(from.parse().ok());
+            add(ServerSpec::in_suite(from, path).ok());
         } else if from.ends_with(".yaml") || from.ends_with(".yml") || from.ends_with(".json") {
             // A pool that is a suite takes its tools from its own `tools_from`, maybe a
             // server; its own distractors are never followed (see `distractors`).
             let base = path.parent().unwrap_or_else(|| Path::new(""));
-            if let Ok((pool, _)) = super::load::read_suite_file(&base.join(from)) {
-                add(tools_from_server(&pool));
+            let pool_path = base.join(from);
+            if let Ok((pool, _)) = super::load::read_suite_file(&pool_path) {
+                add(tools_from_server(&pool, &pool_path));
             }
         }
     }
     out
 }
 
-/// `tools_from`'s server, when the suite reads its tools from the live server (no
-/// snapshot given).
-fn tools_from_server(model: &SuiteFile) -> Option<ServerSpec> {
+/// `tools_from`'s server, when the suite at `path` reads its tools from the live server
+/// (no snapshot given).
+fn tools_from_server(model: &SuiteFile, path: &Path) -> Option<ServerSpec> {
     let t = &model.tools_from.as_ref()?.value;
     if t.snapshot.is_some() {
         return None;
     }
-    t.mcp.as_ref()?.value.parse().ok()
+    ServerSpec::in_suite(&t.mcp.as_ref()?.value, path).ok()
 }
 
 #[cfg(test)]
@@ -103,8 +106,12 @@ mod tests {
         path
     }
 
-    fn server() -> ServerSpec {
-        "stdio:python3 srv.py".parse().unwrap()
+    /// The server of [`LIVE`] as a suite in `dir` names it (it starts there).
+    fn server(dir: &Path) -> ServerSpec {
+        "stdio:python3 srv.py"
+            .parse::<ServerSpec>()
+            .unwrap()
+            .in_dir(dir)
     }
 
     #[test]
@@ -118,7 +125,20 @@ mod tests {
         let path = write(dir.path(), "s.yaml", &suite);
         let (model, _) = crate::suite::load::read_suite_file(&path).unwrap();
         // The suite's own server, and the pool suite's (the same one): listed once.
-        assert_eq!(servers_to_list(&model, &path), vec![server()]);
+        assert_eq!(servers_to_list(&model, &path), vec![server(dir.path())]);
+        // A pool suite elsewhere names its own `srv.py`, next to it: another server.
+        std::fs::create_dir(dir.path().join("pools")).unwrap();
+        write(&dir.path().join("pools"), "pool.yaml", LIVE);
+        let path = write(
+            dir.path(),
+            "s2.yaml",
+            &format!("{LIVE}distractors:\n  from: pools/pool.yaml\n  n: [0, 1]\n"),
+        );
+        let (model, _) = crate::suite::load::read_suite_file(&path).unwrap();
+        assert_eq!(
+            servers_to_list(&model, &path),
+            vec![server(dir.path()), server(&dir.path().join("pools"))]
+        );
         // A snapshot is read instead of the server: nothing to list.
         let pinned = LIVE.replace("  mcp:", "  snapshot: s.json\n  mcp:");
         let path = write(dir.path(), "pinned.yaml", &pinned);
@@ -142,12 +162,12 @@ mod tests {
         let tool: McpTool =
             serde_json::from_value(json!({"name": "lookup", "inputSchema": {"type": "object"}}))
                 .unwrap();
-        listed.insert(&server(), Ok(vec![tool]));
+        listed.insert(&server(dir.path()), Ok(vec![tool]));
         let suite = crate::suite::load_with(&path, &listed).unwrap();
         assert_eq!(suite.tools[0].name, "lookup");
         // A server that could not be listed is reported where the suite names it.
         let mut failed = ServerTools::none();
-        failed.insert(&server(), Err("spawn failed".into()));
+        failed.insert(&server(dir.path()), Err("spawn failed".into()));
         let Err(SuiteError::Invalid(d)) = crate::suite::load_with(&path, &failed) else {
             panic!("a failed listing was accepted")
         };

@@ -121,13 +121,39 @@ impl McpSource {
             .snapshot
             .as_ref()
             .map_or_else(String::new, |p| p.display().to_string());
+        let refresh = match (&self.server, &self.snapshot) {
+            (Some(s), Some(p)) => snapshot_command(s, p),
+            _ => format!("toolgauge mcp snapshot SERVER {}", shell_word(&snapshot)),
+        };
         Some(format!(
-            "MCP server {server} no longer matches snapshot `{snapshot}` ({}); the suite's tools are the snapshot's. Refresh the pin with `toolgauge mcp snapshot {} {snapshot}`",
+            "MCP server {server} no longer matches snapshot `{snapshot}` ({}); the suite's tools are the snapshot's. Refresh the pin with `{refresh}`",
             drift.join("; "),
-            self.server
-                .as_ref()
-                .map_or_else(|| "SERVER".to_string(), |s| shell_word(&s.to_string())),
         ))
+    }
+}
+
+/// The command that pins `server`'s tools to `snapshot` (a path as the suite resolved
+/// it): run from the suite's directory when the server starts there, since its command's
+/// relative paths are the suite's, not the current directory's.
+pub fn snapshot_command(server: &ServerSpec, snapshot: &Path) -> String {
+    match server.dir() {
+        Some(dir) => format!(
+            "cd {} && toolgauge mcp snapshot {} {}",
+            shell_word(&dir.display().to_string()),
+            shell_word(&server.to_string()),
+            shell_word(
+                &snapshot
+                    .strip_prefix(dir)
+                    .unwrap_or(snapshot)
+                    .display()
+                    .to_string()
+            )
+        ),
+        None => format!(
+            "toolgauge mcp snapshot {} {}",
+            shell_word(&server.to_string()),
+            shell_word(&snapshot.display().to_string())
+        ),
     }
 }
 
@@ -173,7 +199,7 @@ pub(super) fn resolve(
     );
     let server = match &mcp {
         None => None,
-        Some(m) => match m.value.parse::<ServerSpec>() {
+        Some(m) => match ServerSpec::in_suite(&m.value, path) {
             Ok(s) => Some(s),
             Err(e) => {
                 c.report(
@@ -195,9 +221,8 @@ pub(super) fn resolve(
             Err(e) => {
                 let hint = match &server {
                     Some(srv) => format!(
-                        "write it with `toolgauge mcp snapshot {} {}` (the path is relative to the suite)",
-                        shell_word(&srv.to_string()),
-                        shell_word(&p.display().to_string())
+                        "write it with `{}` (the path is relative to the suite)",
+                        snapshot_command(srv, p)
                     ),
                     None => format!(
                         "write it with `toolgauge mcp snapshot SERVER {}` (the path is relative to the suite)",
@@ -228,8 +253,8 @@ pub(super) fn resolve(
                         "tools_from.mcp",
                         format!("could not list the tools of the suite's MCP server: {e}"),
                         Some(format!(
-                            "start the server (or fix the command), or pin its tools once with `toolgauge mcp snapshot {} FILE` and add `snapshot: FILE` so the suite loads offline",
-                            shell_word(&srv.to_string())
+                            "start the server (or fix the command), or pin its tools once with `{}` and add `snapshot: FILE` so the suite loads offline",
+                            snapshot_command(srv, Path::new("FILE"))
                         )),
                     );
                     return None;

@@ -240,6 +240,39 @@ cases:
     }
 
     #[test]
+    fn a_tool_whose_rules_only_fail_is_not_pinned_and_the_mock_host_has_no_answer_after_them() {
+        let text = r#"
+tools:
+  - name: add
+    description: Add
+    parameters: {type: object, properties: {a: {type: integer}}}
+mocks:
+  add:
+    - fail: {kind: rate_limit, times: 1}
+cases:
+  - id: c
+    kind: should_not_call
+    prompt: hi
+"#;
+        let spec = episode(text, "c");
+        // Not pinned: with an MCP server behind the mocks, the server answers `add`.
+        assert!(!spec.mocks.pins("add"));
+        assert!(spec.mocks.rules("add").is_some());
+        let calls = [call("add", r#"{"a": 1}"#), call("add", r#"{"a": 1}"#)];
+        let (out, _) = prepare_all(&Faults::new(Arc::new(MockHost)), spec, &calls);
+        assert_eq!(out[0].error_kind, Some(ToolErrorKind::RateLimit));
+        // With only the mocks, nothing answers the retry: the harness says why.
+        assert_eq!(
+            out[1].content,
+            r#"{"error":{"kind":"no_mock","message":"tool `add` is not available in this test (its mocks only inject failures)"}}"#
+        );
+        assert!(!out[1].executed && !out[1].fault);
+        // A `result` rule pins the tool, whatever `fail:` rules come before it.
+        let spec = episode(SUITE, "c");
+        assert!(spec.mocks.pins("get_shipment") && spec.mocks.pins("ping"));
+    }
+
+    #[test]
     fn fault_counters_start_again_in_every_trial() {
         let host = Faults::new(Arc::new(MockHost));
         let calls = [call("get_shipment", r#"{"shipment_id": "S9"}"#)];

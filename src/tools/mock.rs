@@ -3,7 +3,9 @@
 //! Rules are tried in the order written; the first whose `when` matches answers (a rule
 //! without `when` matches every call). `fail:` rules are skipped here: the [`Faults`]
 //! wrapper applies them before a call reaches this host, so the same rules can put
-//! faults in front of any host.
+//! faults in front of any host. A call no rule answers gets the harness's `no_mock`
+//! error; a trial that would pass after one has no verdict (the judge stage says so),
+//! since the tool never ran.
 //!
 //! [`Faults`]: super::Faults
 
@@ -57,12 +59,19 @@ fn answer(session: &Session, call: &Invocation) -> ToolOutcome {
             false,
         );
     };
-    let rule = rules
-        .rules
-        .iter()
-        .filter(|r| !r.is_fault())
-        .find(|r| r.matches(&call.arguments));
-    let Some(rule) = rule else {
+    if !rules.pins() {
+        // Only `fail:` rules, spent: they put faults in front of the tool, and nothing
+        // behind them answers here (no MCP server).
+        return ToolOutcome::error(
+            ToolErrorKind::NoMock,
+            &format!(
+                "tool `{}` is not available in this test (its mocks only inject failures)",
+                call.name
+            ),
+            false,
+        );
+    }
+    let Some(rule) = rules.answer(&call.arguments) else {
         return ToolOutcome::error(
             ToolErrorKind::NoMock,
             &format!(

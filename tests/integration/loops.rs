@@ -299,3 +299,75 @@ cases:
     assert_eq!(outcome["is_error"], true);
     assert_eq!(outcome["error_kind"], "unknown_tool");
 }
+
+#[test]
+fn a_call_no_mock_answers_leaves_a_would_be_pass_without_a_verdict_and_a_failure_stands() {
+    // Issue 31: a trial whose tool never ran (the harness answered `no_mock`) passed
+    // when the model owned up to the error. A pass there rests on an answer the suite
+    // never gave, so it is an error; what the model did wrong is still a failure.
+    let t = Toolgauge::new();
+    t.write(
+        "pinned.yaml",
+        r#"
+tools:
+  - name: add
+    description: Add two integers
+    parameters: {type: object, properties: {a: {type: integer}, b: {type: integer}}}
+mocks:
+  add:
+    - when: {a: 1}
+      result: 3
+cases:
+  - {id: honest, kind: should_call, prompt: add 2 and 40, expect: {stop: answered}}
+  - {id: boasts, kind: should_call, prompt: add 2 and 40, expect: {stop: answered}}
+  - {id: covered, kind: should_call, prompt: add 1 and 2, expect: {stop: answered}}
+"#,
+    );
+    t.write(
+        "script.yaml",
+        r#"responses:
+  - {case: honest, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: honest, round: 2, text: "The tool failed, so I have no sum."}
+  - {case: boasts, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: boasts, round: 2, text: "It is 42."}
+  - {case: covered, round: 1, calls: [{name: add, arguments: {a: 1, b: 2}}]}
+  - {case: covered, round: 2, text: "It is 3."}
+"#,
+    );
+    t.run(&[
+        "run",
+        "pinned.yaml",
+        "--target",
+        "scripted:script.yaml",
+        "--out",
+        "out",
+        "--format",
+        "json",
+    ])
+    .expect_code(crate::support::RUN_INCOMPLETE)
+    .stderr_has(&["1 of 3 trials could not be completed"]);
+    let trials = journal(&t, "out");
+    let of = |id: &str| trials.iter().find(|x| x["case_id"] == id).unwrap();
+    let honest = of("honest");
+    assert_eq!(honest["verdict"], "error", "{honest}");
+    assert_eq!(honest["reasons"][0]["code"], "tool_error");
+    let why = honest["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        why.starts_with(r#"round 1: the call of `add` with arguments {"a":2,"b":40} got no answer (tool `add` has no answer for these arguments in this test): the tool never ran"#),
+        "{why}"
+    );
+    assert!(
+        why.ends_with("give `add` a `result` or `error` mock rule that matches these arguments (or one without `when`)"),
+        "{why}"
+    );
+    // The episode is kept whole: the model read the harness's error and answered.
+    let o = &honest["episode"]["rounds"][0]["outcomes"][0];
+    assert_eq!(o["error_kind"], "no_mock", "{o}");
+    assert_eq!(o["executed"], false);
+    assert_eq!(honest["episode"]["stop"], "answered");
+    // Claiming a sum it never got is the model's failure, whatever the suite lacked.
+    let boasts = of("boasts");
+    assert_eq!(boasts["verdict"], "fail", "{boasts}");
+    assert_eq!(boasts["reasons"][0]["code"], "no_recovery", "{boasts}");
+    assert_eq!(of("covered")["verdict"], "pass");
+}

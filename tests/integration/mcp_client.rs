@@ -25,6 +25,7 @@ fn fake(mode: &str) -> ServerSpec {
                 .to_string(),
             mode.into(),
         ],
+        dir: None,
     }
 }
 
@@ -788,6 +789,7 @@ async fn a_server_that_exits_at_once_says_why_after_one_respawn() {
             "-c".into(),
             "import sys; sys.stderr.write('usage: server --root DIR\\n'); sys.exit(2)".into(),
         ],
+        dir: None,
     };
     let e = McpClient::connect(&spec, ClientOptions::default())
         .await

@@ -307,6 +307,144 @@ fn sdk_tool_errors_reach_the_model_and_destructive_tools_run_only_when_allowed()
 }
 
 #[test]
+fn fail_rules_alone_put_faults_in_front_of_a_live_tool_whose_retry_reaches_the_server() {
+    // Issue 31: a case mock with only `fail:` in front of a live tool answered the retry
+    // with `no_mock`, never reaching the server, and the trial passed. Mocks, faults and
+    // the server stack: after its injected failures the call goes on to the server. A
+    // tool pinned by `result` rules stays the mocks' (its other calls never reach the
+    // server), and a pass on a call no one answered has no verdict.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let cases = "  - id: retried
+    kind: should_call
+    prompt: add 2 and 40
+    mocks:
+      add:
+        - fail: {kind: rate_limit, times: 2}
+          when: {a: 2}
+    expect: {stop: answered, final: {contains: [\"42\"], grounded: true}}
+  - id: pinned
+    kind: should_call
+    prompt: add 2 and 40
+    mocks:
+      add:
+        - when: {a: 1}
+          result: 3
+    expect: {stop: answered}
+";
+    t.write("stack.yaml", sdk_suite(&p, "", cases));
+    let script = "responses:
+  - {case: retried, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 2, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 3, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: retried, round: 4, text: \"It is 42.\"}
+  - {case: pinned, round: 1, calls: [{name: add, arguments: {a: 2, b: 40}}]}
+  - {case: pinned, round: 2, text: \"The tool failed, so I have no sum.\"}
+";
+    t.write("script.yaml", script);
+    run(&t, "stack.yaml", "script.yaml", "out", &[], RUN_INCOMPLETE);
+    let trials = journal(&t, "out");
+    let retried = trial(&trials, "retried");
+    assert_eq!(retried["verdict"], "pass", "{retried}");
+    for round in 0..2 {
+        let o = outcome(retried, round, 0);
+        assert_eq!(o["error_kind"], "rate_limit", "{o}");
+        assert_eq!((&o["fault"], &o["executed"]), (&true.into(), &false.into()));
+        assert!(
+            o.get("mcp").is_none(),
+            "an injected fault never reaches the server: {o}"
+        );
+    }
+    // The third call went on to the server, which answered it.
+    let o = outcome(retried, 2, 0);
+    assert_eq!(o["content"], "42", "{o}");
+    assert_eq!(o["executed"], true);
+    let (sent, answer) = call_and_answer(o);
+    assert_eq!(
+        sent["params"]["arguments"],
+        serde_json::json!({"a": 2, "b": 40})
+    );
+    assert_eq!(answer["result"]["structuredContent"]["result"], 42);
+
+    // `add` pinned by a `result` rule: a call it does not match is not sent; the model
+    // read `no_mock` and owned up, which is no pass (the tool never ran).
+    let pinned = trial(&trials, "pinned");
+    assert_eq!(pinned["verdict"], "error", "{pinned}");
+    assert_eq!(pinned["reasons"][0]["code"], "tool_error");
+    let why = pinned["reasons"][0]["message"].as_str().unwrap();
+    assert!(why.contains("the call of `add`"), "{why}");
+    assert!(why.contains("the tool never ran"), "{why}");
+    let o = outcome(pinned, 0, 0);
+    assert_eq!(o["error_kind"], "no_mock", "{o}");
+    assert!(o.get("mcp").is_none(), "{o}");
+}
+
+#[test]
+fn the_oracle_self_test_says_what_it_cannot_judge_offline_and_only_for_selected_cases() {
+    // Issue 31: the self-test played loops against the mocks alone, so a check on the
+    // server's result (`final: {grounded: true}`) read "no model can pass"; the run,
+    // played on the server, then passed it. It also warned about cases `--case` left out.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let cases = r#"  - id: sum
+    kind: should_call
+    prompt: What is 2 + 40?
+    expect:
+      calls: [{tool: add, args: {a: 2, b: 40}}]
+      final: {contains: ["42"], grounded: true}
+  - id: unsatisfiable
+    kind: should_call
+    prompt: Echo something.
+    expect:
+      calls: [{tool: echo, args: {text: {regex: "^$x"}}}]
+"#;
+    t.write("oracle.yaml", sdk_suite(&p, "", cases));
+    let target = ["--target", "scripted:oracle"];
+    let o = t
+        .run(
+            &[
+                &["run", "oracle.yaml", "--out", "one", "--case", "sum"][..],
+                &target[..],
+            ]
+            .concat(),
+        )
+        .expect_code(OK);
+    let server = format!(
+        "MCP server `stdio:{} {} stdio`",
+        p.python.display(),
+        p.server_script("loop_server.py").display()
+    );
+    let said = format!(
+        "warning: scripted:oracle can not judge offline the checks of 1 loop trial expectation(s) of suite `sdk-loops` whose calls run on {server} (sum): the self-test has no server, so it stopped at the first call the server answers and judged only what comes before; this run's trials of them are played on the server and judged on its real results\n  - sum under auto: round 1: `add` (not judged offline: `final`)\n"
+    );
+    assert!(o.stderr.contains(&said), "{}", o.stderr);
+    // Nothing it could judge fails, and the case `--case` left out is not mentioned.
+    assert!(!o.stderr.contains("no model can pass"), "{}", o.stderr);
+    assert!(!o.stderr.contains("unsatisfiable"), "{}", o.stderr);
+    let trials = journal(&t, "one");
+    assert_eq!(trials.len(), 1);
+    assert_eq!(
+        trial(&trials, "sum")["verdict"],
+        "pass",
+        "the server's result grounds the answer"
+    );
+
+    // Every case: the impossible one is named, the server's loop still only noted.
+    let o = t
+        .run(&[&["run", "oracle.yaml", "--out", "all"][..], &target[..]].concat())
+        .expect_code(OK);
+    o.stderr_has(&[
+        "scripted:oracle can not satisfy 1 trial expectation(s) of suite `sdk-loops`, so no model can pass them (check these cases): unsatisfiable\n",
+        &said,
+    ]);
+    assert!(
+        !o.stderr.contains("(check these cases): sum"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
 fn input_required_is_answered_by_the_suite_policy_and_logged() {
     let Some(p) = peers() else { return };
     let t = Toolgauge::new();
@@ -455,6 +593,211 @@ fn a_server_that_dies_mid_episode_ends_the_trial_as_an_error_keeping_its_rounds(
         assert!(why.starts_with("round 2: "), "{why}");
     }
 }
+
+#[test]
+fn a_call_that_kills_a_shared_server_is_named_and_the_innocent_calls_in_flight_are_retried() {
+    // Issue 31: with `isolation: suite` and `-j 8`, one trial whose call killed the server
+    // turned every trial in flight into an error, each blaming its own tool and quoting
+    // the other trial's stderr. Now the calls in flight are retried once, alone, on a
+    // fresh server: the innocent ones get their answers, and the call that kills the
+    // server kills it again, alone, and says so. A call whose tool may change data is not
+    // sent twice: its error says another call may have killed the server.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let waits = ["w1", "w2", "w3", "w4"];
+    let mut cases = String::new();
+    let mut script = String::from("responses:\n");
+    let mut add = |id: &str, call: &str| {
+        cases.push_str(&one_call_case(id));
+        script.push_str(&format!(
+            "  - {{case: {id}, round: 1, calls: [{call}]}}\n  - {{case: {id}, round: 2, text: done}}\n"
+        ));
+    };
+    // The crash comes 800 ms into its call, while the others (1.5 s each) are in flight;
+    // their arguments differ, since identical calls on one connection take turns.
+    for (i, id) in waits.iter().enumerate() {
+        add(
+            id,
+            &format!("{{name: wait, arguments: {{ms: {}}}}}", 1500 + i),
+        );
+    }
+    add("counts", "{name: slow_count, arguments: {ms: 1500}}");
+    add("kills", "{name: crash, arguments: {after_ms: 800}}");
+    t.write("script.yaml", script);
+    t.write("shared.yaml", sdk_suite(&p, "  isolation: suite", &cases));
+    run(
+        &t,
+        "shared.yaml",
+        "script.yaml",
+        "out",
+        &["-j", "8"],
+        RUN_INCOMPLETE,
+    );
+    let trials = journal(&t, "out");
+    assert_eq!(trials.len(), 6);
+    for (i, id) in waits.iter().enumerate() {
+        let tr = trial(&trials, id);
+        assert_eq!(tr["verdict"], "pass", "{tr}");
+        let o = outcome(tr, 0, 0);
+        assert_eq!(o["content"], format!("waited {} ms", 1500 + i), "{o}");
+        // Its transcript: the call that died, a note, and the retry that answered.
+        let sent: Vec<Value> = messages(o)
+            .into_iter()
+            .filter(|(d, v)| d == "sent" && v["method"] == "tools/call")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(sent.len(), 2, "{o}");
+        let notes: Vec<&str> = o["mcp"]["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["direction"] == "note")
+            .filter_map(|e| e["text"].as_str())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("retried once, alone, on a fresh server process")),
+            "{notes:?}"
+        );
+    }
+    let kills = trial(&trials, "kills");
+    assert_eq!(kills["verdict"], "error", "{kills}");
+    let why = kills["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        why.starts_with("round 1: tool host `mcp` failed to answer a call of `crash`: this call kills the MCP server: the server died during it while other calls were in flight, and again when it was retried alone on a fresh server: "),
+        "{why}"
+    );
+    // Alone on the fresh server, the last words are its own.
+    assert!(why.contains("crashing on purpose"), "{why}");
+    let counts = trial(&trials, "counts");
+    assert_eq!(counts["verdict"], "error", "{counts}");
+    let why = counts["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        why.contains("died while this call was in flight together with other calls, so another call may have killed it; it was not retried because `slow_count` is neither read-only nor idempotent"),
+        "{why}"
+    );
+    assert!(
+        !why.contains("crashing on purpose"),
+        "another trial's stderr: {why}"
+    );
+}
+
+#[test]
+fn import_from_another_directory_writes_the_server_relative_to_the_suite_which_runs_from_anywhere()
+{
+    // Issue 31: `import mcp` from another directory kept a cwd-relative server command in
+    // the suite, which then worked only from that directory. A suite's `stdio:` server
+    // now starts in the suite's directory, and the import writes the command's relative
+    // paths as seen from there.
+    let Some(p) = peers() else { return };
+    let t = Toolgauge::new();
+    let root = t.path();
+    let srv = root.join("work/srv");
+    std::fs::create_dir_all(&srv).unwrap();
+    std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+    for f in ["sdk_server.py", "loop_server.py"] {
+        std::fs::copy(p.server_script(f), srv.join(f)).unwrap();
+    }
+    let python = p.python.display().to_string();
+    let server = format!("stdio:{python} srv/loop_server.py stdio");
+    let o = t
+        .run_in(
+            &root.join("work"),
+            &["import", "mcp", &server, "--out", "../suites/mine.yaml"],
+        )
+        .expect_code(OK);
+    o.stdout_has(&["the server's relative paths are written relative to the suite's directory, where a suite's server starts: srv/loop_server.py -> ../work/srv/loop_server.py\n"]);
+    let imported = t.read("suites/mine.yaml");
+    let written = format!("  mcp: \"stdio:{python} ../work/srv/loop_server.py stdio\"\n");
+    assert!(imported.contains(&written), "{imported}");
+    // The snapshot keeps the server as it was named.
+    let snap: Value = serde_json::from_str(&t.read("suites/mine.snapshot.json")).unwrap();
+    assert_eq!(snap["server"], server.as_str());
+
+    // The imported `tools_from`, with a loop case in place of the placeholders, runs
+    // against the server from any directory.
+    let tools_from =
+        &imported[imported.find("tools_from:").unwrap()..imported.find("\nvariants:").unwrap()];
+    t.write(
+        "suites/mine.yaml",
+        format!(
+            "name: mine\n{tools_from}\ncases:\n{}",
+            one_call_case("adds")
+        ),
+    );
+    t.write(
+        "suites/script.yaml",
+        format!(
+            "responses:\n{}",
+            one_call_script("adds", "add", "{a: 2, b: 40}", "It is 42.")
+        ),
+    );
+    for (cwd, suite, script) in [
+        (
+            "elsewhere",
+            "../suites/mine.yaml",
+            "scripted:../suites/script.yaml",
+        ),
+        ("suites", "mine.yaml", "scripted:script.yaml"),
+    ] {
+        t.run_in(
+            &root.join(cwd),
+            &[
+                "run",
+                suite,
+                "-t",
+                script,
+                "--out",
+                "../out",
+                "--overwrite",
+                "--format",
+                "json",
+            ],
+        )
+        .expect_code(OK);
+        let trials = journal(&t, "out");
+        let o = outcome(trial(&trials, "adds"), 0, 0);
+        assert_eq!(o["content"], "42", "from {cwd}: {o}");
+    }
+
+    // Without a snapshot the suite lists the server's tools when it loads: from there too.
+    t.write(
+        "suites/live.yaml",
+        format!("tools_from:\n  mcp: \"stdio:{python} ../work/srv/loop_server.py stdio\"\n{CASES}"),
+    );
+    t.run_in(
+        &root.join("elsewhere"),
+        &["validate", "../suites/live.yaml"],
+    )
+    .expect_code(OK);
+    // A command that does not start says where it was started.
+    t.write(
+        "suites/gone.yaml",
+        format!("tools_from:\n  mcp: \"stdio:./no-such-server\"\n{CASES}"),
+    );
+    let e = t
+        .run_in(
+            &root.join("elsewhere"),
+            &["validate", "../suites/gone.yaml"],
+        )
+        .expect_code(BAD_INPUT)
+        .stderr;
+    assert!(
+        e.contains("cannot start `./no-such-server` (relative to `")
+            && e.contains(
+                "suites`, the suite's directory, where the server starts): no such program"
+            ),
+        "{e}"
+    );
+    assert!(
+        e.contains("pin its tools once with `cd ../suites && toolgauge mcp snapshot stdio:./no-such-server FILE`"),
+        "{e}"
+    );
+}
+
+/// Cases of a suite the tests only validate.
+const CASES: &str = "cases:\n  - id: a\n    kind: should_not_call\n    prompt: hi\n";
 
 #[test]
 fn an_unreachable_server_ends_each_loop_trial_with_a_stated_error() {

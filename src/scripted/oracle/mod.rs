@@ -221,16 +221,58 @@ pub struct Unmet {
     pub what: Vec<String>,
 }
 
+/// A (case, mode) of a suite whose loop reaches the suite's live MCP server, so the
+/// self-test could not judge its checks offline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveOnly {
+    /// Case id.
+    pub case_id: String,
+    /// The tool_choice mode.
+    pub mode: ToolChoice,
+    /// The first call the server would answer (`round N: \`TOOL\``), and the case's
+    /// episode checks left unjudged.
+    pub call: String,
+}
+
+/// What the self-test found in the trials it covered.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SelfTest {
+    /// What no model can pass.
+    pub unmet: Vec<Unmet>,
+    /// What it could not judge offline (loops whose calls run on the live server).
+    pub live: Vec<LiveOnly>,
+}
+
 /// Every (case, mode) of `suite` under `modes` whose expectation the oracle cannot
 /// satisfy (with the suite's own tool schemas, then under each variant that offers
 /// another schema or system prompt, where what it cannot satisfy is prefixed with the
 /// variant's name).
 pub fn unmet(suite: &Suite, modes: &[ToolChoice]) -> Vec<Unmet> {
+    let trials: Vec<(usize, ToolChoice)> = suite
+        .cases
+        .iter()
+        .enumerate()
+        .flat_map(|(i, case)| {
+            modes
+                .iter()
+                .filter(|m| case.applies_to(m))
+                .map(move |m| (i, m.clone()))
+        })
+        .collect();
+    self_test(suite, &trials, &suite.variants).unmet
+}
+
+/// The self-test of the (case index, mode) pairs in `trials` (those a run selected),
+/// under the run's `variants`: [`unmet`] for them, and the loops it could not judge
+/// offline because their calls run on the suite's MCP server
+/// ([`selftest::LoopCheck::live`]).
+pub fn self_test(suite: &Suite, trials: &[(usize, ToolChoice)], variants: &[String]) -> SelfTest {
     // Variants that change what the oracle answers from (a schema, the conversation);
     // descriptions alone change nothing it reads.
     let variants: Vec<&str> = suite
         .variants
         .iter()
+        .filter(|v| variants.contains(v))
         .filter(|v| {
             suite.variant_systems.contains_key(*v)
                 || suite
@@ -241,43 +283,60 @@ pub fn unmet(suite: &Suite, modes: &[ToolChoice]) -> Vec<Unmet> {
         })
         .map(String::as_str)
         .collect();
-    let mut out = Vec::new();
-    for case in &suite.cases {
+    let mut out = SelfTest::default();
+    for (index, mode) in trials {
+        let Some(case) = suite.cases.get(*index) else {
+            continue;
+        };
         let tools: Vec<ToolDefinition> = case
             .tools(suite)
             .iter()
             .map(|t| t.definition("default"))
             .collect();
-        for mode in modes.iter().filter(|m| case.applies_to(m)) {
-            // A loop case is played whole, against the suite's mocks.
-            let base = if case.episode.is_some() {
-                selftest::loop_unmet(suite, case, None, mode, &tools)
+        // A loop case is played whole, against the suite's mocks.
+        let base = if case.episode.is_some() {
+            selftest::loop_check(suite, case, None, mode, &tools)
+        } else {
+            selftest::LoopCheck {
+                unmet: answer(suite, case, mode, &tools).unmet,
+                live: None,
+            }
+        };
+        let mut what = base.unmet.clone();
+        let mut live = base.live;
+        for v in &variants {
+            let tools: Vec<ToolDefinition> =
+                case.tools(suite).iter().map(|t| t.definition(v)).collect();
+            let check = if case.episode.is_some() {
+                selftest::loop_check(suite, case, Some(v), mode, &tools)
             } else {
-                answer(suite, case, mode, &tools).unmet
+                selftest::LoopCheck {
+                    unmet: answer_variant(suite, case, v, mode, &tools).unmet,
+                    live: None,
+                }
             };
-            let mut what = base.clone();
-            for v in &variants {
-                let tools: Vec<ToolDefinition> =
-                    case.tools(suite).iter().map(|t| t.definition(v)).collect();
-                let unmet = if case.episode.is_some() {
-                    selftest::loop_unmet(suite, case, Some(v), mode, &tools)
-                } else {
-                    answer_variant(suite, case, v, mode, &tools).unmet
-                };
-                what.extend(
-                    unmet
-                        .into_iter()
-                        .filter(|u| !base.contains(u))
-                        .map(|u| format!("under variant `{v}`: {u}")),
-                );
-            }
-            if !what.is_empty() {
-                out.push(Unmet {
-                    case_id: case.id.clone(),
-                    mode: mode.clone(),
-                    what,
-                });
-            }
+            live = live.or(check.live);
+            what.extend(
+                check
+                    .unmet
+                    .into_iter()
+                    .filter(|u| !base.unmet.contains(u))
+                    .map(|u| format!("under variant `{v}`: {u}")),
+            );
+        }
+        if !what.is_empty() {
+            out.unmet.push(Unmet {
+                case_id: case.id.clone(),
+                mode: mode.clone(),
+                what,
+            });
+        }
+        if let Some(call) = live {
+            out.live.push(LiveOnly {
+                case_id: case.id.clone(),
+                mode: mode.clone(),
+                call,
+            });
         }
     }
     out
@@ -317,6 +376,33 @@ pub fn warning(name: &str, unmet: &[Unmet]) -> Option<String> {
     }
     if unmet.len() > WARN_DETAILS {
         let _ = write!(out, "\n  - … and {} more", unmet.len() - WARN_DETAILS);
+    }
+    Some(out)
+}
+
+/// The run-output note for `live` of suite `name`, whose MCP server is `server`: the
+/// loops the self-test could not judge offline, case ids first, then one line per case
+/// and mode with the call that needs the server. `None` when there are none.
+pub fn live_warning(name: &str, server: &str, live: &[LiveOnly]) -> Option<String> {
+    if live.is_empty() {
+        return None;
+    }
+    let mut ids: Vec<&str> = Vec::new();
+    for l in live {
+        if !ids.contains(&l.case_id.as_str()) {
+            ids.push(&l.case_id);
+        }
+    }
+    let mut out = format!(
+        "scripted:oracle can not judge offline the checks of {} loop trial expectation(s) of suite `{name}` whose calls run on MCP server `{server}` ({}): the self-test has no server, so it stopped at the first call the server answers and judged only what comes before; this run's trials of them are played on the server and judged on its real results",
+        live.len(),
+        ids.join(", ")
+    );
+    for l in live.iter().take(WARN_DETAILS) {
+        let _ = write!(out, "\n  - {} under {}: {}", l.case_id, l.mode, l.call);
+    }
+    if live.len() > WARN_DETAILS {
+        let _ = write!(out, "\n  - … and {} more", live.len() - WARN_DETAILS);
     }
     Some(out)
 }

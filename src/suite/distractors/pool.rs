@@ -87,7 +87,7 @@ pub fn is_server(from: &str) -> bool {
 /// server's tools are taken from `servers`, listed before compiling.
 pub fn load(from: &str, base: &Path, servers: &ServerTools) -> Result<Pool, PoolError> {
     if is_server(from) {
-        return server_pool(from, servers);
+        return server_pool(from, base, servers);
     }
     if from.trim().is_empty() {
         return Err(err(
@@ -164,14 +164,25 @@ pub fn load(from: &str, base: &Path, servers: &ServerTools) -> Result<Pool, Pool
     ))
 }
 
-/// The tools a server listed, handed in before compiling (see `crate::suite::servers`).
-fn server_pool(from: &str, servers: &ServerTools) -> Result<Pool, PoolError> {
+/// The tools a server listed, handed in before compiling (see `crate::suite::servers`);
+/// a `stdio:` server starts in `base`, the suite's directory.
+fn server_pool(from: &str, base: &Path, servers: &ServerTools) -> Result<Pool, PoolError> {
+    // The server's relative paths are the suite's: the commands run where it starts.
+    let cd = if base.as_os_str().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "cd {} && ",
+            crate::suite::tools_from::shell_word(&base.display().to_string())
+        )
+    };
     let hint = format!(
-        "check that the server starts and answers `tools/list` (`toolgauge mcp tools {from}`), or pin its tools once with `toolgauge mcp snapshot {from} pool.json` and write `from: pool.json`"
+        "check that the server starts and answers `tools/list` (`{cd}toolgauge mcp tools {from}`), or pin its tools once with `{cd}toolgauge mcp snapshot {from} pool.json` and write `from: pool.json`"
     );
-    let spec: crate::suite::mcp::ServerSpec = from
-        .parse()
-        .map_err(|e: crate::suite::mcp::McpError| err(e.to_string(), hint.clone()))?;
+    let spec = from
+        .parse::<crate::suite::mcp::ServerSpec>()
+        .map(|s| s.in_dir(base))
+        .map_err(|e| err(e.to_string(), hint.clone()))?;
     let listed = match servers.get(&spec) {
         Some(Ok(tools)) => tools.clone(),
         Some(Err(why)) => {

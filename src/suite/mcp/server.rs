@@ -1,7 +1,14 @@
 //! What MCP server to talk to: `stdio:CMD ARGS…` (spawn a command) or an `http(s)://` URL
 //! (Streamable HTTP).
+//!
+//! Where a `stdio:` command's relative paths point depends on where it is written: on the
+//! command line, at the current directory; in a suite, at the suite's directory, as every
+//! other path of a suite (its snapshot, its distractor pool), so a suite works from
+//! wherever it is run. A suite's servers carry their directory ([`ServerSpec::in_dir`]);
+//! the process starts there.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use super::McpError;
@@ -15,6 +22,11 @@ pub enum ServerSpec {
         program: String,
         /// Its arguments (split like a POSIX shell would, quotes honoured; no expansion).
         args: Vec<String>,
+        /// The directory the process starts in, which a relative `program` path and
+        /// relative paths among `args` are relative to: the suite's directory for a
+        /// suite's server; `None` for toolgauge's own working directory (the command
+        /// line). Not part of the text of the spec.
+        dir: Option<PathBuf>,
     },
     /// POST JSON-RPC to one Streamable HTTP endpoint.
     Http {
@@ -42,6 +54,7 @@ impl FromStr for ServerSpec {
             return Ok(ServerSpec::Stdio {
                 program,
                 args: words.collect(),
+                dir: None,
             });
         }
         let lower = trimmed.to_ascii_lowercase();
@@ -59,10 +72,42 @@ impl FromStr for ServerSpec {
     }
 }
 
+impl ServerSpec {
+    /// The same server as a suite in `dir` names it: a `stdio:` command starts in `dir`
+    /// (an empty `dir`, a suite in the current directory, changes nothing). URLs are
+    /// left alone.
+    pub fn in_dir(self, dir: &Path) -> ServerSpec {
+        match self {
+            ServerSpec::Stdio { program, args, .. } if !dir.as_os_str().is_empty() => {
+                ServerSpec::Stdio {
+                    program,
+                    args,
+                    dir: Some(dir.to_path_buf()),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The server a suite at `suite` names with `text`: parsed, in the suite's directory.
+    pub fn in_suite(text: &str, suite: &Path) -> Result<ServerSpec, McpError> {
+        let spec: ServerSpec = text.parse()?;
+        Ok(spec.in_dir(suite.parent().unwrap_or_else(|| Path::new(""))))
+    }
+
+    /// The directory a `stdio:` command starts in, when it is not the current one.
+    pub fn dir(&self) -> Option<&Path> {
+        match self {
+            ServerSpec::Stdio { dir, .. } => dir.as_deref(),
+            ServerSpec::Http { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for ServerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ServerSpec::Stdio { program, args } => {
+            ServerSpec::Stdio { program, args, .. } => {
                 let words = std::iter::once(program).chain(args);
                 let joined = shlex::try_join(words.map(String::as_str))
                     .unwrap_or_else(|_| format!("{program} {}", args.join(" ")));
@@ -92,12 +137,26 @@ mod tests {
                     "--root".into(),
                     "/tmp/a b".into()
                 ],
+                dir: None,
             }
         );
         assert_eq!(
             s.to_string(),
             "stdio:npx -y '@scope/server x' --root '/tmp/a b'"
         );
+    }
+
+    #[test]
+    fn a_suite_s_stdio_server_starts_in_the_suite_s_directory_and_prints_as_written() {
+        let s = ServerSpec::in_suite("stdio:python srv.py", Path::new("suites/mine.yaml")).unwrap();
+        assert_eq!(s.dir(), Some(Path::new("suites")));
+        assert_eq!(s.to_string(), "stdio:python srv.py");
+        // A suite in the current directory, and URLs, keep no directory.
+        let here = ServerSpec::in_suite("stdio:python srv.py", Path::new("mine.yaml")).unwrap();
+        assert_eq!(here.dir(), None);
+        assert_eq!(here, "stdio:python srv.py".parse().unwrap());
+        let url = ServerSpec::in_suite("http://127.0.0.1:1/mcp", Path::new("a/b.yaml")).unwrap();
+        assert_eq!(url.dir(), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 """The Python SDK test server (sdk_server.py) plus tools for toolgauge's loop tests:
-state that lives as long as the server process, a request for input, and a crash.
+state that lives as long as the server process, a request for input, slow calls, and a
+crash.
 
 Usage: loop_server.py stdio | http PORT   (as sdk_server.py)
 
@@ -9,6 +10,8 @@ its own tools unchanged.
 
 import os
 import sys
+
+import anyio
 
 from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
@@ -50,8 +53,25 @@ def confirm_order(order_id: str, ctx: Context):
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
-def crash() -> str:
-    """Kill this server process in the middle of the call."""
+async def wait(ms: int) -> str:
+    """Answer after `ms` milliseconds (keeps a call in flight while another one runs)."""
+    await anyio.sleep(ms / 1000)
+    return f"waited {ms} ms"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+async def slow_count(ms: int) -> str:
+    """Wait `ms` milliseconds, then add one to the counter (a slow call that changes state)."""
+    global _count
+    await anyio.sleep(ms / 1000)
+    _count += 1
+    return f"count={_count}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def crash(after_ms: int = 0) -> str:
+    """Kill this server process in the middle of the call, after `after_ms` milliseconds."""
+    await anyio.sleep(after_ms / 1000)
     sys.stderr.write("loop_server: crashing on purpose\n")
     sys.stderr.flush()
     os._exit(3)
