@@ -85,9 +85,8 @@ pub fn peers() -> Option<Peers> {
     match missing {
         None => Some(p),
         Some(why) => {
-            let how = "install with `npm ci --prefix tests/mcp` and `python3 -m venv tests/mcp/.venv && \
-                       tests/mcp/.venv/bin/pip install --require-hashes -r tests/mcp/requirements.txt` (as .ci/run does)";
-            if std::env::var_os("TOOLGAUGE_REQUIRE_MCP").is_some_and(|v| v == "1") {
+            let how = "install them with `tests/install-peers.sh` (as .ci/run does)";
+            if crate::support::peer_required("TOOLGAUGE_REQUIRE_MCP") {
                 panic!("MCP peers required but {why}; {how}");
             }
             eprintln!("skipping an MCP peer test: {why}; {how}");

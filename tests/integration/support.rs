@@ -23,6 +23,18 @@ pub const RUN_INCOMPLETE: i32 = 3;
 /// busy 2-core CI machine; real runs here take well under a second).
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 
+/// Whether this run asked for the tests that need real peers (`cargo test --
+/// --include-ignored`, as `.ci/run` does): a missing peer is then a failure, not a skip.
+pub fn peers_requested() -> bool {
+    std::env::args().any(|a| a == "--include-ignored" || a == "--ignored")
+}
+
+/// Whether a missing peer fails the test: when the peer tests were asked for, or when
+/// the peer's `TOOLGAUGE_REQUIRE_*` variable is `1`.
+pub fn peer_required(var: &str) -> bool {
+    peers_requested() || std::env::var_os(var).is_some_and(|v| v == "1")
+}
+
 /// The repository root (the current directory of the README's commands).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -427,4 +439,17 @@ pub fn loop_run() -> Toolgauge {
     ])
     .assert_code(OK);
     t
+}
+
+/// A CI run (`CI=true`, as every hosted CI sets it) must run the tests that need real
+/// peers: a plain `cargo test` lists them as ignored, and CI is where they must not be.
+#[test]
+fn a_ci_run_runs_the_peer_tests() {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        assert!(
+            peers_requested(),
+            "CI=true, but the tests that need real peers were not asked for: run \
+             tests/install-peers.sh, then cargo test -- --include-ignored (as .ci/run does)"
+        );
+    }
 }
