@@ -67,11 +67,12 @@ pub const AMOUNT_METRICS: &[&str] = &[
     "first_tool_byte_p95_ms",
 ];
 
-/// The metrics where lower is better: error and hallucination rates, invalid, false
-/// and missed calls, ungrounded values, duplicate side effects, and every amount (time,
-/// tokens, money). For every other metric higher is better. `compare` reads a regression
-/// as a change in the worse direction: a drop of accuracy, a rise of `error_rate`.
-pub const LOWER_IS_BETTER: &[&str] = &[
+/// The rates where lower is better: error and hallucination rates, invalid, false and
+/// missed calls, ungrounded values, duplicate side effects. For these and every amount
+/// ([`AMOUNT_METRICS`]: time, tokens, money) lower is better; for every other metric
+/// higher is. `compare` reads a regression as a change in the worse direction: a drop of
+/// accuracy, a rise of `error_rate`.
+pub const LOWER_IS_BETTER_RATES: &[&str] = &[
     "error_rate",
     "false_call_rate",
     "miss_rate",
@@ -80,21 +81,12 @@ pub const LOWER_IS_BETTER: &[&str] = &[
     "duplicate_side_effect_rate",
     "tool_hallucination_rate",
     "answer_hallucination_rate",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "tool_definition_tokens",
-    "first_token_p50_ms",
-    "first_token_p95_ms",
-    "first_tool_byte_p50_ms",
-    "first_tool_byte_p95_ms",
 ];
 
-/// Whether a lower value of `metric` is better (see [`LOWER_IS_BETTER`]).
+/// Whether a lower value of `metric` is better: a harm rate
+/// ([`LOWER_IS_BETTER_RATES`]) or an amount ([`AMOUNT_METRICS`]).
 pub fn lower_is_better(metric: &str) -> bool {
-    LOWER_IS_BETTER.contains(&metric)
+    LOWER_IS_BETTER_RATES.contains(&metric) || AMOUNT_METRICS.contains(&metric)
 }
 
 /// Every metric name a threshold accepts, in the order of `docs/metrics.md`.
@@ -284,8 +276,8 @@ mod tests {
 
     #[test]
     fn every_amount_and_every_harm_is_lower_is_better() {
-        for m in LOWER_IS_BETTER {
-            assert!(threshold_metrics().contains(m), "{m}");
+        for m in LOWER_IS_BETTER_RATES {
+            assert!(threshold_metrics().contains(m) && lower_is_better(m), "{m}");
         }
         for a in AMOUNT_METRICS {
             assert!(lower_is_better(a), "{a}");
