@@ -178,13 +178,65 @@ pub fn markdown(rows: &[DistractorRow]) -> String {
     s
 }
 
-/// Series colours (a series is told apart by colour and by its marker's title).
+/// Series colours. A series is also told apart by its marker's shape, its line's dash
+/// and a small sideways offset, so lines that coincide (two series with the same rates)
+/// stay visible and the chart reads without colour.
 const COLOURS: [&str; 6] = [
     "#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2",
 ];
 
+/// Line dashes per series (none, dashed, dotted, dash-dot), cycled.
+const DASHES: [&str; 4] = ["", "6 3", "2 3", "8 3 2 3"];
+
+/// The marker of series `si` at (`x`, `y`): circle, square, triangle, diamond, cycled.
+fn marker(si: usize, x: f64, y: f64, colour: &str) -> String {
+    match si % 4 {
+        0 => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" style="fill:{colour}"/>"#),
+        1 => format!(
+            r#"<rect x="{:.1}" y="{:.1}" width="7" height="7" style="fill:{colour}"/>"#,
+            x - 3.5,
+            y - 3.5
+        ),
+        2 => format!(
+            r#"<path d="M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}Z" style="fill:{colour}"/>"#,
+            y - 4.5,
+            x + 4.5,
+            y + 3.5,
+            x - 4.5,
+            y + 3.5
+        ),
+        _ => format!(
+            r#"<path d="M{x:.1},{:.1}L{:.1},{y:.1}L{x:.1},{:.1}L{:.1},{y:.1}Z" style="fill:{colour}"/>"#,
+            y - 4.5,
+            x + 4.5,
+            y + 4.5,
+            x - 4.5
+        ),
+    }
+}
+
+/// The 95% Wilson interval of `num` of `den` (`None` without a denominator).
+pub fn interval(num: u32, den: u32) -> Option<(f64, f64)> {
+    (den > 0).then(|| crate::score::stats::wilson(num.into(), den.into(), crate::score::stats::Z95))
+}
+
+/// An interval as the page shows it next to a rate: `[12.3–45.6%]`, or empty.
+pub fn interval_text(num: u32, den: u32) -> String {
+    interval(num, den).map_or_else(String::new, |(lo, hi)| {
+        format!("[{:.1}–{:.1}%]", lo * 100.0, hi * 100.0)
+    })
+}
+
+/// A panel's value of a row: the value, and for a rate its numerator and denominator.
+type Get = fn(&DistractorRow) -> Option<(f64, Option<(u32, u32)>)>;
+
 /// Three panels side by side against N (selection accuracy, false-call rate, mean
 /// tool-definition tokens), one line per series; an inline SVG with escaped labels.
+///
+/// The N axis is categorical: the counts sit evenly spaced in ascending order, so 0 and
+/// 10 do not collide beside 200 (a linear axis put them 2 px apart) and the uneven gaps
+/// of a log scale are not needed; the tick labels say which N each place is. Rates
+/// carry their 95% Wilson interval as an error bar.
 pub fn chart(rows: &[DistractorRow]) -> String {
     let esc = super::html::esc;
     let mut series: IndexMap<String, Vec<&DistractorRow>> = IndexMap::new();
@@ -197,7 +249,6 @@ pub fn chart(rows: &[DistractorRow]) -> String {
         v.dedup();
         v
     };
-    let max_n = f64::from(ns.last().copied().unwrap_or(0).max(1));
     let max_tokens = rows
         .iter()
         .map(|r| r.mean_tool_definition_tokens)
@@ -207,26 +258,49 @@ pub fn chart(rows: &[DistractorRow]) -> String {
     let legend_h = 18.0 * series.len() as f64 + 8.0;
     let w = ml + 3.0 * pw + 2.0 * gap + 16.0;
     let h = mt + ph + mb + legend_h;
+    // The width of one N's place, and each series' offset in it (centred on the tick,
+    // at most a third of the place for all series together).
+    let slot = pw / ns.len().max(1) as f64;
+    let step = (slot / 3.0 / series.len().max(1) as f64).min(5.0);
+    let offset = |si: usize| (si as f64 - (series.len() as f64 - 1.0) / 2.0) * step;
     let mut s = String::new();
     let _ = write!(
         s,
         r#"<svg class="chart distractors" role="img" aria-label="Selection accuracy, false-call rate and tool-definition tokens against the number of distractors" viewBox="0 0 {w:.0} {h:.0}" width="{w:.0}" height="{h:.0}">"#
     );
-    s.push_str("<title>Selection accuracy, false-call rate and mean tool-definition tokens per request against N, the distractors added</title>");
-    type Get = fn(&DistractorRow) -> Option<f64>;
+    s.push_str("<title>Selection accuracy, false-call rate (with 95% Wilson intervals) and mean tool-definition tokens per request against N, the distractors added</title>");
     let panels: [(&str, Get, f64, bool); 3] = [
-        ("selection accuracy", |r| r.selection_accuracy, 1.0, true),
-        ("false-call rate", |r| r.false_call_rate, 1.0, true),
+        (
+            "selection accuracy",
+            |r| {
+                r.selection_accuracy
+                    .map(|v| (v, Some((r.selected, r.should_call))))
+            },
+            1.0,
+            true,
+        ),
+        (
+            "false-call rate",
+            |r| {
+                r.false_call_rate
+                    .map(|v| (v, Some((r.false_calls, r.scored))))
+            },
+            1.0,
+            true,
+        ),
         (
             "tool tokens / request",
-            |r| Some(r.mean_tool_definition_tokens),
+            |r| Some((r.mean_tool_definition_tokens, None)),
             max_tokens,
             false,
         ),
     ];
     for (pi, (title, get, top, is_rate)) in panels.iter().enumerate() {
         let x0 = ml + pi as f64 * (pw + gap);
-        let x = |n: u32| x0 + f64::from(n) / max_n * pw;
+        let x = |n: u32| {
+            let i = ns.iter().position(|&m| m == n).unwrap_or(0);
+            x0 + (i as f64 + 0.5) * slot
+        };
         let y = |v: f64| mt + (1.0 - v / top) * ph;
         let _ = write!(
             s,
@@ -266,44 +340,71 @@ pub fn chart(rows: &[DistractorRow]) -> String {
         );
         for (si, (name, points)) in series.iter().enumerate() {
             let colour = COLOURS[si % COLOURS.len()];
-            let pts: Vec<(f64, f64, &DistractorRow)> = points
+            let dash = DASHES[si % DASHES.len()];
+            let dx = offset(si);
+            let pts: Vec<(f64, f64, &DistractorRow, f64, Option<(u32, u32)>)> = points
                 .iter()
-                .filter_map(|r| get(r).map(|v| (x(r.n), y(v), *r)))
+                .filter_map(|r| get(r).map(|(v, frac)| (x(r.n) + dx, y(v), *r, v, frac)))
                 .collect();
             if pts.len() > 1 {
                 let path: Vec<String> = pts
                     .iter()
-                    .map(|(px, py, _)| format!("{px:.1},{py:.1}"))
+                    .map(|(px, py, ..)| format!("{px:.1},{py:.1}"))
                     .collect();
-                let _ = write!(
-                    s,
-                    r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"#,
-                    path.join(" ")
-                );
-            }
-            for (px, py, r) in pts {
-                let value = if *is_rate {
-                    pct(get(r))
+                let dash = if dash.is_empty() {
+                    String::new()
                 } else {
-                    format!("{:.0}", r.mean_tool_definition_tokens)
+                    format!(r#" stroke-dasharray="{dash}""#)
                 };
                 let _ = write!(
                     s,
-                    r#"<g class="pt"><title>{}: N={} {title} {value}</title><circle cx="{px:.1}" cy="{py:.1}" r="3.5" style="fill:{colour}"/></g>"#,
+                    r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="{}"/>"#,
+                    path.join(" ")
+                );
+            }
+            for (px, py, r, v, frac) in pts {
+                let (value, bar) = match frac.and_then(|(k, n)| Some((k, n, interval(k, n)?))) {
+                    Some((k, n, (lo, hi))) => (
+                        format!(
+                            "{:.1}% ({k}/{n}), 95% interval {:.1}–{:.1}%",
+                            v * 100.0,
+                            lo * 100.0,
+                            hi * 100.0
+                        ),
+                        format!(
+                            r#"<path class="ci" d="M{px:.1},{:.1}V{:.1}M{:.1},{:.1}H{:.1}M{:.1},{:.1}H{:.1}" style="stroke:{colour}" fill="none"/>"#,
+                            y(lo),
+                            y(hi),
+                            px - 3.0,
+                            y(lo),
+                            px + 3.0,
+                            px - 3.0,
+                            y(hi),
+                            px + 3.0
+                        ),
+                    ),
+                    None => (format!("{v:.0}"), String::new()),
+                };
+                let _ = write!(
+                    s,
+                    r#"<g class="pt"><title>{}: N={} {title} {value}</title>{bar}{}</g>"#,
                     esc(name),
-                    r.n
+                    r.n,
+                    marker(si, px, py, colour)
                 );
             }
         }
     }
     for (si, name) in series.keys().enumerate() {
         let colour = COLOURS[si % COLOURS.len()];
+        let dash = DASHES[si % DASHES.len()];
         let ly = mt + ph + mb + 12.0 + 18.0 * si as f64;
         let _ = write!(
             s,
-            r#"<line x1="{ml:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="3"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-            ml + 20.0,
-            ml + 26.0,
+            r#"<line x1="{ml:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>{}<text x="{:.1}" y="{:.1}">{}</text>"#,
+            ml + 24.0,
+            marker(si, ml + 12.0, ly, colour),
+            ml + 30.0,
             ly + 4.0,
             esc(name)
         );
@@ -396,6 +497,47 @@ mod tests {
         assert!(markdown(&r).contains(
             "| scripted:oracle × default × auto | 10 | 5 | 66.7% (2/3) | 50.0% (2/4) | 120 |"
         ));
+    }
+
+    #[test]
+    fn the_n_axis_is_categorical_rates_have_intervals_and_series_are_told_apart() {
+        let mut trials = Vec::new();
+        for n in [0, 10, 200] {
+            trials.push(trial(n, Verdict::Pass, Some(true), false, 10));
+            trials.push(trial(n, Verdict::Fail, Some(false), true, 10));
+            // A second series with the very same rates: its line must not hide the first.
+            let mut t = trial(n, Verdict::Pass, Some(true), false, 10);
+            t.target = "scripted:other".into();
+            trials.push(t);
+            let mut t = trial(n, Verdict::Fail, Some(false), true, 10);
+            t.target = "scripted:other".into();
+            trials.push(t);
+        }
+        let svg = chart(&rows(&trials));
+        // Evenly spaced places (80 px each in the first panel, from x = 56): 0 and 10 do
+        // not collide beside 200.
+        for (n, x) in [(0, "96.0"), (10, "176.0"), (200, "256.0")] {
+            assert!(
+                svg.contains(&format!(
+                    r#"<text class="tick" x="{x}" y="220.0" text-anchor="middle">{n}</text>"#
+                )),
+                "N={n}"
+            );
+        }
+        // Each series sits 2.5 px to its side of the tick: a circle, then a square.
+        assert!(svg.contains(r#"<circle cx="93.5" "#));
+        assert!(svg.contains(r#"<rect x="95.0" "#));
+        // A dashed line for the second series.
+        assert!(svg.contains(r#"stroke-dasharray="6 3" points="#));
+        // An error bar per rate point: 2 series × 3 counts × 2 rate panels.
+        assert_eq!(svg.matches(r#"class="ci""#).count(), 12);
+        // 1 of 2 selected: Wilson 95% interval 9.5–90.5%.
+        assert!(
+            svg.contains("N=10 selection accuracy 50.0% (1/2), 95% interval 9.5–90.5%"),
+            "{svg}"
+        );
+        assert_eq!(interval_text(1, 2), "[9.5–90.5%]");
+        assert_eq!(interval_text(0, 0), "");
     }
 
     #[test]

@@ -342,3 +342,62 @@ fn pool_tools_named_like_a_case_tool_are_skipped_and_the_run_says_so() {
         "hint: use counts up to 2, or a larger pool",
     ]);
 }
+
+/// The shipped example (`examples/scaling/distractors.yaml`, offline on the simulated
+/// `scripted:crowded`) gives the figures per N that docs/distractors.md states ("What
+/// the example shows"): the test holds both the run and the doc's table to them, and
+/// its page has the section's navigation link, intervals, and no variant chart (the
+/// example has one variant).
+#[test]
+fn the_distractor_example_gives_the_documented_figures_per_n() {
+    let t = Toolgauge::new();
+    let suite = crate::support::repo_root().join("examples/scaling/distractors.yaml");
+    t.run(&["run", suite.to_str().unwrap(), "--out", "out", "--quiet"])
+        .assert_code(OK);
+    let run = t.run_dir("out");
+    run.assert_complete();
+    let summary = run.json("summary.json");
+    let rows = summary["distractors"].as_array().unwrap();
+    // (N, selected / should_call, false calls / scored, distractor calls, tool tokens).
+    let expected: [(u32, (u64, u64), (u64, u64), u64, u64); 5] = [
+        (0, (18, 21), (0, 27), 0, 467),
+        (10, (17, 21), (3, 27), 3, 2089),
+        (50, (8, 21), (14, 27), 14, 8358),
+        (100, (6, 21), (17, 27), 17, 17031),
+        (200, (5, 21), (18, 27), 18, 35166),
+    ];
+    let got: Vec<(u32, (u64, u64), (u64, u64), u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            let u = |k: &str| r[k].as_u64().unwrap();
+            (
+                u("n") as u32,
+                (u("selected"), u("should_call")),
+                (u("false_calls"), u("scored")),
+                u("distractor_calls"),
+                r["mean_tool_definition_tokens"].as_f64().unwrap().round() as u64,
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert!(rows.iter().all(|r| r["trials"] == 27));
+    // The doc states the same figures, row by row.
+    let doc =
+        std::fs::read_to_string(crate::support::repo_root().join("docs/distractors.md")).unwrap();
+    let pct = |k: u64, n: u64| format!("{:.1}%", k as f64 * 100.0 / n as f64);
+    for (n, (s, sc), (f, sd), d, tok) in expected {
+        let line = format!(
+            "| {n} | {} ({s}/{sc}) | {} ({f}/{sd}) | {d} | {tok} |",
+            pct(s, sc),
+            pct(f, sd)
+        );
+        assert!(doc.contains(&line), "docs/distractors.md lacks `{line}`");
+    }
+    // The page: a navigation link to the section, each rate with its interval, and no
+    // "Description variants" chart for the single variant.
+    let html = std::fs::read_to_string(run.path.join("report.html")).unwrap();
+    assert!(html.contains(r##"<a href="#distractors">Tool count</a>"##));
+    assert!(html.contains(r#"85.7%<span class="ci">[65.4–95.0%]</span> (18/21)"#));
+    assert!(!html.contains("Accuracy against tool-definition tokens per variant"));
+    assert!(html.contains("One variant only: no chart"));
+}

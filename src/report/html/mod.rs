@@ -189,6 +189,13 @@ fn write_page(
             // Built by `distractors::chart` from numbers and `esc`aped labels.
             distractor_chart => Value::from_safe_string(distractor_chart),
             distractor_rows => Value::from(Serde(&report.summary.distractors)),
+            // Per row: the 95% intervals of its two rates, as the table shows them.
+            distractor_intervals => Value::from(Serde(&report.summary.distractors.iter().map(|r| {
+                [
+                    super::distractors::interval_text(r.selected, r.should_call),
+                    super::distractors::interval_text(r.false_calls, r.scored),
+                ]
+            }).collect::<Vec<_>>())),
             stream_rows => Value::from(Serde(&super::stream::rows(&report.summary))),
             loop_charts => loop_charts,
             trial_rows => Value::from_safe_string(rows_marker.clone()),
