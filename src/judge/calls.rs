@@ -34,6 +34,13 @@ pub struct Reason {
     pub code: String,
     /// Human explanation with the values involved.
     pub message: String,
+    /// The rounds of a loop trial (1-based, ascending) the reason points at: where the
+    /// call it is about was made, or the round of the final answer it judged. The report's
+    /// round view marks those rounds with it. Empty for single-turn reasons and for
+    /// reasons about the episode as a whole (a missing step, a wrong order); absent from
+    /// records then, so those read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
 }
 
 impl Reason {
@@ -42,7 +49,17 @@ impl Reason {
         Reason {
             code: code.to_string(),
             message: message.into(),
+            rounds: Vec::new(),
         }
+    }
+
+    /// The reason pinned to `rounds` (0-based round indices, as `Placed::round`): kept
+    /// 1-based, sorted and without repeats.
+    pub fn in_rounds(mut self, rounds: impl IntoIterator<Item = usize>) -> Reason {
+        self.rounds = rounds.into_iter().map(|r| r as u32 + 1).collect();
+        self.rounds.sort_unstable();
+        self.rounds.dedup();
+        self
     }
 }
 

@@ -23,6 +23,7 @@ pub mod ground;
 pub mod model;
 mod observed;
 pub mod profile;
+pub mod sentences;
 pub mod stage;
 pub mod steps;
 
@@ -57,6 +58,11 @@ pub struct EpisodeChecks {
     /// Whether the final answer is grounded (`None`: not checked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grounded: Option<bool>,
+    /// The case's checks as sentences, each with whether it held and the rounds its
+    /// failure points at (what the report's round view lists; see [`sentences`]).
+    /// Absent from records written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<sentences::CheckLine>,
 }
 
 /// What the judge needs besides the episode.
@@ -92,6 +98,9 @@ pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>,
     let (unrecovered, errors) = behaviour::recovery(episode, &calls);
     reasons.extend(unrecovered);
     checks.errors = errors;
+    // The final answer's checks and the stop are about the last round: the reasons from
+    // here on that name no round of their own are pinned there (below).
+    let final_from = reasons.len();
     if let Some(f) = &expect.final_answer {
         let answer = episode.final_answer();
         if f.no_success_after_error
@@ -163,6 +172,13 @@ pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>,
             },
         ));
     }
+    let last = episode.rounds.len().checked_sub(1);
+    for r in reasons[final_from..].iter_mut() {
+        if r.rounds.is_empty() {
+            *r = std::mem::replace(r, Reason::new("", "")).in_rounds(last);
+        }
+    }
+    checks.lines = sentences::check_lines(expect, input.tools, &reasons, &checks);
     (reasons, checks)
 }
 

@@ -149,16 +149,19 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
             Some((j, Fit::FlowOnly)) => {
                 facts.data_flow_checked += 1;
                 let broken = flow_failures(step, &calls, j, &from);
-                reasons.push(Reason::new(
-                    "data_flow_broken",
-                    format!(
-                        "step {} `{}` (round {}): {}",
-                        i + 1,
-                        step.tool,
-                        calls.placed[j].round + 1,
-                        broken.join("; ")
-                    ),
-                ));
+                reasons.push(
+                    Reason::new(
+                        "data_flow_broken",
+                        format!(
+                            "step {} `{}` (round {}): {}",
+                            i + 1,
+                            step.tool,
+                            calls.placed[j].round + 1,
+                            broken.join("; ")
+                        ),
+                    )
+                    .in_rounds([calls.placed[j].round]),
+                );
                 if t.mode == MatchMode::Subset {
                     // Reported here; not a second time as a call outside the steps.
                     used[j] = true;
@@ -224,16 +227,19 @@ pub fn judge_steps(t: &Trajectory, all: &[Placed<'_>]) -> (Vec<Reason>, StepFact
             .map(|(p, _)| p)
             .collect();
         if !extra.is_empty() {
-            reasons.push(Reason::new(
-                "extra_calls",
-                format!(
-                    "{} call(s) match none of the {} steps ({}): {}",
-                    extra.len(),
-                    n,
-                    t.mode.as_str(),
-                    call_list(&extra)
-                ),
-            ));
+            reasons.push(
+                Reason::new(
+                    "extra_calls",
+                    format!(
+                        "{} call(s) match none of the {} steps ({}): {}",
+                        extra.len(),
+                        n,
+                        t.mode.as_str(),
+                        call_list(&extra)
+                    ),
+                )
+                .in_rounds(extra.iter().map(|p| p.round)),
+            );
         }
     }
     (reasons, facts)

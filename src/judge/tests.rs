@@ -7,6 +7,9 @@ use super::*;
 use crate::chat::ToolCall;
 use crate::suite::Suite;
 
+/// The checks as sentences and the rounds reasons point at (the report's round view).
+mod sentences;
+
 const TOOLS: &str = r#"
 tools:
   - name: get_order

@@ -89,6 +89,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
             vec![Reason {
                 code: "missed_call".into(),
                 message: format!("expected a call in case {case}"),
+                rounds: Vec::new(),
             }]
         },
         // As the runner prices a trial: tokens × USD per million tokens.

@@ -262,6 +262,7 @@ mod tests {
         let reason = |code: &str, message: &str| Reason {
             code: code.into(),
             message: message.into(),
+            rounds: Vec::new(),
         };
         let t = &mut report.trials;
         t[1].reasons = vec![

@@ -130,6 +130,12 @@ try {
         approvals: all(".badge.approved, .badge.denied").map((b) => b.textContent),
         not_executed: all(".badge.skipped").length,
         stop: all("p.stop").map((p) => p.textContent).join(""),
+        // The rounds a failure reason points at (marked, with the reason inside), the
+        // round headers (start and times), and the checks as sentences.
+        flagged: all("details.round.flagged").map((d) => Number(d.getAttribute("data-round"))),
+        pins: all("details.round .pin").map((p) => p.textContent),
+        heads: all("details.round > summary").map((h) => h.textContent),
+        checks: all("ul.checks li").map((li) => li.textContent),
       };
     });
     return { stops, charts, trials };

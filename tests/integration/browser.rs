@@ -341,9 +341,86 @@ fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
         };
         let rounds = episode["rounds"].as_array().unwrap();
         assert_eq!(row["round_blocks"], rounds.len(), "{}", tr["case_id"]);
-        // Up to 6 rounds all open; a longer episode opens its first and last two.
-        let open = if rounds.len() > 6 { 4 } else { rounds.len() };
+        // Issue 31: each round a reason points at is marked, with the reason inside.
+        let mut flagged: Vec<u64> = tr["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| {
+                r.get("rounds")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        flagged.sort_unstable();
+        flagged.dedup();
+        assert_eq!(
+            row["flagged"],
+            serde_json::json!(flagged),
+            "{}",
+            tr["case_id"]
+        );
+        let pinned: usize = tr["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                r.get("rounds")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len)
+            })
+            .sum();
+        assert_eq!(row["pins"].as_array().unwrap().len(), pinned);
+        // Up to 6 rounds all open; a longer episode opens its first and last two, and
+        // every marked round.
+        let n = rounds.len() as u64;
+        let open = if n > 6 {
+            4 + flagged.iter().filter(|&&k| k > 2 && k + 2 <= n).count()
+        } else {
+            rounds.len()
+        };
         assert_eq!(row["rounds_open"], open, "{}", tr["case_id"]);
+        // Each round says when it started and how long it took, in whole milliseconds.
+        let mut at = 0.0;
+        for (k, (head, r)) in row["heads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(rounds)
+            .enumerate()
+        {
+            let head = head.as_str().unwrap();
+            assert!(
+                head.starts_with(&format!(
+                    "round {} · at +{} ms · ",
+                    k + 1,
+                    (at as f64).round()
+                )),
+                "{head}"
+            );
+            let model = r["response"]["latency_ms"].as_f64().unwrap_or(0.0);
+            assert!(
+                head.contains(&format!("model {} ms", model.round())),
+                "{head}"
+            );
+            at += model + r["tool_ms"].as_f64().unwrap_or(0.0);
+        }
+        // The episode's checks as sentences, each marked held or not.
+        for line in episode["checks"]["lines"].as_array().into_iter().flatten() {
+            let mark = if line["ok"] == true { "✓" } else { "✗" };
+            let text = format!("{mark}{}", line["text"].as_str().unwrap());
+            assert!(
+                row["checks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c.as_str().unwrap().starts_with(&text)),
+                "{text} in {}",
+                row["checks"]
+            );
+        }
         let outcomes = || {
             rounds.iter().flat_map(|r| {
                 r.get("outcomes")
@@ -377,6 +454,18 @@ fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
     // What the fixture holds, counted by hand: the injected rate limit of `retry`, the
     // denied and the two approved cancellations, and four calls left unexecuted (the
     // last round of retry, cancel-denied, cancel-approved and endless).
+    // The repeated cancellation of `cancel-approved` marks round 2 (and the stop its
+    // last round), and the check it failed says so.
+    let approved = shown
+        .iter()
+        .find(|r| r["case"] == "cancel-approved" && r["round_blocks"] != 0)
+        .unwrap();
+    assert_eq!(approved["flagged"], serde_json::json!([2, 3]));
+    assert!(approved["pins"][0].as_str().unwrap().starts_with(
+        "duplicate_side_effect: `cancel_order` (idempotent: false) was executed again in round 2"
+    ));
+    assert!(approved["checks"].as_array().unwrap().iter().any(|c| c
+        == "✗does not repeat a call that may have taken effect (`cancel_order`) with the same arguments — round 2"));
     let sum = |k: &str| shown.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(sum("injected"), 1);
     assert_eq!(sum("not_executed"), 4);

@@ -117,10 +117,12 @@ fn trial(
             Verdict::Fail => vec![Reason {
                 code: "args_mismatch".into(),
                 message: format!("city: expected \"北京\", got {SCRIPT}"),
+                rounds: Vec::new(),
             }],
             Verdict::Error => vec![Reason {
                 code: "provider_error".into(),
                 message: "HTTP 500".into(),
+                rounds: Vec::new(),
             }],
         },
         cost_usd: Some(0.0002),
@@ -1078,6 +1080,7 @@ fn trial_rows_are_what_the_template_loop_wrote() {
     hostile.trials[0].reasons = vec![Reason {
         code: "x&y".into(),
         message: long,
+        rounds: Vec::new(),
     }];
     if let Some(r) = hostile.trials[0].response.as_mut() {
         r.warnings.push("usage looked implausible".into());

@@ -124,6 +124,7 @@ pub(crate) fn sample() -> Vec<TrialRecord> {
             errors: vec![error("rate_limit", true, true)],
             duplicate_side_effects: 0,
             grounded: Some(true),
+            lines: Vec::new(),
         }),
     );
     let b = trial(
@@ -146,6 +147,7 @@ pub(crate) fn sample() -> Vec<TrialRecord> {
             ],
             duplicate_side_effects: 2,
             grounded: None,
+            lines: Vec::new(),
         }),
     );
     let c = trial(
