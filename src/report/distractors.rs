@@ -230,6 +230,9 @@ pub fn interval_text(num: u32, den: u32) -> String {
 /// A panel's value of a row: the value, and for a rate its numerator and denominator.
 type Get = fn(&DistractorRow) -> Option<(f64, Option<(u32, u32)>)>;
 
+/// A drawn point: x, y, its row, its value, and for a rate its numerator and denominator.
+type Point<'a> = (f64, f64, &'a DistractorRow, f64, Option<(u32, u32)>);
+
 /// Three panels side by side against N (selection accuracy, false-call rate, mean
 /// tool-definition tokens), one line per series; an inline SVG with escaped labels.
 ///
@@ -342,7 +345,7 @@ pub fn chart(rows: &[DistractorRow]) -> String {
             let colour = COLOURS[si % COLOURS.len()];
             let dash = DASHES[si % DASHES.len()];
             let dx = offset(si);
-            let pts: Vec<(f64, f64, &DistractorRow, f64, Option<(u32, u32)>)> = points
+            let pts: Vec<Point<'_>> = points
                 .iter()
                 .filter_map(|r| get(r).map(|(v, frac)| (x(r.n) + dx, y(v), *r, v, frac)))
                 .collect();

@@ -383,7 +383,7 @@ fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
         };
         assert_eq!(row["rounds_open"], open, "{}", tr["case_id"]);
         // Each round says when it started and how long it took, in whole milliseconds.
-        let mut at = 0.0;
+        let mut at: f64 = 0.0;
         for (k, (head, r)) in row["heads"]
             .as_array()
             .unwrap()
@@ -393,11 +393,7 @@ fn loop_report_shows_each_round_and_counts_how_episodes_stopped() {
         {
             let head = head.as_str().unwrap();
             assert!(
-                head.starts_with(&format!(
-                    "round {} · at +{} ms · ",
-                    k + 1,
-                    (at as f64).round()
-                )),
+                head.starts_with(&format!("round {} · at +{} ms · ", k + 1, at.round())),
                 "{head}"
             );
             let model = r["response"]["latency_ms"].as_f64().unwrap_or(0.0);

@@ -359,14 +359,15 @@ fn the_distractor_example_gives_the_documented_figures_per_n() {
     let summary = run.json("summary.json");
     let rows = summary["distractors"].as_array().unwrap();
     // (N, selected / should_call, false calls / scored, distractor calls, tool tokens).
-    let expected: [(u32, (u64, u64), (u64, u64), u64, u64); 5] = [
+    type Figures = (u32, (u64, u64), (u64, u64), u64, u64);
+    let expected: [Figures; 5] = [
         (0, (18, 21), (0, 27), 0, 467),
         (10, (17, 21), (3, 27), 3, 2089),
         (50, (8, 21), (14, 27), 14, 8358),
         (100, (6, 21), (17, 27), 17, 17031),
         (200, (5, 21), (18, 27), 18, 35166),
     ];
-    let got: Vec<(u32, (u64, u64), (u64, u64), u64, u64)> = rows
+    let got: Vec<Figures> = rows
         .iter()
         .map(|r| {
             let u = |k: &str| r[k].as_u64().unwrap();
