@@ -444,6 +444,7 @@ mod tests {
             input_tokens: usage.0,
             output_tokens: usage.1,
             estimated: usage.2,
+            ..Default::default()
         });
         t.cost_usd = Some(cost);
         t
