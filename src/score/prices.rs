@@ -788,4 +788,148 @@ mod tests {
             ]
         );
     }
+
+    // ---- cache rates ----
+
+    #[test]
+    fn cache_reads_and_writes_are_charged_at_their_list_rates_by_hand() {
+        let t = PriceTable::default();
+        // Anthropic: 1,000 input tokens of which 800 read from the cache and 100 written
+        // to it, 200 output, at Claude Sonnet 4.5's list rates ($3 input, $0.30 cache
+        // read, $3.75 cache write, $15 output per million):
+        //   100 fresh × 3 + 800 × 0.30 + 100 × 3.75 + 200 × 15
+        //   = 300 + 240 + 375 + 3,000 = 3,915 per million = $0.003915.
+        let p = t.lookup("anthropic", "claude-sonnet-4-5-20250929").unwrap();
+        let u = Usage {
+            cached_input_tokens: 800,
+            cache_write_tokens: 100,
+            ..Usage::new(1000, 200)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.003915).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+        // Charged as fresh input (the old cost) it was 1,000 × 3 + 3,000 = $0.006.
+        assert!((p.cost(1000, 200) - 0.006).abs() < 1e-12);
+        // OpenAI: the caching guide's 2,006 prompt tokens, 1,920 cached, 300 output, at
+        // gpt-4o-mini's $0.15 / $0.075 / $0.60: 86 × 0.15 + 1,920 × 0.075 + 300 × 0.60
+        //   = 12.9 + 144 + 180 = 336.9 per million.
+        let p = t.lookup("openai", "gpt-4o-mini").unwrap();
+        let u = Usage {
+            cached_input_tokens: 1920,
+            ..Usage::new(2006, 300)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.0003369).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+        // Reasoning is output: it changes nothing once inside output_tokens.
+        let thinking = Usage {
+            reasoning_tokens: 250,
+            ..u
+        };
+        assert_eq!(p.cost_of(&thinking), p.cost_of(&u));
+        // Gemini 2.5 Flash: 1,000 prompt tokens, 600 cached, 100 output:
+        //   400 × 0.30 + 600 × 0.03 + 100 × 2.50 = 120 + 18 + 250 = 388 per million.
+        let p = t.lookup("gemini", "gemini-2.5-flash").unwrap();
+        let u = Usage {
+            cached_input_tokens: 600,
+            ..Usage::new(1000, 100)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.000388).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+    }
+
+    #[test]
+    fn a_price_without_cache_rates_charges_cached_tokens_as_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "plain: {input_per_mtok: 2, output_per_mtok: 8}
+\
+             cached:\n  input_per_mtok: 2\n  output_per_mtok: 8\n  cached_input_per_mtok: 0.5\n  cache_write_per_mtok: 2.5\n",
+        )
+        .unwrap();
+        let t = PriceTable::with_file(&path).unwrap();
+        let u = Usage {
+            cached_input_tokens: 600,
+            cache_write_tokens: 200,
+            ..Usage::new(1000, 100)
+        };
+        // No cache rate: every input token at 2 (the cost before the rates were apart).
+        let plain = t.lookup("x", "plain").unwrap();
+        assert_eq!(plain, Price::new(2.0, 8.0));
+        assert!((plain.cost_of(&u) - (1000.0 * 2.0 + 100.0 * 8.0) / 1e6).abs() < 1e-15);
+        // With them: 200 × 2 + 600 × 0.5 + 200 × 2.5 + 100 × 8 = 2,000 per million.
+        let cached = t.lookup("x", "cached").unwrap();
+        assert_eq!(cached.cached_input_per_mtok, Some(0.5));
+        assert_eq!(cached.cache_write_per_mtok, Some(2.5));
+        assert!((cached.cost_of(&u) - 0.002).abs() < 1e-15);
+        // A run keeps the cache rates only of a price that has them, so run.json of a
+        // run without is as before.
+        let kept = RunPrices::of(&t, [("x", "plain"), ("x", "cached")]);
+        assert_eq!(
+            serde_json::to_string(&kept.models).unwrap(),
+            r#"{"x:cached":{"input_per_mtok":2.0,"output_per_mtok":8.0,"cached_input_per_mtok":0.5,"cache_write_per_mtok":2.5},"x:plain":{"input_per_mtok":2.0,"output_per_mtok":8.0}}"#
+        );
+        let back: BTreeMap<String, Price> =
+            serde_json::from_str(&serde_json::to_string(&kept.models).unwrap()).unwrap();
+        assert_eq!(back, kept.models);
+    }
+
+    #[test]
+    fn a_bad_cache_rate_is_named_with_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "m:\n  input_per_mtok: 1\n  output_per_mtok: 2\n  cached_input_per_mtok: -0.1\n  cache_write_per_mtok: 2e9\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("line 4: `m` field `cached_input_per_mtok` is -0.1: a price can not be negative; line 5: `m` field `cache_write_per_mtok` is 2000000000: above"),
+            "{e}"
+        );
+        // A misspelt key is refused, not ignored.
+        std::fs::write(
+            &path,
+            "m: {input_per_mtok: 1, output_per_mtok: 2, cache_read_per_mtok: 0.1}\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(e.contains("cache_read_per_mtok"), "{e}");
+        // A kept price is checked the same way, and a changed cache rate is told.
+        let a = RunPrices {
+            models: [(
+                "x:m".to_string(),
+                Price {
+                    cached_input_per_mtok: Some(0.5),
+                    ..price(1.0, 2.0)
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..RunPrices::default()
+        };
+        let mut b = a.clone();
+        b.models.get_mut("x:m").unwrap().cached_input_per_mtok = Some(f64::NAN);
+        assert_eq!(
+            b.problems(),
+            ["`x:m` field `cached_input_per_mtok` is NaN: a price must be a finite number"]
+        );
+        b.models.get_mut("x:m").unwrap().cached_input_per_mtok = None;
+        assert_eq!(
+            a.changes(&b),
+            [
+                "`x:m`: input 1 / output 2 USD per million tokens → input 1 / output 2 USD per million tokens; cached input 0.5 → none"
+            ]
+        );
+    }
 }
