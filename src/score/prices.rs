@@ -154,6 +154,17 @@ struct FilePrice {
     cache_write_per_mtok: Option<serde_saphyr::Spanned<f64>>,
 }
 
+/// One row of [`BUILT_IN`]: provider, model, then USD per million input, output, cached
+/// input and cache-write tokens (`None`: the provider bills no such rate apart).
+type ListPrice = (
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    Option<f64>,
+    Option<f64>,
+);
+
 /// List prices (USD per million tokens: input, output, cached input and cache write)
 /// of the providers' own models, each for the provider whose list it is: a model of the
 /// same name behind another provider (`openai-compatible`, `ollama`: a self-hosted or
@@ -172,8 +183,7 @@ struct FilePrice {
 ///   ($0.125 for 2.5 Pro prompts up to 200k tokens; older pages said 25%, $0.31) and of
 ///   2.0 Flash at 25%; the hourly storage of an explicit cache is not a token cost and
 ///   is not counted.
-#[allow(clippy::type_complexity)]
-const BUILT_IN: &[(&str, &str, f64, f64, Option<f64>, Option<f64>)] = &[
+const BUILT_IN: &[ListPrice] = &[
     ("openai", "gpt-4o", 2.50, 10.00, Some(1.25), None),
     ("openai", "gpt-4o-mini", 0.15, 0.60, Some(0.075), None),
     ("openai", "gpt-4.1", 2.00, 8.00, Some(0.50), None),
