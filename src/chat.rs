@@ -206,15 +206,77 @@ impl<'de> Deserialize<'de> for ToolChoice {
 }
 
 /// Token usage of one response.
+///
+/// `input_tokens` is the whole prompt and `output_tokens` the whole answer; the three
+/// detail counts are parts of them that providers bill at other rates, so
+/// `cached_input_tokens + cache_write_tokens <= input_tokens` and
+/// `reasoning_tokens <= output_tokens` (a provider's usage that breaks this is dropped as
+/// implausible, see `provider::usage`). The details are left out of the serialised form
+/// when 0, so trial journals and cassettes of providers that report none read and write
+/// exactly as before.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens: all of them, whether fresh, read from a prompt cache or written
+    /// to one.
     pub input_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens, reasoning ("thinking") tokens included.
     pub output_tokens: u64,
     /// True when counted offline with a tokenizer because the provider gave none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub estimated: bool,
+    /// The part of `input_tokens` read from the provider's prompt cache (OpenAI
+    /// `cached_tokens`, Anthropic `cache_read_input_tokens`, Gemini
+    /// `cachedContentTokenCount`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// The part of `input_tokens` written to the prompt cache (Anthropic
+    /// `cache_creation_input_tokens`; the other providers bill no cache writes).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// The part of `output_tokens` the model spent reasoning (OpenAI
+    /// `reasoning_tokens`, Gemini `thoughtsTokenCount`; Anthropic reports none apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// A usage of `input` prompt and `output` answer tokens, with no detail counts.
+    pub fn new(input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    /// The sum of two usages (every count saturating, so a sum never wraps); estimated
+    /// when either is.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            estimated: self.estimated || other.estimated,
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_add(other.cached_input_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_add(other.cache_write_tokens),
+            reasoning_tokens: self.reasoning_tokens.saturating_add(other.reasoning_tokens),
+        }
+    }
+
+    /// The input tokens neither read from nor written to a cache: billed at the plain
+    /// input rate.
+    pub fn fresh_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cached_input_tokens)
+            .saturating_sub(self.cache_write_tokens)
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The id a provider gives call `index` of an answer that came without ids, where

@@ -885,6 +885,7 @@ pub fn response(
         input_tokens: 900 + (n % 300) as u64,
         output_tokens: 20 + (n % 60) as u64,
         estimated: false,
+        ..Default::default()
     });
     r.latency_ms = 250.0 + (n % 997) as f64;
     r

@@ -151,6 +151,7 @@ impl BenchModel {
             input_tokens: 120 + 40 * round as u64,
             output_tokens: 20,
             estimated: false,
+            ..Default::default()
         });
         if round + 1 >= self.rounds {
             return Response {

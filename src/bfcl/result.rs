@@ -136,6 +136,7 @@ fn line_usage(v: &Value) -> UsageReading {
             input_tokens: i,
             output_tokens: o,
             estimated: false,
+            ..Default::default()
         }),
         (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
         _ => UsageReading::Absent,

@@ -136,11 +136,7 @@ impl EpisodeOutcome {
         self.rounds
             .iter()
             .filter_map(|r| r.response.usage)
-            .reduce(|a, b| Usage {
-                input_tokens: a.input_tokens + b.input_tokens,
-                output_tokens: a.output_tokens + b.output_tokens,
-                estimated: a.estimated || b.estimated,
-            })
+            .reduce(Usage::plus)
     }
 
     /// Time spent waiting for the model and for the tools, in milliseconds.

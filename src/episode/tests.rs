@@ -186,6 +186,7 @@ fn calls(c: Vec<ToolCall>) -> Result<Response, ProviderError> {
             input_tokens: 100,
             output_tokens: 10,
             estimated: false,
+            ..Default::default()
         }),
         latency_ms: 5.0,
         ..Response::default()
@@ -199,6 +200,7 @@ fn text(t: &str) -> Result<Response, ProviderError> {
             input_tokens: 200,
             output_tokens: 20,
             estimated: false,
+            ..Default::default()
         }),
         latency_ms: 7.0,
         ..Response::default()
@@ -332,7 +334,8 @@ async fn a_dependent_loop_sends_each_result_back_by_call_id_and_passes_the_judge
         Some(Usage {
             input_tokens: 400,
             output_tokens: 40,
-            estimated: false
+            estimated: false,
+            ..Default::default()
         })
     );
     assert_eq!(out.times_ms().0, 17.0);

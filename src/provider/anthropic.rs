@@ -185,7 +185,9 @@ fn turn_blocks(saved: Option<&Map<String, Value>>, rebuilt: Vec<Value>) -> Vec<V
 
 /// The usage section, its counts checked ([`super::usage`]): input is
 /// `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (absent or
-/// null fields count 0), output is `output_tokens`.
+/// null fields count 0), of which `cache_read_input_tokens` is the cached part and
+/// `cache_creation_input_tokens` the cache-write part; output is `output_tokens`
+/// (Anthropic reports no thinking tokens apart: they are inside it).
 fn parse_usage(usage: Option<&Value>) -> UsageReading {
     let Some(usage) = usage.filter(|u| !u.is_null()) else {
         return UsageReading::Absent;
@@ -208,7 +210,10 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
         (Ok(input), Ok(output)) => UsageReading::Counted(Usage {
             input_tokens: usage::sum(&input),
             output_tokens: output.unwrap_or(0),
-            estimated: false,
+            // The parts are inside the sum by construction, so they always fit.
+            cache_write_tokens: input[1].unwrap_or(0),
+            cached_input_tokens: input[2].unwrap_or(0),
+            ..Default::default()
         }),
         (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
     }
@@ -968,7 +973,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 656,
                 output_tokens: 74,
-                estimated: false
+                estimated: false,
+                ..Default::default()
             })
         );
     }
@@ -1526,5 +1532,60 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ProviderError::Unsupported { .. }), "{err}");
         assert_eq!(requests(&server).await, 0);
+    }
+
+    // ---- cache reads and writes ----
+
+    /// The recorded single tool use with the usage of the two calls in Anthropic's
+    /// prompt caching docs (docs.claude.com/en/docs/build-with-claude/prompt-caching:
+    /// the first call writes the book to the cache, the second reads it).
+    fn with_docs_usage(write: u64, read: u64) -> Value {
+        let mut body = json(SINGLE_TOOL_USE);
+        body["usage"] = serde_json::json!({
+            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read,
+            "input_tokens": 21,
+            "output_tokens": 393
+        });
+        body
+    }
+
+    #[test]
+    fn cache_writes_and_reads_are_parts_of_the_input() {
+        let first = AnthropicProvider::parse_response(&with_docs_usage(188086, 0)).unwrap();
+        assert_eq!(
+            first.usage,
+            Some(Usage {
+                cache_write_tokens: 188086,
+                ..Usage::new(21 + 188086, 393)
+            })
+        );
+        let second = AnthropicProvider::parse_response(&with_docs_usage(0, 188086)).unwrap();
+        let u = second.usage.unwrap();
+        assert_eq!(
+            u,
+            Usage {
+                cached_input_tokens: 188086,
+                ..Usage::new(21 + 188086, 393)
+            }
+        );
+        assert_eq!(u.fresh_input_tokens(), 21);
+        // The recorded body's zero cache counts (and its nested `cache_creation` split)
+        // keep nothing apart.
+        let u = AnthropicProvider::parse_response(&json(SINGLE_TOOL_USE))
+            .unwrap()
+            .usage
+            .unwrap();
+        assert_eq!(u, Usage::new(656, 74));
+        // A bad cache count drops the whole usage, as a bad input count does.
+        let mut bad = with_docs_usage(0, 188086);
+        bad["usage"]["cache_read_input_tokens"] = serde_json::json!(-3);
+        let r = AnthropicProvider::parse_response(&bad).unwrap();
+        assert_eq!(r.usage, None);
+        assert!(
+            r.warnings[0].contains("`cache_read_input_tokens` is -3"),
+            "{:?}",
+            r.warnings
+        );
     }
 }

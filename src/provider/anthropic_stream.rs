@@ -442,7 +442,7 @@ mod tests {
     use crate::provider::config::ProviderConfig;
     use crate::provider::http::{Http, HttpSettings};
     use crate::provider::stream::test_server::{
-        answer, assert_timing, call, hostile_offsets, serve, split_at, trial, usage,
+        answer, assert_timing, call, detailed, hostile_offsets, serve, split_at, trial, usage,
     };
     use crate::provider::{
         Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition, Usage,
@@ -611,7 +611,8 @@ mod tests {
             streamed.tool_calls,
             vec![call(Some("toolu_hand1"), "get_weather", CJK_ARGUMENTS)]
         );
-        assert_eq!(streamed.usage, usage(120, 42));
+        // 100 of the 120 input tokens were read from the cache.
+        assert_eq!(streamed.usage, detailed(120, 42, 100, 0, 0));
         assert_eq!(streamed.finish_reason.as_deref(), Some("tool_use"));
         assert_eq!(streamed.state, None);
     }
@@ -628,7 +629,8 @@ mod tests {
             vec![call(Some("toolu_t"), "get_time", "{}")]
         );
         // input_tokens from message_delta; the null cache count keeps message_start's 5.
-        assert_eq!(streamed.usage, usage(35, 57));
+        // 5 of them written to the cache.
+        assert_eq!(streamed.usage, detailed(35, 57, 0, 5, 0));
         assert_eq!(
             streamed.state,
             Some(json!({"anthropic": {"content": [
@@ -1163,5 +1165,35 @@ mod tests {
             "{message}"
         );
         assert!(!message.contains(KEY));
+    }
+
+    /// The recorded stream with the cache counts of the second call in Anthropic's
+    /// prompt caching docs (see `anthropic::tests::with_docs_usage`) in both its
+    /// `message_start` and its cumulative `message_delta` usage.
+    #[test]
+    fn a_recorded_stream_with_a_cache_read_keeps_it_apart() {
+        let recorded =
+            r#""input_tokens":656,"cache_creation_input_tokens":0,"cache_read_input_tokens":0"#;
+        assert_eq!(RECORDED.matches(recorded).count(), 2);
+        let sse = RECORDED.replace(
+            recorded,
+            r#""input_tokens":21,"cache_creation_input_tokens":0,"cache_read_input_tokens":188086"#,
+        );
+        let r = feed(&sse).unwrap();
+        assert_eq!(r.usage, detailed(21 + 188086, 74, 188086, 0, 0));
+        // Only message_start tells the cache write: message_delta's usage without it
+        // keeps it.
+        let sse = RECORDED
+            .replacen(
+                recorded,
+                r#""input_tokens":21,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0"#,
+                1,
+            )
+            .replace(
+                recorded,
+                r#""input_tokens":21,"cache_read_input_tokens":0"#,
+            );
+        let r = feed(&sse).unwrap();
+        assert_eq!(r.usage, detailed(21 + 2048, 74, 0, 2048, 0));
     }
 }

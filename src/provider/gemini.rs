@@ -78,7 +78,8 @@
 //! `state` is `{"gemini": {"parts": [the parts, verbatim]}}`; otherwise it is `None`. Usage: `promptTokenCount` is the input;
 //! `candidatesTokenCount + thoughtsTokenCount` is the output, because thinking tokens
 //! are billed as output (`toolUsePromptTokenCount`, for server-side tools, is not
-//! counted). A usage with an implausible count (negative, fractional, not a number,
+//! counted); `cachedContentTokenCount` (inside `promptTokenCount`) is kept apart as the
+//! cached input, `thoughtsTokenCount` as the reasoning part of the output. A usage with an implausible count (negative, fractional, not a number,
 //! above [`usage::MAX_TOKENS_PER_REQUEST`]) is dropped with a warning on the response.
 //! A body without candidates is a decode error naming
 //! `promptFeedback.blockReason`; a 200 whose body is a Google RPC error object
@@ -497,8 +498,10 @@ fn same_turn(saved: &[Value], text: Option<&str>, calls: &[ToolCall], args: &[Va
 }
 
 /// `usageMetadata`, its counts checked ([`super::usage`]): input is
-/// `promptTokenCount`, output `candidatesTokenCount + thoughtsTokenCount` (absent fields
-/// count 0).
+/// `promptTokenCount` (which includes the cached content), of which
+/// `cachedContentTokenCount` is the cached part; output is `candidatesTokenCount +
+/// thoughtsTokenCount` (absent fields count 0), of which `thoughtsTokenCount` is the
+/// reasoning part.
 fn parse_usage(usage: Option<&Value>) -> UsageReading {
     let Some(usage) = usage.filter(|u| !u.is_null()) else {
         return UsageReading::Absent;
@@ -513,17 +516,33 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
         .iter()
         .map(|k| usage::count(obj.get(*k), k))
         .collect::<Result<Vec<_>, _>>();
-    match (
+    let totals = match (
         usage::count(obj.get("promptTokenCount"), "promptTokenCount"),
         output,
     ) {
         (Ok(input), Ok(output)) => UsageReading::Counted(Usage {
             input_tokens: input.unwrap_or(0),
             output_tokens: usage::sum(&output),
-            estimated: false,
+            reasoning_tokens: output[1].unwrap_or(0),
+            ..Default::default()
         }),
         (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
-    }
+    };
+    let reasoning = match &totals {
+        UsageReading::Counted(u) => Ok(Some(u.reasoning_tokens)),
+        _ => Ok(None),
+    };
+    usage::with_details(
+        totals,
+        usage::Details {
+            cached_input: usage::count(
+                obj.get("cachedContentTokenCount"),
+                "cachedContentTokenCount",
+            ),
+            cache_write: Ok(None),
+            reasoning,
+        },
+    )
 }
 
 /// A call's arguments as a JSON object, if they are one (blank counts as `{}`).
@@ -1141,7 +1160,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 774,
                 output_tokens: 4176,
-                estimated: false
+                estimated: false,
+                ..Default::default()
             })
         );
     }
@@ -1164,7 +1184,9 @@ mod tests {
             Some(Usage {
                 input_tokens: 38,
                 output_tokens: 8 + 501,
-                estimated: false
+                estimated: false,
+                reasoning_tokens: 501,
+                ..Default::default()
             })
         );
     }
@@ -1540,5 +1562,42 @@ mod tests {
         assert_eq!(body["contents"][1]["role"], "model");
         assert_eq!(body["systemInstruction"]["parts"][0]["text"], "Be brief.");
         assert!(!body.to_string().contains(KEY));
+    }
+
+    // ---- cached content and thoughts ----
+
+    #[test]
+    fn cached_content_and_thoughts_are_kept_apart() {
+        // The recorded thinking answer: its thoughts are the reasoning part of the output.
+        let u = parse(THINKING).usage.unwrap();
+        assert_eq!((u.output_tokens, u.reasoning_tokens), (8 + 501, 501));
+        assert_eq!(u.cached_input_tokens, 0);
+        // The same answer with a cache hit (`cachedContentTokenCount` set by hand: no
+        // recorded body with one was found); it is inside `promptTokenCount`.
+        let mut body: Value = serde_json::from_str(THINKING).unwrap();
+        body["usageMetadata"]["cachedContentTokenCount"] = json!(32);
+        let u = GeminiProvider::parse_response(&body)
+            .unwrap()
+            .usage
+            .unwrap();
+        assert_eq!(
+            u,
+            Usage {
+                cached_input_tokens: 32,
+                reasoning_tokens: 501,
+                ..Usage::new(38, 8 + 501)
+            }
+        );
+        assert_eq!(u.fresh_input_tokens(), 6);
+        // More cached than the whole prompt is implausible: the usage is dropped.
+        body["usageMetadata"]["cachedContentTokenCount"] = json!(39);
+        let r = GeminiProvider::parse_response(&body).unwrap();
+        assert_eq!(r.usage, None);
+        assert_eq!(
+            r.warnings,
+            vec![
+                "implausible usage from gemini ignored: 39 cached and 0 cache-write input tokens are more than the 38 input tokens"
+            ]
+        );
     }
 }

@@ -235,7 +235,7 @@ mod tests {
     use crate::provider::config::ProviderConfig;
     use crate::provider::http::{Http, HttpSettings};
     use crate::provider::stream::test_server::{
-        answer, assert_timing, call, hostile_offsets, serve, split_at, trial, usage,
+        answer, assert_timing, call, detailed, hostile_offsets, serve, split_at, trial, usage,
     };
     use crate::provider::{Message, Provider, ProviderError, Request, ToolChoice, ToolDefinition};
 
@@ -359,7 +359,8 @@ mod tests {
         assert_eq!(r.text, None);
         assert_eq!(r.tool_calls, vec![call(None, "now", "{}")]);
         // promptTokenCount; candidatesTokenCount + thoughtsTokenCount of the last chunk.
-        assert_eq!(r.usage, usage(38, 6 + 168));
+        // …of which thoughtsTokenCount is the reasoning part.
+        assert_eq!(r.usage, detailed(38, 6 + 168, 0, 0, 168));
         let parts = r.state.as_ref().unwrap()["gemini"]["parts"]
             .as_array()
             .unwrap();
@@ -744,5 +745,20 @@ mod tests {
             message,
             "the stream sent an API error 503 UNAVAILABLE: overloaded for key [REDACTED] (after 3 event(s))"
         );
+    }
+
+    /// The recorded thinking stream, whose every chunk repeats the usage so far, with a
+    /// cache hit added by hand to the last chunk's: the last usage is the answer's.
+    #[test]
+    fn the_last_chunks_cached_content_and_thoughts_are_kept_apart() {
+        let last = r#""usageMetadata": {"promptTokenCount": 38,"candidatesTokenCount": 6,"#;
+        assert_eq!(THINKING.matches(last).count(), 1);
+        let sse = THINKING.replace(
+            last,
+            r#""usageMetadata": {"promptTokenCount": 38,"cachedContentTokenCount": 30,"candidatesTokenCount": 6,"#,
+        );
+        let r = feed(&sse).unwrap();
+        assert_eq!(r.usage, detailed(38, 6 + 168, 30, 0, 168));
+        assert!(r.warnings.is_empty());
     }
 }

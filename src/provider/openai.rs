@@ -21,9 +21,12 @@
 //!   for missing `content`.
 //! - the deprecated `function_call` field is read when there are no `tool_calls`.
 //! - a missing `usage` gives no usage (not zero); `input_tokens`/`output_tokens` are
-//!   accepted in place of `prompt_tokens`/`completion_tokens`; an implausible count
-//!   (negative, fractional, a string, above [`usage::MAX_TOKENS_PER_REQUEST`]) drops the
-//!   usage with a warning on the response.
+//!   accepted in place of `prompt_tokens`/`completion_tokens`; the cached part of the
+//!   prompt (`prompt_tokens_details.cached_tokens`) and the reasoning part of the
+//!   completion (`completion_tokens_details.reasoning_tokens`) are kept apart; an
+//!   implausible count (negative, fractional, a string, above
+//!   [`usage::MAX_TOKENS_PER_REQUEST`], or a part above its total) drops the usage with
+//!   a warning on the response.
 //! - a body without `choices` is a decode error that quotes an `error` object if the
 //!   server put one in a 200 answer, and names Responses API and Ollama native bodies.
 //! - `tools`, `tool_choice` and `parallel_tool_calls` are omitted when no tools are
@@ -464,6 +467,11 @@ fn parse_call(entry: &Value, at: &str) -> Result<ToolCall, String> {
 
 /// The usage section, its counts checked ([`super::usage`]); `input_tokens` and
 /// `output_tokens` are accepted in place of `prompt_tokens` and `completion_tokens`.
+/// The cached part of the prompt is `prompt_tokens_details.cached_tokens` (or
+/// `input_tokens_details.cached_tokens`, the Responses API's name, or DeepSeek's
+/// `prompt_cache_hit_tokens`), the reasoning part of the completion
+/// `completion_tokens_details.reasoning_tokens` (or `output_tokens_details.…`): both are
+/// already inside the totals. OpenAI bills no cache writes.
 fn parse_usage(usage: Option<&Value>) -> UsageReading {
     let Some(usage) = usage.filter(|u| !u.is_null()) else {
         return UsageReading::Absent;
@@ -474,9 +482,30 @@ fn parse_usage(usage: Option<&Value>) -> UsageReading {
             json_kind(usage)
         ));
     };
-    usage::reading(
+    let totals = usage::reading(
         usage::first_count(usage, &["prompt_tokens", "input_tokens"]),
         usage::first_count(usage, &["completion_tokens", "output_tokens"]),
+    );
+    usage::with_details(
+        totals,
+        usage::Details {
+            cached_input: usage::first_nested_count(
+                usage,
+                &[
+                    &["prompt_tokens_details", "cached_tokens"],
+                    &["input_tokens_details", "cached_tokens"],
+                    &["prompt_cache_hit_tokens"],
+                ],
+            ),
+            cache_write: Ok(None),
+            reasoning: usage::first_nested_count(
+                usage,
+                &[
+                    &["completion_tokens_details", "reasoning_tokens"],
+                    &["output_tokens_details", "reasoning_tokens"],
+                ],
+            ),
+        },
     )
 }
 
@@ -951,7 +980,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 19,
                 output_tokens: 10,
-                estimated: false
+                estimated: false,
+                ..Default::default()
             })
         );
     }
@@ -1594,5 +1624,131 @@ mod tests {
             sent,
             ["{}", "{}", "{}", "{}", "{}", "{}", " {\"a\": 1} ", "{}"]
         );
+    }
+
+    // ---- cached input and reasoning tokens ----
+
+    /// The usage section of the example response in OpenAI's prompt caching guide
+    /// (platform.openai.com/docs/guides/prompt-caching, as quoted verbatim by several
+    /// SDKs' tests): 1,920 of 2,006 prompt tokens read from the cache.
+    fn caching_guide_usage() -> Value {
+        json!({
+            "prompt_tokens": 2006,
+            "completion_tokens": 300,
+            "total_tokens": 2306,
+            "prompt_tokens_details": {"cached_tokens": 1920},
+            "completion_tokens_details": {"reasoning_tokens": 0}
+        })
+    }
+
+    #[test]
+    fn keeps_cached_and_reasoning_tokens_apart() {
+        // The recorded gpt-4o tool call, with the caching guide's usage.
+        let mut body = json_of(SINGLE_RECORDED);
+        body["usage"] = caching_guide_usage();
+        let u = parse_response(&body).unwrap().usage.unwrap();
+        assert_eq!(
+            u,
+            Usage {
+                cached_input_tokens: 1920,
+                ..Usage::new(2006, 300)
+            }
+        );
+        assert_eq!(u.fresh_input_tokens(), 86);
+        // A reasoning model's usage: reasoning is part of the completion, not added.
+        body["usage"]["completion_tokens_details"]["reasoning_tokens"] = json!(256);
+        let u = parse_response(&body).unwrap().usage.unwrap();
+        assert_eq!((u.output_tokens, u.reasoning_tokens), (300, 256));
+        // The recorded bodies carry the details as 0: nothing kept apart, and the
+        // usage serialises exactly as before.
+        for text in [TEXT_USAGE_DETAILS, SINGLE_RECORDED] {
+            let u = parse_response(&json_of(text)).unwrap().usage.unwrap();
+            assert_eq!(
+                (
+                    u.cached_input_tokens,
+                    u.cache_write_tokens,
+                    u.reasoning_tokens
+                ),
+                (0, 0, 0)
+            );
+            assert_eq!(
+                serde_json::to_string(&u).unwrap(),
+                format!(
+                    r#"{{"input_tokens":{},"output_tokens":{}}}"#,
+                    u.input_tokens, u.output_tokens
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn reads_the_responses_and_deepseek_names_of_the_details() {
+        let body = |usage: Value| json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": usage});
+        // The Responses API's names (an OpenAI-compatible server may send them).
+        let u = parse_response(&body(json!({
+            "input_tokens": 120, "output_tokens": 30,
+            "input_tokens_details": {"cached_tokens": 100},
+            "output_tokens_details": {"reasoning_tokens": 12}
+        })))
+        .unwrap()
+        .usage
+        .unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cached_input_tokens,
+                u.output_tokens,
+                u.reasoning_tokens
+            ),
+            (120, 100, 30, 12)
+        );
+        // DeepSeek's flat cache-hit count.
+        let u = parse_response(&body(json!({
+            "prompt_tokens": 120, "completion_tokens": 3,
+            "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 56
+        })))
+        .unwrap()
+        .usage
+        .unwrap();
+        assert_eq!(u.cached_input_tokens, 64);
+        // A null details section is no details.
+        let u = parse_response(&body(json!({
+            "prompt_tokens": 5, "completion_tokens": 3, "prompt_tokens_details": null
+        })))
+        .unwrap()
+        .usage
+        .unwrap();
+        assert_eq!(u, Usage::new(5, 3));
+    }
+
+    #[test]
+    fn a_detail_above_its_total_or_implausible_drops_the_usage() {
+        let mut body = json_of(SINGLE_RECORDED);
+        for (usage, why) in [
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 11}}),
+                "11 cached and 0 cache-write input tokens are more than the 10 input tokens",
+            ),
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 3, "completion_tokens_details": {"reasoning_tokens": 4}}),
+                "4 reasoning tokens are more than the 3 output tokens",
+            ),
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": -1}}),
+                "`prompt_tokens_details.cached_tokens` is -1, a negative count",
+            ),
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 3, "completion_tokens_details": {"reasoning_tokens": "2"}}),
+                "`completion_tokens_details.reasoning_tokens` is \"2\", a string, not a number",
+            ),
+        ] {
+            body["usage"] = usage;
+            let r = parse_response(&body).unwrap();
+            assert_eq!(r.usage, None, "{why}");
+            assert_eq!(
+                r.warnings,
+                vec![format!("implausible usage from the server ignored: {why}")]
+            );
+        }
     }
 }

@@ -14,7 +14,9 @@ use super::*;
 use crate::provider::config::ProviderConfig;
 use crate::provider::http::{Http, HttpSettings};
 use crate::provider::openai::OpenAiProvider;
-use crate::provider::stream::test_server::{call, hostile_offsets, serve, split_at, trial, usage};
+use crate::provider::stream::test_server::{
+    call, detailed, hostile_offsets, serve, split_at, trial, usage,
+};
 use crate::provider::types::assigned_call_id;
 use crate::provider::{
     Message, Provider, ProviderError, Request, ToolCall, ToolChoice, ToolDefinition,
@@ -1072,4 +1074,17 @@ async fn a_server_that_ignores_stream_and_answers_json_is_named() {
             && e.contains(r#""content":"hi""#),
         "{e}"
     );
+}
+
+/// The recorded single-call stream with the usage chunk of a cache hit (the usage of
+/// the example in OpenAI's prompt caching guide, see `openai::tests`) and reasoning.
+#[test]
+fn a_usage_chunk_with_cached_and_reasoning_tokens_keeps_them_apart() {
+    let usage_details = r#""usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920},"completion_tokens_details":{"reasoning_tokens":64}}"#;
+    let recorded = r#""usage":{"prompt_tokens":44,"completion_tokens":16,"total_tokens":60,"completion_tokens_details":{"reasoning_tokens":0}}"#;
+    assert!(STREAM_SINGLE.contains(recorded));
+    let sse = STREAM_SINGLE.replace(recorded, usage_details);
+    let r = assemble(&events(&sse)).unwrap();
+    assert_eq!(r.usage, detailed(2006, 300, 1920, 0, 64));
+    assert!(r.warnings.is_empty());
 }

@@ -369,6 +369,24 @@ pub(crate) mod test_server {
             input_tokens: input,
             output_tokens: output,
             estimated: false,
+            ..Default::default()
+        })
+    }
+
+    /// Usage a provider reported with its detail counts: `cached` and `write` input
+    /// tokens read from and written to the prompt cache, `reasoning` output tokens.
+    pub(crate) fn detailed(
+        input: u64,
+        output: u64,
+        cached: u64,
+        write: u64,
+        reasoning: u64,
+    ) -> Option<crate::provider::Usage> {
+        Some(crate::provider::Usage {
+            cached_input_tokens: cached,
+            cache_write_tokens: write,
+            reasoning_tokens: reasoning,
+            ..crate::provider::Usage::new(input, output)
         })
     }
 

@@ -129,9 +129,11 @@ impl From<StoredResponse> for Response {
     }
 }
 
-/// A stored usage `{input_tokens, output_tokens, estimated}`, checked.
+/// A stored usage `{input_tokens, output_tokens, estimated}` with the optional detail
+/// counts (`cached_input_tokens`, `cache_write_tokens`, `reasoning_tokens`: absent is
+/// 0), checked: a bad count, or details that do not fit in their totals, drop it.
 fn stored_usage(usage: Option<&Value>) -> super::usage::UsageReading {
-    use super::usage::{UsageReading, count};
+    use super::usage::{Details, UsageReading, count, with_details};
     let Some(usage) = usage.filter(|u| !u.is_null()) else {
         return UsageReading::Absent;
     };
@@ -143,15 +145,25 @@ fn stored_usage(usage: Option<&Value>) -> super::usage::UsageReading {
         Ok(None) => Err(format!("`usage` has no `{name}`")),
         Err(e) => Err(e),
     };
-    match (field("input_tokens"), field("output_tokens")) {
+    let totals = match (field("input_tokens"), field("output_tokens")) {
         (Ok(input_tokens), Ok(output_tokens)) => UsageReading::Counted(Usage {
             input_tokens,
             output_tokens,
             estimated: obj.get("estimated").and_then(Value::as_bool) == Some(true),
+            ..Default::default()
         }),
         (Err(a), Err(b)) => UsageReading::Implausible(format!("{a}; {b}")),
         (Err(e), _) | (_, Err(e)) => UsageReading::Implausible(e),
-    }
+    };
+    let detail = |name: &str| count(obj.get(name), name);
+    with_details(
+        totals,
+        Details {
+            cached_input: detail("cached_input_tokens"),
+            cache_write: detail("cache_write_tokens"),
+            reasoning: detail("reasoning_tokens"),
+        },
+    )
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -278,7 +290,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 12,
                 output_tokens: 3,
-                estimated: true
+                estimated: true,
+                ..Default::default()
             })
         );
         assert!(r.warnings.is_empty());
@@ -432,5 +445,51 @@ mod tests {
             tool_choice: ToolChoice::Auto,
         };
         assert_eq!(request.round(), 1);
+    }
+
+    #[test]
+    fn stored_detail_counts_round_trip_and_are_checked() {
+        let u = Usage {
+            cached_input_tokens: 800,
+            cache_write_tokens: 100,
+            reasoning_tokens: 20,
+            ..Usage::new(1000, 50)
+        };
+        let r = Response {
+            usage: Some(u),
+            ..Response::default()
+        };
+        let line = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            line,
+            r#"{"usage":{"input_tokens":1000,"output_tokens":50,"cached_input_tokens":800,"cache_write_tokens":100,"reasoning_tokens":20},"latency_ms":0.0}"#
+        );
+        let back: Response = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.usage, Some(u));
+        // Without details a usage is written as before.
+        let plain = Response {
+            usage: Some(Usage::new(3, 4)),
+            ..Response::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            r#"{"usage":{"input_tokens":3,"output_tokens":4},"latency_ms":0.0}"#
+        );
+        // An edited file whose details do not fit, or are no counts, loses the usage
+        // with a warning (as a bad total does).
+        for (usage, why) in [
+            (
+                r#"{"input_tokens": 10, "output_tokens": 1, "cached_input_tokens": 8, "cache_write_tokens": 3}"#,
+                "8 cached and 3 cache-write input tokens are more than the 10 input tokens",
+            ),
+            (
+                r#"{"input_tokens": 10, "output_tokens": 1, "reasoning_tokens": 1e30}"#,
+                "`reasoning_tokens` is 1e+30, above the cap",
+            ),
+        ] {
+            let r: Response = serde_json::from_str(&format!(r#"{{"usage": {usage}}}"#)).unwrap();
+            assert_eq!(r.usage, None, "{usage}");
+            assert!(r.warnings[0].contains(why), "{:?}", r.warnings);
+        }
     }
 }

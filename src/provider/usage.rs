@@ -129,8 +129,113 @@ pub fn reading(
             input_tokens: i.unwrap_or(0),
             output_tokens: o.unwrap_or(0),
             estimated: false,
+            ..Default::default()
         }),
     }
+}
+
+/// The detail counts of a usage as read from a server, each with [`count`]: the part of
+/// the input read from a prompt cache, the part written to one, and the part of the
+/// output spent reasoning. `Ok(None)` is "not given" (counts 0).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Details {
+    /// Input tokens read from the cache.
+    pub cached_input: Result<Option<u64>, String>,
+    /// Input tokens written to the cache.
+    pub cache_write: Result<Option<u64>, String>,
+    /// Output tokens spent reasoning.
+    pub reasoning: Result<Option<u64>, String>,
+}
+
+impl Default for Details {
+    fn default() -> Self {
+        Details {
+            cached_input: Ok(None),
+            cache_write: Ok(None),
+            reasoning: Ok(None),
+        }
+    }
+}
+
+/// `reading` with the detail counts added: an implausible detail makes the whole usage
+/// implausible, as an implausible total does, and so do details that do not fit in their
+/// totals ([`check_parts`]). Details without totals (an absent reading) stay absent.
+pub fn with_details(reading: UsageReading, details: Details) -> UsageReading {
+    let UsageReading::Counted(mut u) = reading else {
+        return reading;
+    };
+    let problems: Vec<String> = [
+        &details.cached_input,
+        &details.cache_write,
+        &details.reasoning,
+    ]
+    .into_iter()
+    .filter_map(|d| d.as_ref().err().cloned())
+    .collect();
+    if !problems.is_empty() {
+        return UsageReading::Implausible(problems.join("; "));
+    }
+    let get = |d: &Result<Option<u64>, String>| d.as_ref().ok().copied().flatten().unwrap_or(0);
+    u.cached_input_tokens = get(&details.cached_input);
+    u.cache_write_tokens = get(&details.cache_write);
+    u.reasoning_tokens = get(&details.reasoning);
+    match check_parts(&u) {
+        Ok(()) => UsageReading::Counted(u),
+        Err(why) => UsageReading::Implausible(why),
+    }
+}
+
+/// Why the detail counts of `u` do not fit in its totals: the cached and cache-write
+/// parts of the input together above the input, or the reasoning part above the output.
+/// A server that says more tokens came from the cache than were sent is as untrusted as
+/// one sending a negative count, and pricing such a usage would charge tokens twice or
+/// a negative number of fresh ones.
+pub fn check_parts(u: &Usage) -> Result<(), String> {
+    let cache = u.cached_input_tokens.saturating_add(u.cache_write_tokens);
+    if cache > u.input_tokens {
+        return Err(format!(
+            "{} cached and {} cache-write input tokens are more than the {} input tokens",
+            u.cached_input_tokens, u.cache_write_tokens, u.input_tokens
+        ));
+    }
+    if u.reasoning_tokens > u.output_tokens {
+        return Err(format!(
+            "{} reasoning tokens are more than the {} output tokens",
+            u.reasoning_tokens, u.output_tokens
+        ));
+    }
+    Ok(())
+}
+
+/// The count at `path` (object keys, outermost first) in `obj`, read with [`count`] and
+/// named by the dotted path in messages; `Ok(None)` when any step is absent or null.
+pub fn nested_count(obj: &Map<String, Value>, path: &[&str]) -> Result<Option<u64>, String> {
+    let Some((last, parents)) = path.split_last() else {
+        return Ok(None);
+    };
+    let mut here = obj;
+    for key in parents {
+        match here.get(*key) {
+            Some(Value::Object(inner)) => here = inner,
+            // Null or absent: not given. Anything else (a number, a string) is no
+            // section of counts: also not given, as an unknown field would be.
+            _ => return Ok(None),
+        }
+    }
+    count(here.get(*last), &path.join("."))
+}
+
+/// The first of `paths` present (not null) in `obj`, read with [`nested_count`].
+pub fn first_nested_count(
+    obj: &Map<String, Value>,
+    paths: &[&[&str]],
+) -> Result<Option<u64>, String> {
+    for path in paths {
+        if let Some(n) = nested_count(obj, path)? {
+            return Ok(Some(n));
+        }
+    }
+    Ok(None)
 }
 
 /// A value as short JSON text for a message.
@@ -191,7 +296,8 @@ mod tests {
             UsageReading::Counted(Usage {
                 input_tokens: 5,
                 output_tokens: 0,
-                estimated: false
+                estimated: false,
+                ..Default::default()
             })
         );
         let r = reading(Ok(Some(5)), one(json!(-5)));
@@ -214,5 +320,78 @@ mod tests {
     fn sums_saturate_instead_of_wrapping() {
         assert_eq!(sum(&[Some(3), None, Some(4)]), 7);
         assert_eq!(sum(&[Some(u64::MAX), Some(2)]), u64::MAX);
+    }
+
+    #[test]
+    fn details_are_parts_of_their_totals() {
+        let details = |c, w, r| Details {
+            cached_input: Ok(c),
+            cache_write: Ok(w),
+            reasoning: Ok(r),
+        };
+        let totals = || reading(Ok(Some(100)), Ok(Some(10)));
+        assert_eq!(
+            with_details(totals(), details(Some(60), Some(40), Some(10))),
+            UsageReading::Counted(Usage {
+                cached_input_tokens: 60,
+                cache_write_tokens: 40,
+                reasoning_tokens: 10,
+                ..Usage::new(100, 10)
+            })
+        );
+        // Cached and written together above the input, reasoning above the output.
+        for (d, want) in [
+            (
+                details(Some(61), Some(40), None),
+                "61 cached and 40 cache-write",
+            ),
+            (
+                details(Some(101), None, None),
+                "101 cached and 0 cache-write",
+            ),
+            (
+                details(None, None, Some(11)),
+                "11 reasoning tokens are more than the 10",
+            ),
+        ] {
+            let r = with_details(totals(), d);
+            assert!(
+                matches!(r, UsageReading::Implausible(ref e) if e.contains(want)),
+                "{r:?}"
+            );
+        }
+        // A bad detail is as bad as a bad total; details without totals stay absent.
+        let bad = Details {
+            reasoning: one(json!(-1)),
+            ..details(None, None, None)
+        };
+        assert!(matches!(
+            with_details(totals(), bad),
+            UsageReading::Implausible(_)
+        ));
+        assert_eq!(
+            with_details(reading(Ok(None), Ok(None)), details(Some(5), None, None)),
+            UsageReading::Absent
+        );
+    }
+
+    #[test]
+    fn nested_counts_follow_their_path() {
+        let obj = json!({"a": {"b": 3}, "n": null, "s": "x"});
+        let obj = obj.as_object().unwrap();
+        assert_eq!(nested_count(obj, &["a", "b"]), Ok(Some(3)));
+        assert_eq!(nested_count(obj, &["n", "b"]), Ok(None));
+        assert_eq!(nested_count(obj, &["s", "b"]), Ok(None));
+        assert_eq!(nested_count(obj, &["missing"]), Ok(None));
+        assert_eq!(
+            first_nested_count(obj, &[&["x", "y"], &["a", "b"]]),
+            Ok(Some(3))
+        );
+        let bad = json!({"a": {"b": -2}});
+        assert!(
+            nested_count(bad.as_object().unwrap(), &["a", "b"])
+                .unwrap_err()
+                .contains("`a.b` is -2")
+        );
     }
 }

@@ -47,6 +47,16 @@ pub const DISTRACTOR_TRIAL_COLUMNS: &[&str] = &[
     "tool_definition_tokens",
 ];
 
+/// Columns added at the end of `trials.csv` and `summary.csv` (after every other
+/// optional column) when some trial's provider reported cached input, cache-write or
+/// reasoning tokens: the parts of `input_tokens` and `output_tokens` billed at other
+/// rates (see `docs/metrics.md`). Runs without keep their columns as before.
+pub const TOKEN_DETAIL_COLUMNS: &[&str] = &[
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+];
+
 /// Columns of `summary.csv`.
 pub const SUMMARY_COLUMNS: &[&str] = &[
     "target",
@@ -197,6 +207,15 @@ fn loop_cells(l: Option<&LoopMetrics>) -> Vec<String> {
     row
 }
 
+/// The [`TOKEN_DETAIL_COLUMNS`] of a `summary.csv` row.
+fn token_detail_cells(m: &Metrics) -> [String; 3] {
+    [
+        m.tokens.cached_input.to_string(),
+        m.tokens.cache_write.to_string(),
+        m.tokens.reasoning.to_string(),
+    ]
+}
+
 fn err(e: impl std::fmt::Display) -> ReportError {
     ReportError::Render {
         format: "csv",
@@ -211,6 +230,7 @@ struct Columns {
     axis: bool,
     behaviour: bool,
     streamed: bool,
+    token_details: bool,
 }
 
 impl Columns {
@@ -219,6 +239,12 @@ impl Columns {
             axis: report.trials.iter().any(|t| t.distractors.is_some()),
             behaviour: super::behaviour::any_facts(&report.trials),
             streamed: super::stream::any_streamed(&report.trials),
+            token_details: report.summary.overall.tokens.has_details()
+                || report
+                    .summary
+                    .cells
+                    .iter()
+                    .any(|c| c.metrics.tokens.has_details()),
         }
     }
 }
@@ -255,6 +281,9 @@ fn write_trials(
     }
     if cols.streamed {
         header.extend(super::stream::TRIAL_COLUMNS);
+    }
+    if cols.token_details {
+        header.extend(TOKEN_DETAIL_COLUMNS);
     }
     w.write_record(&header)?;
     // One record and one scratch string for every row: a row's two dozen fields are
@@ -319,6 +348,11 @@ fn write_trials(
             for cell in super::stream::trial_cells(t) {
                 row.text(&cell);
             }
+        }
+        if cols.token_details {
+            row.maybe(usage.map(|u| u.cached_input_tokens));
+            row.maybe(usage.map(|u| u.cache_write_tokens));
+            row.maybe(usage.map(|u| u.reasoning_tokens));
         }
         w.write_byte_record(&row.record)?;
     }
@@ -393,6 +427,9 @@ fn write_summary(
     if cols.streamed {
         header.extend(super::stream::SUMMARY_COLUMNS);
     }
+    if cols.token_details {
+        header.extend(TOKEN_DETAIL_COLUMNS);
+    }
     w.write_record(&header)?;
     for c in &report.summary.cells {
         let mut row = metric_row(
@@ -408,6 +445,9 @@ fn write_summary(
         if cols.streamed {
             row.extend(super::stream::summary_cells(Some(c), &c.metrics));
         }
+        if cols.token_details {
+            row.extend(token_detail_cells(&c.metrics));
+        }
         w.write_record(&row)?;
     }
     let mut row = metric_row("overall", "", "", &report.summary.overall, None);
@@ -416,6 +456,9 @@ fn write_summary(
     }
     if cols.streamed {
         row.extend(super::stream::summary_cells(None, &report.summary.overall));
+    }
+    if cols.token_details {
+        row.extend(token_detail_cells(&report.summary.overall));
     }
     w.write_record(&row)?;
     Ok(())

@@ -68,6 +68,7 @@ fn trial(case: &str, repeat: u32, passed: bool, output: u64, latency: f64) -> Tr
                 input_tokens: 1000,
                 output_tokens: output,
                 estimated: false,
+                ..Default::default()
             }),
             latency_ms: latency,
             ..Response::default()

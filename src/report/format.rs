@@ -9,6 +9,8 @@
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::score::metrics::Tokens;
+
 /// Significant digits of the costs written to CSV and JSON.
 pub const MACHINE_DIGITS: u32 = 10;
 
@@ -26,6 +28,22 @@ pub fn round_sig(x: f64, digits: u32) -> f64 {
     // Scientific notation rounds to exactly `digits` significant digits; parsing it
     // back gives the nearest double, which prints without the noise.
     format!("{:.*e}", digits - 1, x).parse().unwrap_or(x)
+}
+
+/// The detail counts of `t` for people, the nonzero ones only, e.g. `1700 cached, 100
+/// cache write, 40 reasoning`; `None` when all are 0 (the reports then show the input
+/// and output tokens as before).
+pub fn token_details(t: &Tokens) -> Option<String> {
+    let parts: Vec<String> = [
+        (t.cached_input, "cached"),
+        (t.cache_write, "cache write"),
+        (t.reasoning, "reasoning"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// A cost in US dollars for people: three significant digits below one dollar

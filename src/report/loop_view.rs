@@ -293,6 +293,7 @@ mod tests {
                     input_tokens: input,
                     output_tokens: 5,
                     estimated,
+                    ..Default::default()
                 }),
                 ..Response::default()
             },

@@ -117,7 +117,7 @@ impl Exporter for MarkdownExporter {
             let cm = &c.metrics;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{}{} | {} |",
                 cell_text(&c.target),
                 cell_text(&c.variant),
                 cell_text(&super::summary::cell_mode(c)),
@@ -129,6 +129,7 @@ impl Exporter for MarkdownExporter {
                 plain_pct(cm.ungrounded_rate.value),
                 cm.tokens.input,
                 cm.tokens.output,
+                format::token_details(&cm.tokens).map_or(String::new(), |d| format!(" ({d})")),
                 format::usd_or(cm.cost_usd, "–")
             );
         }

@@ -226,6 +226,7 @@ mod tests {
                     input_tokens: tokens.0,
                     output_tokens: tokens.1,
                     estimated: false,
+                    ..Default::default()
                 }),
                 ..Response::default()
             }),

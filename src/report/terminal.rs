@@ -228,14 +228,17 @@ fn metric_columns(rows: &[&Metrics], repeats: bool, errors: bool, color: bool) -
         ungrounded.push(pct(m.ungrounded_rate.value), None);
         tokens.push(
             format!(
-                "{}/{}{}",
+                "{}/{}{}{}",
                 m.tokens.input,
                 m.tokens.output,
                 if m.tokens.estimated_trials > 0 {
                     " est"
                 } else {
                     ""
-                }
+                },
+                // The cached, cache-write and reasoning parts, only when some were
+                // reported (so runs without them print as before).
+                format::token_details(&m.tokens).map_or(String::new(), |d| format!(" ({d})"))
             ),
             None,
         );

@@ -123,9 +123,7 @@ impl Judge {
             .usage
             .unwrap_or_else(|| tokens::estimate_usage(&request, &response, 0));
         call.usage = Some(usage);
-        call.cost_usd = self
-            .price
-            .map(|p| p.cost(usage.input_tokens, usage.output_tokens));
+        call.cost_usd = self.price.map(|p| p.cost_of(&usage));
         read_verdict(&mut call, &response);
         call
     }

@@ -115,7 +115,7 @@ async fn turn(
     );
     apply(record, judgement);
     if let (Some(p), Some(u)) = (f.price, response.usage) {
-        record.cost_usd = Some(p.cost(u.input_tokens, u.output_tokens));
+        record.cost_usd = Some(p.cost_of(&u));
     }
     record.response = Some(response);
 }
@@ -175,7 +175,7 @@ async fn episode(
     record.messages = outcome.messages;
     apply(record, judgement);
     if let (Some(p), Some(u)) = (f.price, record.usage()) {
-        record.cost_usd = Some(p.cost(u.input_tokens, u.output_tokens));
+        record.cost_usd = Some(p.cost_of(&u));
     }
 }
 

@@ -49,14 +49,40 @@ pub struct InvalidBreakdown {
 }
 
 /// Token totals.
+///
+/// The three detail counts are parts of `input` and `output` that providers bill at
+/// other rates (see `docs/metrics.md`); each is left out of `summary.json` when 0, so
+/// summaries of runs whose providers reported none are as before.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tokens {
-    /// Input tokens over scored trials.
+    /// Input tokens over scored trials (the whole prompts: fresh, cached and written
+    /// to the cache).
     pub input: u64,
-    /// Output tokens over scored trials.
+    /// Output tokens over scored trials (reasoning included).
     pub output: u64,
     /// Trials whose usage was estimated offline (the provider reported none).
     pub estimated_trials: u64,
+    /// The part of `input` read from the providers' prompt caches.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input: u64,
+    /// The part of `input` written to the providers' prompt caches.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+    /// The part of `output` the models spent reasoning.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Tokens {
+    /// True when some trial reported cached, cache-write or reasoning tokens: the
+    /// reports show the detail counts only then.
+    pub fn has_details(&self) -> bool {
+        self.cached_input > 0 || self.cache_write > 0 || self.reasoning > 0
+    }
 }
 
 /// Latency percentiles over scored trials.
@@ -186,6 +212,9 @@ impl Metrics {
                     // checked again here, and a sum must never wrap to a small number.
                     a.input = a.input.saturating_add(u.input_tokens);
                     a.output = a.output.saturating_add(u.output_tokens);
+                    a.cached_input = a.cached_input.saturating_add(u.cached_input_tokens);
+                    a.cache_write = a.cache_write.saturating_add(u.cache_write_tokens);
+                    a.reasoning = a.reasoning.saturating_add(u.reasoning_tokens);
                     a.estimated += u64::from(u.estimated);
                 }
             }
@@ -289,6 +318,9 @@ impl Metrics {
                 input: a.input,
                 output: a.output,
                 estimated_trials: a.estimated,
+                cached_input: a.cached_input,
+                cache_write: a.cache_write,
+                reasoning: a.reasoning,
             },
             cost_usd: (a.unpriced == 0 && a.scored > 0).then_some(a.cost),
             latency: Latency {
@@ -354,6 +386,9 @@ struct Acc {
     input: u64,
     output: u64,
     estimated: u64,
+    cached_input: u64,
+    cache_write: u64,
+    reasoning: u64,
     cost: f64,
     unpriced: u64,
 }
@@ -444,6 +479,7 @@ mod tests {
             input_tokens: usage.0,
             output_tokens: usage.1,
             estimated: usage.2,
+            ..Default::default()
         });
         t.cost_usd = Some(cost);
         t
@@ -706,7 +742,8 @@ mod tests {
             Tokens {
                 input: 750,
                 output: 100,
-                estimated_trials: 2
+                estimated_trials: 2,
+                ..Tokens::default()
             }
         );
         // cost: 0.001 + 0.002 + 0.001 + 0.001 + 3 × 0.0005 + 0.001 = 0.0075; the errored
@@ -983,5 +1020,51 @@ cases:
         assert_rate(&m.ungrounded_rate, 2, 3);
         assert_eq!(m.trials_with_ungrounded, 2);
         assert_rate(&m.invalid_call_rate, 0, 3);
+    }
+
+    #[test]
+    fn detail_tokens_are_summed_apart_and_left_out_when_zero() {
+        let detailed = |case: &str, cached, write, reasoning| {
+            let mut t = timed(
+                scored(
+                    case,
+                    Verdict::Pass,
+                    checks(CaseKind::ShouldNotCall, vec![], &[]),
+                ),
+                100.0,
+                (1000, 100, false),
+                0.001,
+            );
+            let u = t.response.as_mut().unwrap().usage.as_mut().unwrap();
+            u.cached_input_tokens = cached;
+            u.cache_write_tokens = write;
+            u.reasoning_tokens = reasoning;
+            t
+        };
+        let m = Metrics::of(&[detailed("a", 800, 100, 0), detailed("b", 900, 0, 40)]);
+        assert_eq!(
+            m.tokens,
+            Tokens {
+                input: 2000,
+                output: 200,
+                estimated_trials: 0,
+                cached_input: 1700,
+                cache_write: 100,
+                reasoning: 40,
+            }
+        );
+        assert!(m.tokens.has_details());
+        let json = serde_json::to_value(&m.tokens).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"input": 2000, "output": 200, "estimated_trials": 0, "cached_input": 1700, "cache_write": 100, "reasoning": 40})
+        );
+        // Without details the tokens serialise as before.
+        let m = Metrics::of(&[detailed("a", 0, 0, 0)]);
+        assert!(!m.tokens.has_details());
+        assert_eq!(
+            serde_json::to_value(&m.tokens).unwrap(),
+            serde_json::json!({"input": 1000, "output": 100, "estimated_trials": 0})
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Token prices, in US dollars per million tokens, to turn usage into cost.
 //!
-//! The built-in table lists list prices of common models (standard tier, no caching or
-//! batch discounts) as published by their providers in 2025; prices change, so
+//! The built-in table lists list prices of common models (standard tier, no batch
+//! discounts) as published by their providers in 2025, with the rates of prompt-cache
+//! reads and writes where the provider bills them apart; prices change, so
 //! `--prices FILE` overrides or extends it. A model with no price has no cost (shown as
 //! `-`), never a guessed one. A price must be a finite, non-negative number of USD per
 //! million tokens, at most [`MAX_PRICE_PER_MTOK`] ([`check_price`]): a file with a bad one
@@ -16,21 +17,75 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::provider::Usage;
+
 /// Price of one model.
+///
+/// The two cache rates are optional, and left out of `run.json` when absent so the
+/// prices kept by runs that had none read and write as before. Without one, those tokens
+/// are charged at the input rate (what every token of the prompt cost before the rates
+/// were kept apart). Reasoning tokens have no rate of their own: every provider bills
+/// them as output.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
-    /// USD per million input tokens.
+    /// USD per million input tokens (fresh ones, neither read from nor written to a
+    /// prompt cache).
     pub input_per_mtok: f64,
-    /// USD per million output tokens.
+    /// USD per million output tokens (reasoning tokens included).
     pub output_per_mtok: f64,
+    /// USD per million input tokens read from the prompt cache; `None`: the input rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_mtok: Option<f64>,
+    /// USD per million input tokens written to the prompt cache; `None`: the input rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_per_mtok: Option<f64>,
 }
 
 impl Price {
-    /// The cost of a usage.
+    /// A price with input and output rates only.
+    pub fn new(input_per_mtok: f64, output_per_mtok: f64) -> Price {
+        Price {
+            input_per_mtok,
+            output_per_mtok,
+            cached_input_per_mtok: None,
+            cache_write_per_mtok: None,
+        }
+    }
+
+    /// The cost of `input_tokens` fresh input and `output_tokens` output tokens.
     pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok)
+        self.cost_of(&Usage::new(input_tokens, output_tokens))
+    }
+
+    /// The cost of a usage: fresh input at the input rate, cached input at the cached
+    /// rate, cache writes at the cache-write rate (each of the two at the input rate when
+    /// the price has none), and all output, reasoning included, at the output rate.
+    pub fn cost_of(&self, u: &Usage) -> f64 {
+        let cached = self.cached_input_per_mtok.unwrap_or(self.input_per_mtok);
+        let write = self.cache_write_per_mtok.unwrap_or(self.input_per_mtok);
+        (u.fresh_input_tokens() as f64 * self.input_per_mtok
+            + u.cached_input_tokens as f64 * cached
+            + u.cache_write_tokens as f64 * write
+            + u.output_tokens as f64 * self.output_per_mtok)
             / 1_000_000.0
+    }
+
+    /// Every rate with its field name, the optional ones when set.
+    fn rates(&self) -> Vec<(&'static str, f64)> {
+        let mut out = vec![
+            ("input_per_mtok", self.input_per_mtok),
+            ("output_per_mtok", self.output_per_mtok),
+        ];
+        out.extend(
+            self.cached_input_per_mtok
+                .map(|v| ("cached_input_per_mtok", v)),
+        );
+        out.extend(
+            self.cache_write_per_mtok
+                .map(|v| ("cache_write_per_mtok", v)),
+        );
+        out
     }
 }
 
@@ -93,33 +148,104 @@ fn parse_message(e: &serde_saphyr::Error) -> String {
 struct FilePrice {
     input_per_mtok: serde_saphyr::Spanned<f64>,
     output_per_mtok: serde_saphyr::Spanned<f64>,
+    #[serde(default)]
+    cached_input_per_mtok: Option<serde_saphyr::Spanned<f64>>,
+    #[serde(default)]
+    cache_write_per_mtok: Option<serde_saphyr::Spanned<f64>>,
 }
 
-/// List prices (USD per million tokens, input and output) of the providers' own models,
-/// each for the provider whose list it is: a model of the same name behind another
-/// provider (`openai-compatible`, `ollama`: a self-hosted or third-party server) gets no
-/// built-in price, only what `--prices` gives it.
-const BUILT_IN: &[(&str, &str, f64, f64)] = &[
-    ("openai", "gpt-4o", 2.50, 10.00),
-    ("openai", "gpt-4o-mini", 0.15, 0.60),
-    ("openai", "gpt-4.1", 2.00, 8.00),
-    ("openai", "gpt-4.1-mini", 0.40, 1.60),
-    ("openai", "gpt-4.1-nano", 0.10, 0.40),
-    ("openai", "o3", 2.00, 8.00),
-    ("openai", "o3-mini", 1.10, 4.40),
-    ("openai", "o4-mini", 1.10, 4.40),
-    ("openai", "gpt-5", 1.25, 10.00),
-    ("openai", "gpt-5-mini", 0.25, 2.00),
-    ("openai", "gpt-5-nano", 0.05, 0.40),
-    ("anthropic", "claude-opus-4-1", 15.00, 75.00),
-    ("anthropic", "claude-sonnet-4-5", 3.00, 15.00),
-    ("anthropic", "claude-sonnet-4", 3.00, 15.00),
-    ("anthropic", "claude-haiku-4-5", 1.00, 5.00),
-    ("anthropic", "claude-3-5-haiku", 0.80, 4.00),
-    ("gemini", "gemini-2.5-pro", 1.25, 10.00),
-    ("gemini", "gemini-2.5-flash", 0.30, 2.50),
-    ("gemini", "gemini-2.5-flash-lite", 0.10, 0.40),
-    ("gemini", "gemini-2.0-flash", 0.10, 0.40),
+/// One row of [`BUILT_IN`]: provider, model, then USD per million input, output, cached
+/// input and cache-write tokens (`None`: the provider bills no such rate apart).
+type ListPrice = (
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    Option<f64>,
+    Option<f64>,
+);
+
+/// List prices (USD per million tokens: input, output, cached input and cache write)
+/// of the providers' own models, each for the provider whose list it is: a model of the
+/// same name behind another provider (`openai-compatible`, `ollama`: a self-hosted or
+/// third-party server) gets no built-in price, only what `--prices` gives it.
+///
+/// Cache rates, from the providers' pricing pages as of late 2025 (no web access when
+/// this table was written: checked against several third-party copies of those pages;
+/// `--prices` overrides any of them):
+/// - OpenAI bills cached input at 50% of input for gpt-4o, gpt-4o-mini, o3-mini and
+///   o4-mini, 25% for gpt-4.1 (all sizes) and o3, 10% for gpt-5 (all sizes); it bills no
+///   cache writes (`None`: it reports none either).
+/// - Anthropic bills cache reads at 10% of input and 5-minute cache writes at 125%
+///   (1-hour writes cost 200%; the usage does not tell them apart in its total, so
+///   every write is charged the 5-minute rate).
+/// - Gemini bills implicit and explicit cache hits of the 2.5 models at 10% of input
+///   ($0.125 for 2.5 Pro prompts up to 200k tokens; older pages said 25%, $0.31) and of
+///   2.0 Flash at 25%; the hourly storage of an explicit cache is not a token cost and
+///   is not counted.
+const BUILT_IN: &[ListPrice] = &[
+    ("openai", "gpt-4o", 2.50, 10.00, Some(1.25), None),
+    ("openai", "gpt-4o-mini", 0.15, 0.60, Some(0.075), None),
+    ("openai", "gpt-4.1", 2.00, 8.00, Some(0.50), None),
+    ("openai", "gpt-4.1-mini", 0.40, 1.60, Some(0.10), None),
+    ("openai", "gpt-4.1-nano", 0.10, 0.40, Some(0.025), None),
+    ("openai", "o3", 2.00, 8.00, Some(0.50), None),
+    ("openai", "o3-mini", 1.10, 4.40, Some(0.55), None),
+    ("openai", "o4-mini", 1.10, 4.40, Some(0.275), None),
+    ("openai", "gpt-5", 1.25, 10.00, Some(0.125), None),
+    ("openai", "gpt-5-mini", 0.25, 2.00, Some(0.025), None),
+    ("openai", "gpt-5-nano", 0.05, 0.40, Some(0.005), None),
+    (
+        "anthropic",
+        "claude-opus-4-1",
+        15.00,
+        75.00,
+        Some(1.50),
+        Some(18.75),
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4-5",
+        3.00,
+        15.00,
+        Some(0.30),
+        Some(3.75),
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4",
+        3.00,
+        15.00,
+        Some(0.30),
+        Some(3.75),
+    ),
+    (
+        "anthropic",
+        "claude-haiku-4-5",
+        1.00,
+        5.00,
+        Some(0.10),
+        Some(1.25),
+    ),
+    (
+        "anthropic",
+        "claude-3-5-haiku",
+        0.80,
+        4.00,
+        Some(0.08),
+        Some(1.00),
+    ),
+    ("gemini", "gemini-2.5-pro", 1.25, 10.00, Some(0.125), None),
+    ("gemini", "gemini-2.5-flash", 0.30, 2.50, Some(0.03), None),
+    (
+        "gemini",
+        "gemini-2.5-flash-lite",
+        0.10,
+        0.40,
+        Some(0.01),
+        None,
+    ),
+    ("gemini", "gemini-2.0-flash", 0.10, 0.40, Some(0.025), None),
 ];
 
 /// Prices by model name: from a file (or kept by a run), then the built-in list prices of
@@ -169,12 +295,14 @@ fn list_prices(provider: &str) -> impl Iterator<Item = (&'static str, Price)> + 
     BUILT_IN
         .iter()
         .filter(move |(p, ..)| *p == provider)
-        .map(|(_, m, i, o)| {
+        .map(|(_, m, i, o, cached, write)| {
             (
                 *m,
                 Price {
                     input_per_mtok: *i,
                     output_per_mtok: *o,
+                    cached_input_per_mtok: *cached,
+                    cache_write_per_mtok: *write,
                 },
             )
         })
@@ -182,7 +310,8 @@ fn list_prices(provider: &str) -> impl Iterator<Item = (&'static str, Price)> + 
 
 impl PriceTable {
     /// The built-in table with the entries of `path` (YAML or JSON: a map from
-    /// `model` or `provider:model` to `{input_per_mtok, output_per_mtok}`) on top.
+    /// `model` or `provider:model` to `{input_per_mtok, output_per_mtok}`, optionally
+    /// with `cached_input_per_mtok` and `cache_write_per_mtok`) on top.
     pub fn with_file(path: &Path) -> Result<PriceTable, PriceError> {
         let err = |message: String| PriceError {
             path: path.display().to_string(),
@@ -199,10 +328,14 @@ impl PriceTable {
         let mut problems: Vec<(u64, String)> = Vec::new();
         let mut table = PriceTable::default();
         for (model, p) in extra {
-            for (field, v) in [
-                ("input_per_mtok", &p.input_per_mtok),
-                ("output_per_mtok", &p.output_per_mtok),
-            ] {
+            let fields = [
+                ("input_per_mtok", Some(&p.input_per_mtok)),
+                ("output_per_mtok", Some(&p.output_per_mtok)),
+                ("cached_input_per_mtok", p.cached_input_per_mtok.as_ref()),
+                ("cache_write_per_mtok", p.cache_write_per_mtok.as_ref()),
+            ];
+            for (field, v) in fields {
+                let Some(v) = v else { continue };
                 if let Err(why) = check_price(v.value) {
                     problems.push((
                         v.referenced.line(),
@@ -218,6 +351,8 @@ impl PriceTable {
                 Price {
                     input_per_mtok: p.input_per_mtok.value,
                     output_per_mtok: p.output_per_mtok.value,
+                    cached_input_per_mtok: p.cached_input_per_mtok.map(|v| v.value),
+                    cache_write_per_mtok: p.cache_write_per_mtok.map(|v| v.value),
                 },
             );
         }
@@ -331,10 +466,7 @@ impl RunPrices {
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (model, p) in &self.models {
-            for (field, v) in [
-                ("input_per_mtok", p.input_per_mtok),
-                ("output_per_mtok", p.output_per_mtok),
-            ] {
+            for (field, v) in p.rates() {
                 if let Err(why) = check_price(v) {
                     out.push(format!("`{model}` field `{field}` {why}"));
                 }
@@ -344,7 +476,8 @@ impl RunPrices {
     }
 
     /// How `other` charges the same models differently, one line per model, e.g.
-    /// `` `openai:gpt-4o-mini`: input 0.15 → 0.2, output 0.6 → 0.6 USD per million tokens``;
+    /// `` `openai:gpt-4o-mini`: input 0.15 → 0.2, output 0.6 → 0.6 USD per million tokens``,
+    /// then any cache rate that differs (`; cached input 0.075 → none`);
     /// empty when every model costs the same under both.
     pub fn changes(&self, other: &RunPrices) -> Vec<String> {
         let keys: std::collections::BTreeSet<&String> =
@@ -357,10 +490,31 @@ impl RunPrices {
                 )
             })
         };
+        // A cache rate that differs is told after the input and output rates, so the
+        // line reads as before for prices without one.
+        let extra = |a: Option<&Price>, b: Option<&Price>| {
+            let rate = |p: Option<&Price>, f: fn(&Price) -> Option<f64>| {
+                p.and_then(f).map_or("none".to_string(), |v| v.to_string())
+            };
+            let mut out = String::new();
+            for (name, f) in [
+                (
+                    "cached input",
+                    (|p: &Price| p.cached_input_per_mtok) as fn(&Price) -> _,
+                ),
+                ("cache write", |p: &Price| p.cache_write_per_mtok),
+            ] {
+                let (x, y) = (rate(a, f), rate(b, f));
+                if x != y {
+                    out.push_str(&format!("; {name} {x} → {y}"));
+                }
+            }
+            out
+        };
         keys.into_iter()
             .filter_map(|k| {
                 let (a, b) = (self.models.get(k), other.models.get(k));
-                (a != b).then(|| format!("`{k}`: {} → {}", show(a), show(b)))
+                (a != b).then(|| format!("`{k}`: {} → {}{}", show(a), show(b), extra(a, b)))
             })
             .collect()
     }
@@ -429,14 +583,27 @@ mod tests {
             t.lookup("openai", "gpt-4o-2024-08-06"),
             Some(price(9.0, 9.0))
         );
-        assert_eq!(t.lookup("openai", "gpt-4o-mini"), Some(price(0.15, 0.60)));
+        assert_eq!(
+            t.lookup("openai", "gpt-4o-mini"),
+            Some(Price {
+                cached_input_per_mtok: Some(0.075),
+                ..price(0.15, 0.60)
+            })
+        );
     }
 
     #[test]
     fn the_built_in_prices_are_all_valid() {
-        for (_, model, i, o) in BUILT_IN {
-            assert!(check_price(*i).is_ok(), "{model}");
-            assert!(check_price(*o).is_ok(), "{model}");
+        for (provider, model, ..) in BUILT_IN {
+            let p = PriceTable::default().lookup(provider, model).unwrap();
+            for (field, v) in p.rates() {
+                assert!(check_price(v).is_ok(), "{model} {field}");
+            }
+            // A cache read never costs more than fresh input.
+            assert!(
+                p.cached_input_per_mtok.unwrap() <= p.input_per_mtok,
+                "{model}"
+            );
         }
     }
 
@@ -528,10 +695,7 @@ mod tests {
     }
 
     fn price(i: f64, o: f64) -> Price {
-        Price {
-            input_per_mtok: i,
-            output_per_mtok: o,
-        }
+        Price::new(i, o)
     }
 
     #[test]
@@ -563,7 +727,14 @@ mod tests {
         assert_eq!(
             kept.models.into_iter().collect::<Vec<_>>(),
             [
-                ("anthropic:claude-haiku-4-5".to_string(), price(1.0, 5.0)),
+                (
+                    "anthropic:claude-haiku-4-5".to_string(),
+                    Price {
+                        cached_input_per_mtok: Some(0.10),
+                        cache_write_per_mtok: Some(1.25),
+                        ..price(1.0, 5.0)
+                    }
+                ),
                 ("openai:gpt-4o-mini-2024-07-18".to_string(), price(1.0, 2.0)),
             ]
         );
@@ -624,6 +795,150 @@ mod tests {
             [
                 "`x:c` field `input_per_mtok` is NaN: a price must be a finite number",
                 "`x:c` field `output_per_mtok` is -1: a price can not be negative",
+            ]
+        );
+    }
+
+    // ---- cache rates ----
+
+    #[test]
+    fn cache_reads_and_writes_are_charged_at_their_list_rates_by_hand() {
+        let t = PriceTable::default();
+        // Anthropic: 1,000 input tokens of which 800 read from the cache and 100 written
+        // to it, 200 output, at Claude Sonnet 4.5's list rates ($3 input, $0.30 cache
+        // read, $3.75 cache write, $15 output per million):
+        //   100 fresh × 3 + 800 × 0.30 + 100 × 3.75 + 200 × 15
+        //   = 300 + 240 + 375 + 3,000 = 3,915 per million = $0.003915.
+        let p = t.lookup("anthropic", "claude-sonnet-4-5-20250929").unwrap();
+        let u = Usage {
+            cached_input_tokens: 800,
+            cache_write_tokens: 100,
+            ..Usage::new(1000, 200)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.003915).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+        // Charged as fresh input (the old cost) it was 1,000 × 3 + 3,000 = $0.006.
+        assert!((p.cost(1000, 200) - 0.006).abs() < 1e-12);
+        // OpenAI: the caching guide's 2,006 prompt tokens, 1,920 cached, 300 output, at
+        // gpt-4o-mini's $0.15 / $0.075 / $0.60: 86 × 0.15 + 1,920 × 0.075 + 300 × 0.60
+        //   = 12.9 + 144 + 180 = 336.9 per million.
+        let p = t.lookup("openai", "gpt-4o-mini").unwrap();
+        let u = Usage {
+            cached_input_tokens: 1920,
+            ..Usage::new(2006, 300)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.0003369).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+        // Reasoning is output: it changes nothing once inside output_tokens.
+        let thinking = Usage {
+            reasoning_tokens: 250,
+            ..u
+        };
+        assert_eq!(p.cost_of(&thinking), p.cost_of(&u));
+        // Gemini 2.5 Flash: 1,000 prompt tokens, 600 cached, 100 output:
+        //   400 × 0.30 + 600 × 0.03 + 100 × 2.50 = 120 + 18 + 250 = 388 per million.
+        let p = t.lookup("gemini", "gemini-2.5-flash").unwrap();
+        let u = Usage {
+            cached_input_tokens: 600,
+            ..Usage::new(1000, 100)
+        };
+        assert!(
+            (p.cost_of(&u) - 0.000388).abs() < 1e-12,
+            "{}",
+            p.cost_of(&u)
+        );
+    }
+
+    #[test]
+    fn a_price_without_cache_rates_charges_cached_tokens_as_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "plain: {input_per_mtok: 2, output_per_mtok: 8}
+\
+             cached:\n  input_per_mtok: 2\n  output_per_mtok: 8\n  cached_input_per_mtok: 0.5\n  cache_write_per_mtok: 2.5\n",
+        )
+        .unwrap();
+        let t = PriceTable::with_file(&path).unwrap();
+        let u = Usage {
+            cached_input_tokens: 600,
+            cache_write_tokens: 200,
+            ..Usage::new(1000, 100)
+        };
+        // No cache rate: every input token at 2 (the cost before the rates were apart).
+        let plain = t.lookup("x", "plain").unwrap();
+        assert_eq!(plain, Price::new(2.0, 8.0));
+        assert!((plain.cost_of(&u) - (1000.0 * 2.0 + 100.0 * 8.0) / 1e6).abs() < 1e-15);
+        // With them: 200 × 2 + 600 × 0.5 + 200 × 2.5 + 100 × 8 = 2,000 per million.
+        let cached = t.lookup("x", "cached").unwrap();
+        assert_eq!(cached.cached_input_per_mtok, Some(0.5));
+        assert_eq!(cached.cache_write_per_mtok, Some(2.5));
+        assert!((cached.cost_of(&u) - 0.002).abs() < 1e-15);
+        // A run keeps the cache rates only of a price that has them, so run.json of a
+        // run without is as before.
+        let kept = RunPrices::of(&t, [("x", "plain"), ("x", "cached")]);
+        assert_eq!(
+            serde_json::to_string(&kept.models).unwrap(),
+            r#"{"x:cached":{"input_per_mtok":2.0,"output_per_mtok":8.0,"cached_input_per_mtok":0.5,"cache_write_per_mtok":2.5},"x:plain":{"input_per_mtok":2.0,"output_per_mtok":8.0}}"#
+        );
+        let back: BTreeMap<String, Price> =
+            serde_json::from_str(&serde_json::to_string(&kept.models).unwrap()).unwrap();
+        assert_eq!(back, kept.models);
+    }
+
+    #[test]
+    fn a_bad_cache_rate_is_named_with_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.yaml");
+        std::fs::write(
+            &path,
+            "m:\n  input_per_mtok: 1\n  output_per_mtok: 2\n  cached_input_per_mtok: -0.1\n  cache_write_per_mtok: 2e9\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("line 4: `m` field `cached_input_per_mtok` is -0.1: a price can not be negative; line 5: `m` field `cache_write_per_mtok` is 2000000000: above"),
+            "{e}"
+        );
+        // A misspelt key is refused, not ignored.
+        std::fs::write(
+            &path,
+            "m: {input_per_mtok: 1, output_per_mtok: 2, cache_read_per_mtok: 0.1}\n",
+        )
+        .unwrap();
+        let e = PriceTable::with_file(&path).unwrap_err().to_string();
+        assert!(e.contains("cache_read_per_mtok"), "{e}");
+        // A kept price is checked the same way, and a changed cache rate is told.
+        let a = RunPrices {
+            models: [(
+                "x:m".to_string(),
+                Price {
+                    cached_input_per_mtok: Some(0.5),
+                    ..price(1.0, 2.0)
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..RunPrices::default()
+        };
+        let mut b = a.clone();
+        b.models.get_mut("x:m").unwrap().cached_input_per_mtok = Some(f64::NAN);
+        assert_eq!(
+            b.problems(),
+            ["`x:m` field `cached_input_per_mtok` is NaN: a price must be a finite number"]
+        );
+        b.models.get_mut("x:m").unwrap().cached_input_per_mtok = None;
+        assert_eq!(
+            a.changes(&b),
+            [
+                "`x:m`: input 1 / output 2 USD per million tokens → input 1 / output 2 USD per million tokens; cached input 0.5 → none"
             ]
         );
     }

@@ -197,11 +197,7 @@ impl TrialRecord {
                 .rounds
                 .iter()
                 .filter_map(|r| r.response.usage)
-                .reduce(|a, b| Usage {
-                    input_tokens: a.input_tokens.saturating_add(b.input_tokens),
-                    output_tokens: a.output_tokens.saturating_add(b.output_tokens),
-                    estimated: a.estimated || b.estimated,
-                }),
+                .reduce(Usage::plus),
             None => self.response.as_ref().and_then(|r| r.usage),
         }
     }

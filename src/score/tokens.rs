@@ -341,6 +341,7 @@ pub fn estimate_usage_of(messages: &[Message], response: &Response, tool_tokens:
         input_tokens: input,
         output_tokens: output,
         estimated: true,
+        ..Default::default()
     }
 }
 

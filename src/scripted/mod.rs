@@ -562,6 +562,7 @@ fn synthetic_usage(request: &Request, response: &mut Response) {
         input_tokens: (input_chars / 4 + 8) as u64,
         output_tokens: (output_chars / 4 + 2) as u64,
         estimated: false,
+        ..Default::default()
     });
     response.latency_ms = 200.0 + (input_chars % 97) as f64 + 3.0 * (output_chars % 53) as f64;
 }

@@ -10,6 +10,7 @@ mod behaviour_classifier;
 mod behaviour_metrics;
 mod bfcl;
 mod browser;
+mod cache_cost;
 mod cassettes;
 mod ci_recipe;
 mod compare;

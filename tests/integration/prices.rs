@@ -220,7 +220,8 @@ fn resume_refuses_an_edited_price_in_run_json_and_other_prices_than_the_built_in
     let meta: Value = t.run_dir("project/runs/b").json("run.json");
     assert_eq!(
         meta["settings"]["prices"],
-        serde_json::json!({"models": {"openai:gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}})
+        // The list price carries its cached-input rate (issue 31).
+        serde_json::json!({"models": {"openai:gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6, "cached_input_per_mtok": 0.075}}})
     );
     cut_journal(&t, "project/runs/b", 20);
     let o = t.run_in(

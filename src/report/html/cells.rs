@@ -60,6 +60,10 @@ pub(super) struct CellRow {
     ungrounded: RateView,
     tokens_in: u64,
     tokens_out: u64,
+    /// The cached, cache-write and reasoning parts in words; absent (so the report is
+    /// as before) when none were reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens_detail: Option<String>,
     estimated: u64,
     cost: String,
     p50: String,
@@ -100,6 +104,7 @@ impl CellRow {
             ungrounded: RateView::of(&m.ungrounded_rate),
             tokens_in: m.tokens.input,
             tokens_out: m.tokens.output,
+            tokens_detail: format::token_details(&m.tokens),
             estimated: m.tokens.estimated_trials,
             cost: format::usd_or(m.cost_usd, "–"),
             p50: m

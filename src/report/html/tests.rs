@@ -106,6 +106,7 @@ fn trial(
                 input_tokens: 120,
                 output_tokens: 14,
                 estimated: false,
+                ..Default::default()
             }),
             latency_ms: 412.0,
             ..Response::default()
@@ -798,6 +799,7 @@ fn as_loop(mut t: TrialRecord, stop: Option<StopReason>) -> TrialRecord {
             input_tokens,
             output_tokens: 5,
             estimated: false,
+            ..Default::default()
         })
     };
     let first = Response {

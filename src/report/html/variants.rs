@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::cells::{CellRow, RateView, variant_tokens};
-use crate::report::{RunMeta, RunReport};
+use crate::report::{RunMeta, RunReport, format};
 use crate::score::Verdict;
 use crate::score::metrics::Metrics;
 use crate::score::stats::Rate;
@@ -25,6 +25,19 @@ pub(super) struct VariantRow {
     pub(super) changes: String,
     trials: u64,
     accuracy: RateView,
+    /// Input / output tokens with their cached, cache-write and reasoning parts, and
+    /// the cost, over all of the variant's trials: set only when some trial of the
+    /// run reported such parts (the table then gains the columns), so the cost of a
+    /// wording can be read at the rates the providers bill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<VariantUsage>,
+}
+
+/// What a variant's trials used and cost (see [`VariantRow::usage`]).
+#[derive(Serialize)]
+pub(super) struct VariantUsage {
+    tokens: String,
+    cost: String,
 }
 
 /// The system prompt a variant sends (when some variant sets its own).
@@ -94,6 +107,15 @@ pub(super) fn variant_rows(
         }
         variant_points.push((name.clone(), tokens, vm.accuracy));
         let recorded = s.variants.iter().find(|v| &v.variant == name);
+        let usage = s.overall.tokens.has_details().then(|| VariantUsage {
+            tokens: format!(
+                "{} / {}{}",
+                vm.tokens.input,
+                vm.tokens.output,
+                format::token_details(&vm.tokens).map_or(String::new(), |d| format!(" ({d})"))
+            ),
+            cost: format::usd_or(vm.cost_usd, "–"),
+        });
         variants.push(VariantRow {
             variant: name.clone(),
             tokens,
@@ -101,6 +123,7 @@ pub(super) fn variant_rows(
             changes: recorded.map(|v| v.changes.describe()).unwrap_or_default(),
             trials: vm.trials,
             accuracy: RateView::of(&vm.accuracy),
+            usage,
         });
     }
     (variants, variant_points)

@@ -39,6 +39,7 @@ fn round(calls: usize, input: u64, latency: f64, tool_ms: f64) -> RoundRecord {
                 input_tokens: input,
                 output_tokens: 5,
                 estimated: false,
+                ..Default::default()
             }),
             latency_ms: latency,
             ..Response::default()
