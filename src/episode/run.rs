@@ -137,6 +137,7 @@ pub async fn run_episode_observed(
                         is_error: out.is_error,
                     }));
                 }
+                warn_large_results(&mut record.response, number, &outcomes);
                 record.outcomes = outcomes;
                 on_round(&record);
                 rounds.push(record);
@@ -203,6 +204,41 @@ fn rename_reused_ids(
             i + 1,
             short(&response.tool_calls[i].name),
             short(&new),
+        ));
+    }
+}
+
+/// A tool result above this many characters draws a warning (on the answer whose call
+/// it answers; [`warn_large_results`]). 100,000 characters is about 25,000 tokens at the
+/// usual 3 to 4 characters a token: a fifth of a 128k-token context window for one
+/// result, which every later round of the episode sends again. Real agent harnesses cut
+/// or page results long before that, so a result this large almost always means a mock
+/// or a server that returns a whole document where a harness would not, and the trial's
+/// tokens, cost and latency measure that rather than the model.
+pub const LARGE_RESULT_CHARS: usize = 100_000;
+
+/// Say in `response`'s warnings which of its calls (answered by `outcomes`, in call
+/// order) got a result longer than [`LARGE_RESULT_CHARS`]: the result is sent to the
+/// model as is, uncut, so the run should show that it did.
+fn warn_large_results(
+    response: &mut crate::provider::Response,
+    round: usize,
+    outcomes: &[crate::tools::ToolOutcome],
+) {
+    for (i, out) in outcomes.iter().enumerate() {
+        // Bytes bound characters from above: count characters only when it can matter.
+        if out.content.len() <= LARGE_RESULT_CHARS {
+            continue;
+        }
+        let chars = out.content.chars().count();
+        if chars <= LARGE_RESULT_CHARS {
+            continue;
+        }
+        let name = response.tool_calls.get(i).map_or("", |c| c.name.as_str());
+        response.warnings.push(format!(
+            "round {round}: the result of call {} (`{}`) is {chars} characters, over {LARGE_RESULT_CHARS}: it was sent to the model as is, uncut, in this and every later request",
+            i + 1,
+            short(name),
         ));
     }
 }

@@ -17,6 +17,7 @@ mod distractors;
 mod hostile;
 mod http2;
 mod judge;
+mod large_results;
 mod live;
 mod loop_live;
 mod loop_reports;
