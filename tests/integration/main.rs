@@ -31,6 +31,7 @@ mod mcp_http;
 mod mcp_loops;
 mod mcp_peers;
 mod oracle;
+mod ports;
 mod prices;
 mod readme;
 mod resume;
