@@ -251,3 +251,49 @@ fn short(text: &str) -> String {
         None => text.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ToolCall;
+    use crate::provider::Response;
+    use crate::tools::ToolOutcome;
+
+    fn outcome(content: String) -> ToolOutcome {
+        let mut o = ToolOutcome::result(&serde_json::Value::Null);
+        o.content = content;
+        o
+    }
+
+    fn answer(names: &[&str]) -> Response {
+        Response {
+            tool_calls: names
+                .iter()
+                .map(|n| ToolCall {
+                    id: None,
+                    name: n.to_string(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    #[test]
+    fn a_result_over_the_limit_in_characters_is_warned_about_by_its_call() {
+        let mut response = answer(&["small", "wide", "big"]);
+        let outcomes = [
+            outcome("x".repeat(10)),
+            // Three bytes a character: over the limit in bytes, at it in characters.
+            outcome("中".repeat(LARGE_RESULT_CHARS)),
+            outcome("y".repeat(LARGE_RESULT_CHARS + 1)),
+        ];
+        warn_large_results(&mut response, 2, &outcomes);
+        assert_eq!(
+            response.warnings,
+            [
+                "round 2: the result of call 3 (`big`) is 100001 characters, over 100000: it was sent to the model as is, uncut, in this and every later request"
+            ]
+        );
+    }
+}
