@@ -35,7 +35,7 @@ use crate::provider::{ProviderError, Response, Usage};
 use crate::suite::trajectory::StopReason;
 use crate::tools::{HostError, ToolOutcome};
 
-pub use run::{run_episode, run_episode_observed};
+pub use run::{LARGE_RESULT_CHARS, run_episode, run_episode_observed};
 pub use transcript::tool_traits;
 
 /// One round: one provider request, its answer and the answers to its calls.

@@ -137,6 +137,7 @@ pub async fn run_episode_observed(
                         is_error: out.is_error,
                     }));
                 }
+                warn_large_results(&mut record.response, number, &outcomes);
                 record.outcomes = outcomes;
                 on_round(&record);
                 rounds.push(record);
@@ -207,11 +208,92 @@ fn rename_reused_ids(
     }
 }
 
+/// A tool result above this many characters draws a warning (on the answer whose call
+/// it answers; [`warn_large_results`]). 100,000 characters is about 25,000 tokens at the
+/// usual 3 to 4 characters a token: a fifth of a 128k-token context window for one
+/// result, which every later round of the episode sends again. Real agent harnesses cut
+/// or page results long before that, so a result this large almost always means a mock
+/// or a server that returns a whole document where a harness would not, and the trial's
+/// tokens, cost and latency measure that rather than the model.
+pub const LARGE_RESULT_CHARS: usize = 100_000;
+
+/// Say in `response`'s warnings which of its calls (answered by `outcomes`, in call
+/// order) got a result longer than [`LARGE_RESULT_CHARS`]: the result is sent to the
+/// model as is, uncut, so the run should show that it did.
+fn warn_large_results(
+    response: &mut crate::provider::Response,
+    round: usize,
+    outcomes: &[crate::tools::ToolOutcome],
+) {
+    for (i, out) in outcomes.iter().enumerate() {
+        // Bytes bound characters from above: count characters only when it can matter.
+        if out.content.len() <= LARGE_RESULT_CHARS {
+            continue;
+        }
+        let chars = out.content.chars().count();
+        if chars <= LARGE_RESULT_CHARS {
+            continue;
+        }
+        let name = response.tool_calls.get(i).map_or("", |c| c.name.as_str());
+        response.warnings.push(format!(
+            "round {round}: the result of call {} (`{}`) is {chars} characters, over {LARGE_RESULT_CHARS}: it was sent to the model as is, uncut, in this and every later request",
+            i + 1,
+            short(name),
+        ));
+    }
+}
+
 /// `text` cut to 80 characters: a warning quotes ids and names the server chose, which
 /// the record keeps whole elsewhere.
 fn short(text: &str) -> String {
     match text.char_indices().nth(80) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ToolCall;
+    use crate::provider::Response;
+    use crate::tools::ToolOutcome;
+
+    fn outcome(content: String) -> ToolOutcome {
+        let mut o = ToolOutcome::result(&serde_json::Value::Null);
+        o.content = content;
+        o
+    }
+
+    fn answer(names: &[&str]) -> Response {
+        Response {
+            tool_calls: names
+                .iter()
+                .map(|n| ToolCall {
+                    id: None,
+                    name: n.to_string(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    #[test]
+    fn a_result_over_the_limit_in_characters_is_warned_about_by_its_call() {
+        let mut response = answer(&["small", "wide", "big"]);
+        let outcomes = [
+            outcome("x".repeat(10)),
+            // Three bytes a character: over the limit in bytes, at it in characters.
+            outcome("中".repeat(LARGE_RESULT_CHARS)),
+            outcome("y".repeat(LARGE_RESULT_CHARS + 1)),
+        ];
+        warn_large_results(&mut response, 2, &outcomes);
+        assert_eq!(
+            response.warnings,
+            [
+                "round 2: the result of call 3 (`big`) is 100001 characters, over 100000: it was sent to the model as is, uncut, in this and every later request"
+            ]
+        );
     }
 }

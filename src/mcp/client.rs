@@ -242,6 +242,14 @@ impl McpClient {
         &self.options
     }
 
+    /// Bound every later request by `timeout` instead of the connect options': a
+    /// handshake that must succeed can be given a patient bound and a call a short one
+    /// (a test that a call's timeout fires, on a machine too busy to answer the
+    /// handshake as fast).
+    pub fn set_request_timeout(&mut self, timeout: Duration) {
+        self.options.request_timeout = timeout;
+    }
+
     /// Whether the server still looks reachable (a stdio process that has not exited).
     pub fn alive(&self) -> bool {
         self.transport.alive()

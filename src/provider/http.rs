@@ -829,12 +829,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_connection_is_a_connection_error() {
-        // Bind then drop: nothing listens on the port any more.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // A socket bound to the port that never listens, held to the end: every
+        // connection is refused, and no other process can take the port meanwhile (as it
+        // could one bound and dropped).
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(([127, 0, 0, 1], 0).into()).unwrap();
+        let port = socket.local_addr().unwrap().port();
         let e = fast()
             .post_json(
                 &format!("http://127.0.0.1:{port}/v1"),

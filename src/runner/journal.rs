@@ -18,10 +18,13 @@
 //!   trial, so no scored trial is lost. The trial keeps the position of its first line.
 //!   Duplicates are reported ([`JournalContents::duplicates`]).
 //!
-//! - **Format.** Every line this version writes starts with `"format": 2`
-//!   ([`TRIALS_FORMAT`]); format 2 added loop trials (`episode`). A line without it is
-//!   format 1, written before loops existed, and reads as a single-turn trial. A line of
-//!   a newer format is an error naming its line and saying to upgrade, never misread.
+//! - **Format.** Every line this version writes starts with `"format": N`: 2
+//!   ([`TRIALS_FORMAT`]; format 2 added loop trials, `episode`), or 3 for a loop trial
+//!   whose conversation is stored once ([`line::COMPACT_FORMAT`]: its `messages` keep
+//!   the case's own, the rest is rebuilt from its rounds on reading; see
+//!   [`crate::score::line`]). A line without it is format 1, written before loops
+//!   existed, and reads as a single-turn trial. A line of a newer format is an error
+//!   naming its line and saying to upgrade, never misread.
 //!
 //! [`rewrite`] replaces a journal atomically (a temporary file renamed over it), so a
 //! crash while `run --resume` compacts the journal leaves the old one or the new one,
@@ -32,7 +35,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::score::{TrialRecord, Verdict};
+use crate::score::{TrialRecord, Verdict, line};
 
 /// The format of the lines this version writes (see the module documentation).
 pub const TRIALS_FORMAT: u32 = 2;
@@ -174,14 +177,18 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<JournalContents, JournalError>
                     return Ok(None);
                 }
                 let format = line_format(text)?;
-                if format > TRIALS_FORMAT {
+                if format > line::COMPACT_FORMAT {
                     return Err(format!(
-                        "written in trials format {format} by a newer toolgauge; this version reads formats 1 to {TRIALS_FORMAT}: upgrade toolgauge to read it"
+                        "written in trials format {format} by a newer toolgauge; this version reads formats 1 to {}: upgrade toolgauge to read it",
+                        line::COMPACT_FORMAT
                     ));
                 }
-                serde_json::from_str::<TrialRecord>(text)
-                    .map(Some)
-                    .map_err(|e| format!("not a trial record: {e}"))
+                let mut record = serde_json::from_str::<TrialRecord>(text)
+                    .map_err(|e| format!("not a trial record: {e}"))?;
+                if format >= line::COMPACT_FORMAT {
+                    line::rebuild_conversation(&mut record);
+                }
+                Ok(Some(record))
             });
         let record = match parsed {
             Ok(Some(r)) => r,
@@ -252,8 +259,19 @@ impl Journal {
         // The format is the line's first key, so a reader can tell it without parsing
         // the record: `{"format":2,` then the record's own fields.
         self.line.clear();
-        serde_json::to_writer(&mut self.line, record)?;
-        write!(self.out, "{{\"format\":{TRIALS_FORMAT},")?;
+        // A loop trial's conversation is stored once: its line keeps the case's
+        // messages, and `parse` rebuilds the rest from the rounds (`score::line`).
+        let format = match line::compact_context(record) {
+            Some(keep) => {
+                serde_json::to_writer(&mut self.line, &line::TrialLine::new(record, keep))?;
+                line::COMPACT_FORMAT
+            }
+            None => {
+                serde_json::to_writer(&mut self.line, record)?;
+                TRIALS_FORMAT
+            }
+        };
+        write!(self.out, "{{\"format\":{format},")?;
         self.out.write_all(self.line.get(1..).unwrap_or_default())?;
         self.out.write_all(b"\n")?;
         self.out.flush()
@@ -367,10 +385,10 @@ mod tests {
     fn a_newer_format_is_refused_with_its_line_and_how_to_fix() {
         let a = record("a", 0, Verdict::Pass);
         let json = serde_json::to_string(&a).unwrap();
-        let newer = format!("{}{{\"format\":3,{}\n", line(&a), &json[1..]);
+        let newer = format!("{}{{\"format\":4,{}\n", line(&a), &json[1..]);
         let e = parse_str(&newer).unwrap_err().to_string();
         assert!(
-            e.contains("line 2 is damaged: written in trials format 3 by a newer toolgauge; this version reads formats 1 to 2: upgrade toolgauge"),
+            e.contains("line 2 is damaged: written in trials format 4 by a newer toolgauge; this version reads formats 1 to 3: upgrade toolgauge"),
             "{e}"
         );
         let bad = format!("{{\"format\":x,{}\n", &json[1..]);

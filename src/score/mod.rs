@@ -3,6 +3,7 @@
 
 pub mod behaviour;
 pub mod distractors;
+pub mod line;
 pub mod loops;
 pub mod metrics;
 pub mod parts;

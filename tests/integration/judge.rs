@@ -123,7 +123,8 @@ fn judge_reply(prompt: &str) -> ResponseTemplate {
         "answer to: Fault prose" => text("I would say this is a direct answer."),
         "answer to: Fault label" => text(r#"{"behaviour": "refusal", "rationale": "?"}"#),
         "answer to: Fault slow" => {
-            text(r#"{"behaviour": "direct"}"#).set_delay(Duration::from_secs(30))
+            // Never, as far as the test is concerned (its `--timeout` is 10 s).
+            text(r#"{"behaviour": "direct"}"#).set_delay(Duration::from_secs(600))
         }
         other => text(&format!("unexpected answer {other}")),
     }
@@ -325,8 +326,11 @@ fn a_judge_that_times_out_makes_an_error_trial() {
             "slow",
             "--max-attempts",
             "1",
+            // The judge's timeout is the target's too, and the target's answer must
+            // come: 10 s, not 1 s, so a starved 2-core machine does not time it out
+            // (the judge never answers, so only the test's length depends on it).
             "--timeout",
-            "1",
+            "10",
         ],
     );
     o.assert_code(RUN_INCOMPLETE);

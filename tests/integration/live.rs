@@ -55,7 +55,7 @@ const GEMINI_CALL: &str =
 #[derive(Clone)]
 pub(crate) struct Seen {
     at: Instant,
-    request: Request,
+    pub(crate) request: Request,
     pub(crate) body: Value,
 }
 

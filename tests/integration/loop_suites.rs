@@ -223,7 +223,9 @@ fn the_loops_suite_replays_every_round_from_its_cassette() {
         "loops: 10 trials, 7 passed, 3 failed, 0 errors",
         "cassette fixtures/loops.cassette.jsonl (hand-written, not recorded from a model)",
     ]);
-    let trials = dir.trials();
+    // Read back as toolgauge does: the lines keep the case's messages, and the whole
+    // conversation (whose call and result ids are checked) is rebuilt from the rounds.
+    let trials = dir.trials_read_back();
     assert_pinned("loops", &trials, LOOPS);
 
     // Dependent: the second call carries the shipment id the first result returned.

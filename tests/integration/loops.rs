@@ -44,7 +44,11 @@ fn the_documented_loop_suite_validates_and_runs_as_an_episode() {
     let trials = journal(&t, "out");
     assert_eq!(trials.len(), 1);
     let trial = &trials[0];
-    assert_eq!(trial["format"], 2);
+    // A loop trial's line stores its conversation once (format 3): the case's own
+    // messages, the rest rebuilt from the rounds when read back.
+    assert_eq!(trial["format"], 3);
+    assert_eq!(trial["messages"].as_array().unwrap().len(), 1);
+    let whole = &crate::support::read_back(&t.path().join("out/trials.jsonl"))[0];
     assert_eq!(trial["verdict"], "fail");
     let episode = &trial["episode"];
     // The scripted user turn follows the first text answer, so there are two rounds.
@@ -53,7 +57,7 @@ fn the_documented_loop_suite_validates_and_runs_as_an_episode() {
     assert_eq!(rounds[1]["user"], "那什么时候到？");
     assert_eq!(episode["stop"], "answered");
     // The conversation: prompt, answer, follow-up, answer.
-    let roles: Vec<&str> = trial["messages"]
+    let roles: Vec<&str> = whole["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -115,7 +119,9 @@ cases:
         .collect();
     assert_eq!(answered, [1, 1, 0]);
     assert_eq!(rounds[0]["outcomes"][0]["content"], "\"pong\"");
-    let tool_messages = looped["messages"]
+    let whole = crate::support::read_back(&t.path().join("out/trials.jsonl"));
+    let looped_whole = whole.iter().find(|x| x["case_id"] == "looped").unwrap();
+    let tool_messages = looped_whole["messages"]
         .as_array()
         .unwrap()
         .iter()

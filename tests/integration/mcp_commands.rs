@@ -633,13 +633,9 @@ fn an_unreachable_server_is_bad_input() {
     t.run(&["mcp", "tools", "stdio:./no-such-server-xyz --stdio"])
         .expect_code(BAD_INPUT)
         .stderr_has(&["error: could not reach MCP server `stdio:./no-such-server-xyz --stdio`: "]);
-    // A URL nothing listens on (a port the OS just handed out and took back).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    // A URL nothing listens on (a port held, never listening, to the end of the test).
+    let refusing = crate::ports::RefusingPort::new();
+    let url = format!("http://127.0.0.1:{}/mcp", refusing.port);
     t.run(&["mcp", "snapshot", &url, "x.json"])
         .expect_code(BAD_INPUT)
         .stderr_has(&[&format!("error: could not reach MCP server `{url}`: ")]);
@@ -737,50 +733,24 @@ fn the_shipped_mcp_suite_replays_offline_with_the_server_wording_failing_twice()
 /// The Python SDK server over Streamable HTTP on a free port, killed when dropped (even
 /// when the test panics).
 struct HttpServer {
-    child: std::process::Child,
+    _server: crate::ports::PortServer,
     url: String,
 }
 
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Start `sdk_server.py http PORT` and wait until it accepts connections (bounded, so a
-/// server that never listens fails the test instead of hanging it).
+/// server that never listens fails the test instead of hanging it; one that lost its
+/// port to another process is started again on another, see [`crate::ports`]).
 fn sdk_over_http(p: &crate::mcp_peers::Peers) -> HttpServer {
-    use std::time::{Duration, Instant};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(&p.python)
-        .arg(p.server_script("sdk_server.py"))
-        .args(["http", &port.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the Python SDK server");
-    let mut s = HttpServer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = s.child.try_wait() {
-            panic!("the SDK server exited before listening: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the SDK server did not listen within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
+    let server = crate::ports::spawn_on_free_port("the SDK server", |port| {
+        let mut cmd = std::process::Command::new(&p.python);
+        cmd.arg(p.server_script("sdk_server.py"))
+            .args(["http", &port.to_string()]);
+        cmd
+    });
+    HttpServer {
+        url: format!("http://127.0.0.1:{}/mcp", server.port),
+        _server: server,
     }
-    s
 }
 
 #[test]

@@ -4,10 +4,9 @@
 //! requests before the answer, fail with 500, send non-JSON, stall, expire sessions,
 //! drop event streams, and check the routing headers.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgauge::mcp::http::HttpTransport;
@@ -17,77 +16,38 @@ use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use crate::mcp_peers::peers;
+use crate::ports::{PortServer, RefusingPort, spawn_on_free_port};
 
 const T: Duration = Duration::from_secs(30);
 const MODERN: &str = "2026-07-28";
 
-/// A spawned server, killed when the test ends, even on panic.
-struct Spawned {
-    child: Child,
-    name: &'static str,
+fn everything_http(node: &Path, script: &Path) -> (PortServer, String) {
+    let s = spawn_on_free_port("server-everything", |port| {
+        let mut cmd = Command::new(node);
+        cmd.arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string());
+        cmd
+    });
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    (s, url)
 }
 
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A port nothing listens on right now (the OS picks it; the listener is dropped).
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    l.local_addr().unwrap().port()
-}
-
-/// Spawn `cmd` and wait until it accepts TCP connections on `port` (bounded: a server
-/// that dies or never listens fails the test with a message, it does not hang it).
-fn spawn_listening(mut cmd: Command, port: u16, name: &'static str) -> Spawned {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {name}: {e}"));
-    let mut s = Spawned { child, name };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return s;
-        }
-        if let Ok(Some(status)) = s.child.try_wait() {
-            panic!("{} exited before listening on {port}: {status}", s.name);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not listen on {port} within 60 s",
-            s.name
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn everything_http(node: &Path, script: &Path) -> (Spawned, String) {
-    let port = free_port();
-    let mut cmd = Command::new(node);
-    cmd.arg(script)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string());
-    let s = spawn_listening(cmd, port, "server-everything");
-    (s, format!("http://127.0.0.1:{port}/mcp"))
-}
-
-fn sdk_http(python: &Path, script: &Path) -> (Spawned, String) {
+fn sdk_http(python: &Path, script: &Path) -> (PortServer, String) {
     sdk_http_with(python, script, &[])
 }
 
-fn sdk_http_with(python: &Path, script: &Path, extra: &[&str]) -> (Spawned, String) {
-    let port = free_port();
-    let mut cmd = Command::new(python);
-    cmd.arg(script)
-        .arg("http")
-        .arg(port.to_string())
-        .args(extra);
-    let s = spawn_listening(cmd, port, "the Python SDK server");
-    (s, format!("http://127.0.0.1:{port}/mcp"))
+fn sdk_http_with(python: &Path, script: &Path, extra: &[&str]) -> (PortServer, String) {
+    let s = spawn_on_free_port("the Python SDK server", |port| {
+        let mut cmd = Command::new(python);
+        cmd.arg(script)
+            .arg("http")
+            .arg(port.to_string())
+            .args(extra);
+        cmd
+    });
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    (s, url)
 }
 
 fn transport(url: &str) -> HttpTransport {
@@ -920,8 +880,9 @@ async fn http_failures_become_clear_harness_errors() {
 
 #[tokio::test]
 async fn a_refused_connection_names_the_url() {
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    // Held to the end: nothing can take the port and answer.
+    let refusing = RefusingPort::new();
+    let url = format!("http://127.0.0.1:{}/mcp", refusing.port);
     let t = transport(&url);
     match t.request(&initialize(1), T).await.unwrap_err() {
         McpError::Connect { server, why } => {

@@ -365,6 +365,14 @@ impl RunDir {
             .collect()
     }
 
+    /// `trials.jsonl` as toolgauge reads it back, one value per trial: a loop trial's
+    /// line keeps only the case's messages (trials format 3) and the reader rebuilds
+    /// the whole conversation from its rounds, so this is what `report`, `merge` and
+    /// `--resume` see (without the line's `format`).
+    pub fn trials_read_back(&self) -> Vec<Value> {
+        read_back(&self.path.join("trials.jsonl"))
+    }
+
     /// A CSV file: its header and rows.
     pub fn csv(&self, name: &str) -> (Vec<String>, Vec<Vec<String>>) {
         let text = self.text(name);
@@ -452,4 +460,13 @@ fn a_ci_run_runs_the_peer_tests() {
              tests/install-peers.sh, then cargo test -- --include-ignored (as .ci/run does)"
         );
     }
+}
+
+/// The journal at `path` as toolgauge reads it back ([`RunDir::trials_read_back`]).
+pub fn read_back(path: &Path) -> Vec<Value> {
+    toolgauge::runner::journal::read(path)
+        .unwrap_or_else(|e| panic!("{} does not read back: {e}", path.display()))
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect()
 }
