@@ -9,6 +9,11 @@ use super::text::{
     STOP_WORDS, content_stems, excerpt, has_verb, identifier_words, mostly_cjk, stem,
 };
 
+/// `description-no-purpose` fires on a description with no verb of
+/// [`super::text::VERBS`] and fewer content words than this: a longer noun phrase
+/// ("Latest trading price of one stock, by ticker symbol.") names what the tool returns.
+pub const PURPOSE_WORDS: usize = 6;
+
 /// Every description finding of `tool`.
 pub fn check(tool: &LintTool, config: &LintConfig) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -42,7 +47,7 @@ pub fn check(tool: &LintTool, config: &LintConfig) -> Vec<Finding> {
             )
             .on(tool, tool.description_pos()),
         );
-    } else if !mostly_cjk(text) && !has_verb(text) {
+    } else if !mostly_cjk(text) && !has_verb(text) && content_stems(text).len() < PURPOSE_WORDS {
         out.push(
             Finding::new(
                 "description-no-purpose",
@@ -132,6 +137,12 @@ mod tests {
 
     #[test]
     fn no_purpose_in_english_but_not_in_chinese() {
+        // A noun phrase long enough to name what comes back is not flagged.
+        let price = tool(
+            "price",
+            Some("Latest trading price of one stock, by ticker symbol."),
+        );
+        assert!(rules(&price).is_empty());
         assert_eq!(
             rules(&tool("weather", Some("Weather data for cities."))),
             ["description-no-purpose"]

@@ -411,8 +411,10 @@ fn required_unmentioned(tool: &LintTool, description: &str, out: &mut Vec<Findin
     }
 }
 
-/// The identifiers a description names as parameters: `backticked` ones, snake_case
-/// words, and the word before "parameter", "argument", "param" or "field".
+/// The identifiers a description names as parameters: `backticked` ones, and the word
+/// before "parameter", "argument" or "param". Sentences (cut at `.`, `;` and new lines)
+/// that say what the tool returns are skipped: the names there are result fields.
+/// Bare snake_case words are not taken: descriptions name result fields that way too.
 pub fn named_parameters(description: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let ident = |s: &str| {
@@ -422,29 +424,27 @@ pub fn named_parameters(description: &str) -> BTreeSet<String> {
                 .next()
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
     };
-    for (i, part) in description.split('`').enumerate() {
-        if i % 2 == 1 && ident(part) {
-            out.insert(part.to_string());
+    for sentence in description.split(['.', ';', '\n']) {
+        if sentence.to_lowercase().contains("return") {
+            continue;
         }
-    }
-    let tokens: Vec<&str> = description
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    for (i, t) in tokens.iter().enumerate() {
-        let snake = t.contains('_')
-            && !t.starts_with('_')
-            && !t.ends_with('_')
-            && t.chars().any(|c| c.is_ascii_lowercase());
-        if snake && ident(t) {
-            out.insert((*t).to_string());
+        for (i, part) in sentence.split('`').enumerate() {
+            if i % 2 == 1 && ident(part) {
+                out.insert(part.to_string());
+            }
         }
-        if let Some(next) = tokens.get(i + 1)
-            && ["parameter", "argument", "param", "field"].contains(&next.to_lowercase().as_str())
-            && ident(t)
-            && t.chars().any(|c| c == '_' || c.is_ascii_uppercase())
-        {
-            out.insert((*t).to_string());
+        let tokens: Vec<&str> = sentence
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|t| !t.is_empty())
+            .collect();
+        for pair in tokens.windows(2) {
+            let (t, next) = (pair[0], pair[1].to_lowercase());
+            if ["parameter", "argument", "param"].contains(&next.as_str())
+                && ident(t)
+                && t.chars().any(|c| c == '_' || c.is_ascii_uppercase())
+            {
+                out.insert(t.to_string());
+            }
         }
     }
     out
@@ -542,7 +542,7 @@ mod tests {
     #[test]
     fn a_description_naming_a_missing_parameter() {
         let t = tool(
-            "Returns the weather for `city` on `target_date`; see get_forecast for later days.",
+            "Looks up the weather for `city` on `target_date`; see get_forecast for later days. Returns `status` and `temp_c`.",
             json!({"type": "object", "properties": {
                 "city": {"type": "string", "description": "City name, e.g. Paris"}
             }, "required": ["city"]}),

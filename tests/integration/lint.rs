@@ -154,12 +154,19 @@ fn lint_deny_sets_the_exit_code() {
     let mut info = allowed.to_vec();
     info[3] = "info";
     t.run(&info).expect_code(THRESHOLD_FAILED);
-    // A duplicate name is an error: the default --deny fails.
-    let dup = SMELLY.replace("name: get_weathers", "name: get_weather");
-    t.write("dup.yaml", dup);
-    let o = t.run(&["lint", "dup.yaml"]);
-    // The suite loader itself may refuse duplicate names (bad input); either way it fails.
-    assert_ne!(o.code, Some(OK), "{}", o.stdout);
+    // A duplicate name is an error: the default --deny fails. (A suite refuses two
+    // tools of one name when it loads; a JSON file of tools is linted as it is.)
+    t.write(
+        "dup.json",
+        r#"[{"name": "f", "description": "Returns the time.", "inputSchema": {"type": "object"}},
+ {"name": "f", "description": "Returns the date.", "inputSchema": {"type": "object"}}]"#,
+    );
+    let j = json_of(
+        &t.run(&["lint", "dup.json", "--format", "json"])
+            .expect_code(THRESHOLD_FAILED)
+            .stdout,
+    );
+    assert_eq!(rows(&j), [row("set-duplicate-name", "f", "", 2, 3)]);
 }
 
 #[test]
@@ -356,6 +363,36 @@ fn lint_a_shipped_suite() {
         .unwrap();
     assert_eq!(vague["variants"], serde_json::json!(["vague"]));
     assert_eq!(j["counts"]["error"], 0);
+}
+
+#[test]
+fn lint_the_livemcptool_catalogue() {
+    let t = Toolgauge::new();
+    let catalogue = repo_root().join("datasets/livemcptool/tools.json");
+    let o = t
+        .run(&["lint", catalogue.to_str().unwrap(), "--format", "json"])
+        .expect_code(THRESHOLD_FAILED);
+    let j = json_of(&o.stdout);
+    assert_eq!(j["tools"], 527);
+    let count = |rule: &str| {
+        j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            .count()
+    };
+    // The figures of docs/lint.md.
+    assert_eq!(count("description-missing"), 19);
+    assert_eq!(count("set-duplicate-name"), 17);
+    assert_eq!(count("set-total-tokens"), 1);
+    // Chinese descriptions are not flagged for lacking English verbs.
+    let zh = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "description-no-purpose" && f["tool"] == "bing_search");
+    assert!(!zh);
 }
 
 #[test]
