@@ -209,7 +209,7 @@ fn rename_reused_ids(
 }
 
 /// A tool result above this many characters draws a warning (on the answer whose call
-/// it answers; [`warn_large_results`]). 100,000 characters is about 25,000 tokens at the
+/// it answers; `warn_large_results`). 100,000 characters is about 25,000 tokens at the
 /// usual 3 to 4 characters a token: a fifth of a 128k-token context window for one
 /// result, which every later round of the episode sends again. Real agent harnesses cut
 /// or page results long before that, so a result this large almost always means a mock
