@@ -86,9 +86,22 @@ pub fn from_suite(path: &Path) -> Result<Target, SourceError> {
         }
     }
     let tools_from_at = pos("/tools_from");
+    // A suite whose cases each offer their own tools (imported benchmarks) is linted on
+    // the distinct tools of its cases, the first of each name.
+    let mut tools: Vec<&crate::suite::Tool> = suite.tools.iter().map(|t| &**t).collect();
+    if tools.is_empty() {
+        let mut seen = std::collections::BTreeSet::new();
+        for case in &suite.cases {
+            for t in case.tools(&suite) {
+                if seen.insert(t.name.as_str()) {
+                    tools.push(t);
+                }
+            }
+        }
+    }
     for variant in &suite.variants {
         let mut set = Vec::new();
-        for tool in &suite.tools {
+        for &tool in &tools {
             let def = tool.definition(variant);
             let mut view = LintTool {
                 name: def.name.clone(),

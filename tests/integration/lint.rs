@@ -342,6 +342,22 @@ fn lint_a_chinese_suite_is_not_flagged_for_lacking_english_verbs() {
 }
 
 #[test]
+fn lint_a_suite_whose_cases_offer_their_own_tools() {
+    let t = Toolgauge::new();
+    t.write(
+        "cases.yaml",
+        "name: c\ncases:\n  - id: one\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object }\n  - id: two\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object }\n      - name: g\n        description: Weather.\n        parameters: { type: object }\n",
+    );
+    let j = json_of(
+        &t.run(&["lint", "cases.yaml", "--format", "json"])
+            .expect_code(OK)
+            .stdout,
+    );
+    assert_eq!(j["tools"], 2);
+    assert_eq!(rows(&j), [row("description-no-purpose", "g", "", 0, 0)]);
+}
+
+#[test]
 fn lint_a_shipped_suite() {
     let t = Toolgauge::new();
     let suite = repo_root().join("suites/weather.yaml");
