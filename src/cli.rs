@@ -39,6 +39,9 @@ pub enum Command {
     /// Classify a text answer as request_for_info, cannot_answer or direct (the
     /// built-in classifier), or measure the classifier on labelled answers.
     Classify(ClassifyArgs),
+    /// Check tool definitions (a suite, an MCP snapshot or tools JSON file, or a live MCP
+    /// server) for smells that cost accuracy or tokens; offline and deterministic.
+    Lint(LintArgs),
     /// Look at an MCP server's tools, and pin them to a snapshot file.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -65,6 +68,55 @@ pub struct McpConformanceArgs {
     /// Every request's timeout, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 20)]
     pub timeout: u64,
+}
+
+/// `toolgauge lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// A suite file (YAML or JSON), an MCP snapshot or JSON file of tools
+    /// (`{"tools": [...]}`, an array, or any JSON holding tool objects), or an MCP server:
+    /// `stdio:CMD ARGS…` (quoted as one argument) or an `http(s)://` URL.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// The output: text (grouped by tool), json, or sarif (SARIF 2.1.0, for code scanning).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LintFormat,
+    /// Exit 1 when a finding at or above this severity is reported.
+    #[arg(long, value_enum, default_value = "error", value_name = "LEVEL")]
+    pub deny: LintLevel,
+    /// Rule codes not to report (added to the suite's `lint.allow`); repeatable.
+    #[arg(long, value_name = "CODE")]
+    pub allow: Vec<String>,
+    /// `description-too-long`: the token budget of one description (default 300, or the
+    /// suite's `lint.max_description_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_description_tokens: Option<u64>,
+    /// `set-total-tokens`: the token budget of all tool definitions together (default
+    /// 10000, or the suite's `lint.max_total_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_total_tokens: Option<u64>,
+}
+
+/// `lint --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    /// Findings grouped by tool, for a terminal.
+    Text,
+    /// The findings as JSON (see docs/lint.md).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// `lint --deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintLevel {
+    /// Fail on errors only.
+    Error,
+    /// Fail on warnings and errors.
+    Warning,
+    /// Fail on any finding.
+    Info,
 }
 
 /// `toolgauge mcp ...`.

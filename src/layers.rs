@@ -7,6 +7,7 @@
 //! compare                       paired comparison
 //! report                        exporters
 //! runner                        plans and runs trials
+//! lint                          static checks of tool definitions
 //! score                         records, metrics, statistics, thresholds
 //! judge                         verdicts
 //! episode                       the loop of rounds
@@ -44,6 +45,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["episode"],
     &["judge"],
     &["score"],
+    // Static checks of tool definitions (reads suites, MCP listings, token counts).
+    &["lint"],
     &["runner"],
     &["report"],
     &["compare"],

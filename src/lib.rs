@@ -6,7 +6,7 @@
 //! replayed cassettes) in one round, or in an [`episode`] of rounds against a tool host
 //! ([`tools`], [`mcp`]); the [`judge`] stage turns what happened into a verdict; [`score`]
 //! computes metrics from the trial records; [`report`] writes the run directory and the
-//! terminal summary; [`compare`] pairs two runs. Benchmarks ([`bfcl`], [`when2call`]) and
+//! terminal summary; [`compare`] pairs two runs; [`lint`] checks tool definitions statically. Benchmarks ([`bfcl`], [`when2call`]) and
 //! the [`scripted`] models (the oracle) are plugins on that core, and [`app`] ties it
 //! together for the command line. [`layers`] says which module may use which, and a test
 //! keeps it so; `docs/architecture.md` follows one trial from suite file to report.
@@ -24,6 +24,7 @@ pub mod exit;
 pub mod functions;
 pub mod judge;
 pub mod layers;
+pub mod lint;
 pub mod mcp;
 pub mod provider;
 pub mod report;

@@ -21,7 +21,7 @@ use crate::suite::placeholder::PLACEHOLDER;
 use crate::suite::tools_from::shell_word;
 
 /// Where a command's tools came from.
-enum Source {
+pub(super) enum Source {
     /// A live server.
     Live(ServerSpec),
     /// A snapshot file.
@@ -30,7 +30,7 @@ enum Source {
 
 /// Read SERVER as a server spec, or (when `files` and it names an existing file) as a
 /// snapshot file.
-fn source(server: &str, files: bool) -> Result<Source, AppError> {
+pub(super) fn source(server: &str, files: bool) -> Result<Source, AppError> {
     let t = server.trim();
     let lower = t.to_ascii_lowercase();
     let looks_like_server = lower.starts_with("stdio:")
@@ -53,7 +53,7 @@ fn source(server: &str, files: bool) -> Result<Source, AppError> {
 
 /// List the tools of a live server, as a command's bad input when it fails (the user named
 /// a server that does not work: exit 2).
-fn list_live(spec: &ServerSpec) -> Result<Listing, AppError> {
+pub(super) fn list_live(spec: &ServerSpec) -> Result<Listing, AppError> {
     list_tools_blocking(spec, ClientOptions::default(), LIST_BOUND).map_err(|e| {
         AppError::bad(
             e.to_string(),

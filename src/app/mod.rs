@@ -36,6 +36,7 @@ mod cassette;
 mod classify;
 mod compare;
 mod judge;
+mod lint;
 mod mcp;
 mod mcp_conformance;
 mod merge;
@@ -127,6 +128,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Import(ImportCommand::Bfcl(args)) => import_bfcl(&args),
         Command::Import(ImportCommand::Mcp(args)) => mcp::import_mcp(&args),
         Command::Import(ImportCommand::When2call(args)) => when2call::import_when2call(&args),
+        Command::Lint(args) => lint::lint(&args),
         Command::Mcp(McpCommand::Tools(args)) => mcp::tools(&args),
         Command::Mcp(McpCommand::Snapshot(args)) => mcp::snapshot(&args),
         Command::McpConformance(args) => mcp_conformance::mcp_conformance(&args),

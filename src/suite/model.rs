@@ -79,6 +79,38 @@ pub struct SuiteFile {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, SuiteVariantSpec>")]
     pub variants: IndexMap<Spanned<String>, SuiteVariantSpec>,
+    /// `toolgauge lint` settings: rules allowed in every tool, and thresholds (see
+    /// docs/lint.md). Runs ignore it.
+    #[serde(default)]
+    pub lint: Option<SuiteLintSpec>,
+}
+
+/// `lint:` of a suite: what `toolgauge lint` allows and its thresholds.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteLintSpec {
+    /// Rule codes not reported for any tool of the suite (docs/lint.md lists them).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub allow: Vec<Spanned<String>>,
+    /// `description-too-long`: the token budget of one description (default 300).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_description_tokens: Option<u64>,
+    /// `set-total-tokens`: the token budget of all tool definitions (default 10000).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_total_tokens: Option<u64>,
+}
+
+/// `lint:` of one tool: rule codes `toolgauge lint` does not report for it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolLintSpec {
+    /// Rule codes not reported for this tool (docs/lint.md lists them).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub allow: Vec<Spanned<String>>,
 }
 
 /// The suite-wide parts of one variant (`variants.NAME`).
@@ -160,6 +192,9 @@ pub struct ToolSpec {
     /// Tool loops: `false` when calling twice with the same arguments acts twice.
     #[serde(default)]
     pub idempotent: Option<bool>,
+    /// `toolgauge lint` settings of this tool (`allow: [CODE, …]`); runs ignore it.
+    #[serde(default)]
+    pub lint: Option<ToolLintSpec>,
     /// The MCP tool this spec was made from (`tools_from`), raw; never read from a file.
     #[serde(skip)]
     #[schemars(skip)]

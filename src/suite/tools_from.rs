@@ -305,6 +305,7 @@ pub(super) fn resolve(
                 },
                 risk: None,
                 idempotent: None,
+                lint: None,
                 mcp: Some(Arc::new(t.clone())),
             }
         })
