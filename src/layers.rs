@@ -4,6 +4,7 @@
 //! app                           the command line
 //! cli                           its flags
 //! bfcl, when2call, scripted     benchmark plugins and the scripted models (the oracle)
+//! lint                          checks tool definitions; evidence from a run
 //! compare                       paired comparison
 //! report                        exporters
 //! runner                        plans and runs trials
@@ -47,6 +48,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["runner"],
     &["report"],
     &["compare"],
+    // Lint: reads suites, runs' trial records and the providers' rules.
+    &["lint"],
     // Benchmarks and the scripted models: on the core, never on each other.
     &["bfcl", "when2call", "scripted"],
     &["cli"],

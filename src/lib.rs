@@ -24,6 +24,7 @@ pub mod exit;
 pub mod functions;
 pub mod judge;
 pub mod layers;
+pub mod lint;
 pub mod mcp;
 pub mod provider;
 pub mod report;

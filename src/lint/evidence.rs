@@ -1,0 +1,1 @@
+//! Evidence from a finished run.
