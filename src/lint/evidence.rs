@@ -229,7 +229,7 @@ fn confusions(trials: &[TrialRecord]) -> Vec<Confusion> {
         })
         .collect();
     // Stable over a sort by count: the map already ordered ties by names.
-    out.sort_by(|a, b| b.count.cmp(&a.count));
+    out.sort_by_key(|c| std::cmp::Reverse(c.count));
     out
 }
 
@@ -506,17 +506,16 @@ mod tests {
             ),
         ];
         let ev = from_trials(&trials);
-        let rows: Vec<(&str, &str, usize, usize, usize, usize, Vec<String>)> = ev
+        // (tool, parameter, [missing, invalid, ungrounded, calls], examples)
+        type Row<'a> = (&'a str, &'a str, [usize; 4], Vec<String>);
+        let rows: Vec<Row> = ev
             .parameters
             .iter()
             .map(|p| {
                 (
                     p.tool.as_str(),
                     p.parameter.as_str(),
-                    p.missing,
-                    p.invalid,
-                    p.ungrounded,
-                    p.calls,
+                    [p.missing, p.invalid, p.ungrounded, p.calls],
                     p.examples.clone(),
                 )
             })
@@ -526,12 +525,12 @@ mod tests {
         assert_eq!(
             rows,
             vec![
-                ("get_weather", "city", 0, 1, 1, 3, ab),
-                ("get_weather", "date", 1, 0, 0, 3, vec!["a".to_string()]),
-                ("get_weather", "extra", 0, 1, 0, 3, b.clone()),
-                ("get_weather", "more", 0, 1, 0, 3, b.clone()),
-                ("get_weather", "place", 0, 0, 1, 3, b.clone()),
-                ("get_weather", "tags", 0, 0, 1, 3, b),
+                ("get_weather", "city", [0, 1, 1, 3], ab),
+                ("get_weather", "date", [1, 0, 0, 3], vec!["a".to_string()]),
+                ("get_weather", "extra", [0, 1, 0, 3], b.clone()),
+                ("get_weather", "more", [0, 1, 0, 3], b.clone()),
+                ("get_weather", "place", [0, 0, 1, 3], b.clone()),
+                ("get_weather", "tags", [0, 0, 1, 3], b),
             ]
         );
     }

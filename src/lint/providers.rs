@@ -512,8 +512,8 @@ impl Walk {
         for key in o.keys() {
             let at = format!("{pointer}/{}", segment(key));
             // The root `$schema` is reported as removed by toolgauge instead.
-            if !(pointer.is_empty() && key == "$schema") && !GEMINI_KEYWORDS.contains(&key.as_str())
-            {
+            let root_schema = pointer.is_empty() && key == "$schema";
+            if !root_schema && !GEMINI_KEYWORDS.contains(&key.as_str()) {
                 out.push(issue(
                     "provider-gemini-unsupported-keyword",
                     at.clone(),
