@@ -19,6 +19,7 @@ mod hostile;
 mod http2;
 mod judge;
 mod large_results;
+mod lint_evidence;
 mod live;
 mod loop_live;
 mod loop_reports;
