@@ -1041,4 +1041,29 @@ mod tests {
         assert_eq!(got, sorted);
         assert_eq!(got[0], ("", "provider-openai-strict-additional-properties"));
     }
+
+    #[test]
+    fn the_shipped_suites_are_accepted_by_every_provider() {
+        // No error (a refused request) in any tool of the suites toolgauge ships; their
+        // warnings and strict-mode notes are allowed.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("suites");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            // A suite whose tools come from an MCP server does not load on its own.
+            let Ok(suite) = crate::suite::load(&path) else {
+                continue;
+            };
+            for tool in &suite.tools {
+                let description = tool.description.as_deref().unwrap_or_default();
+                let errors: Vec<ProviderIssue> = check(&tool.name, description, &tool.parameters)
+                    .into_iter()
+                    .filter(|i| i.severity == "error")
+                    .collect();
+                assert_eq!(errors, vec![], "{} `{}`", path.display(), tool.name);
+                checked += 1;
+            }
+        }
+        assert!(checked > 10, "{checked} tools checked");
+    }
 }
