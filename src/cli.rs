@@ -95,6 +95,14 @@ pub struct LintArgs {
     /// 10000, or the suite's `lint.max_total_tokens`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_total_tokens: Option<u64>,
+    /// A finished run of the suite (`toolgauge run --out DIR`): add what the model did
+    /// there, the tools it confused and the parameters its calls got wrong.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<std::path::PathBuf>,
+    /// Also report what OpenAI's strict mode (Structured Outputs, `strict: true`) would
+    /// refuse: `additionalProperties: false` and every property required, on every object.
+    #[arg(long)]
+    pub openai_strict: bool,
 }
 
 /// `lint --format`.

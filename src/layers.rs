@@ -4,10 +4,10 @@
 //! app                           the command line
 //! cli                           its flags
 //! bfcl, when2call, scripted     benchmark plugins and the scripted models (the oracle)
+//! lint                          checks tool definitions; evidence from a run
 //! compare                       paired comparison
 //! report                        exporters
 //! runner                        plans and runs trials
-//! lint                          static checks of tool definitions
 //! score                         records, metrics, statistics, thresholds
 //! judge                         verdicts
 //! episode                       the loop of rounds
@@ -45,11 +45,12 @@ pub const LAYERS: &[&[&str]] = &[
     &["episode"],
     &["judge"],
     &["score"],
-    // Static checks of tool definitions (reads suites, MCP listings, token counts).
-    &["lint"],
     &["runner"],
     &["report"],
     &["compare"],
+    // Static checks of tool definitions (suites, MCP listings, token counts, the
+    // providers' rules) and the evidence of a finished run's trial records.
+    &["lint"],
     // Benchmarks and the scripted models: on the core, never on each other.
     &["bfcl", "when2call", "scripted"],
     &["cli"],

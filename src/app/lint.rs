@@ -10,7 +10,9 @@ use crate::cli::{LintArgs, LintFormat, LintLevel};
 use crate::exit;
 use crate::lint::output::Report;
 use crate::lint::source::{Allowed, SourceError, Target, from_json, from_listing, from_suite};
-use crate::lint::{LintConfig, Severity, apply_allow, check_all, merge_variants, rules};
+use crate::lint::{
+    LintConfig, Severity, apply_allow, check_all, merge_variants, rules, run_findings,
+};
 
 /// `toolgauge lint TARGET [--format F] [--deny LEVEL] [--allow CODE]…`.
 pub(super) fn lint(args: &LintArgs) -> Result<u8, AppError> {
@@ -50,7 +52,10 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, AppError> {
             ));
         }
     }
-    let mut config = LintConfig::default();
+    let mut config = LintConfig {
+        openai_strict: args.openai_strict,
+        ..LintConfig::default()
+    };
     if let Some(n) = args
         .max_description_tokens
         .or(target.max_description_tokens)
@@ -76,6 +81,16 @@ pub(super) fn lint(args: &LintArgs) -> Result<u8, AppError> {
         })
         .collect();
     let mut findings = merge_variants(per_variant);
+    if let Some(dir) = &args.run {
+        let run = crate::lint::evidence::from_run(dir).map_err(|e| {
+            AppError::bad(
+                format!("--run: {e}"),
+                Some("`--run` takes the directory `toolgauge run --out DIR` wrote for this suite"),
+            )
+        })?;
+        let set = target.sets.first().map_or(&[][..], |(_, t)| t.as_slice());
+        findings.extend(apply_allow(run_findings(&run, set), set, &allow));
+    }
     findings.sort_by_key(|f| (f.at.is_none(), f.at));
     let report = Report {
         target: &args.target,

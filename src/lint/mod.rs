@@ -8,6 +8,7 @@
 //! rationale and source.
 
 pub mod description;
+pub mod evidence;
 pub mod model;
 pub mod output;
 pub mod parameters;
@@ -30,22 +31,29 @@ pub fn check_all(tools: &[LintTool], config: &LintConfig) -> Vec<Finding> {
     for tool in tools {
         out.extend(description::check(tool, config));
         out.extend(parameters::check(tool, &names));
-        out.extend(provider_findings(tool));
+        out.extend(provider_findings(tool, config.openai_strict));
     }
     out.extend(set::check(tools, config));
     out
 }
 
-/// The provider-acceptance issues of `tool` ([`providers::check`]) as findings: the
+/// The prefix of the rules about OpenAI's strict mode (Structured Outputs), reported only
+/// with `--openai-strict`: toolgauge does not send `strict: true`, so for most catalogues
+/// they would be one info line per tool about a mode nobody asked for.
+pub const OPENAI_STRICT_PREFIX: &str = "provider-openai-strict-";
+
+/// The provider-acceptance issues of `tool` ([`providers::check`]) as findings (the
+/// strict-mode ones only when `openai_strict`): the
 /// pointer's parameter path (`/properties/a/items/properties/b` → `a[].b`) and its
 /// location when known.
-pub fn provider_findings(tool: &LintTool) -> Vec<Finding> {
+pub fn provider_findings(tool: &LintTool, openai_strict: bool) -> Vec<Finding> {
     providers::check(
         &tool.name,
         tool.description.as_deref().unwrap_or(""),
         &tool.parameters,
     )
     .into_iter()
+    .filter(|issue| openai_strict || !issue.code.starts_with(OPENAI_STRICT_PREFIX))
     .map(|issue| {
         let path = parameter_path(&issue.pointer);
         let at = match &path {
@@ -195,4 +203,77 @@ mod tests {
             ["param-missing-type"]
         );
     }
+}
+
+/// The evidence of a finished run ([`evidence::from_run`]) as findings on `tools`: one
+/// `run-confused-tools` per tool pair the model confused (on the expected tool) and one
+/// `run-param-trouble` per parameter whose calls went wrong, with counts and example
+/// case ids. A tool of the run that `tools` lacks (the suite changed since) is reported
+/// without a location.
+pub fn run_findings(run: &evidence::RunEvidence, tools: &[LintTool]) -> Vec<Finding> {
+    let locate = |name: &str, parameter: Option<&str>, f: Finding| -> Finding {
+        match tools.iter().find(|t| t.name == name) {
+            Some(t) => {
+                let at = parameter.map_or(t.at, |p| t.parameter_pos(p));
+                f.on(t, at)
+            }
+            None => Finding {
+                tool: Some(name.to_string()),
+                ..f
+            },
+        }
+    };
+    let examples = |ids: &[String]| -> String {
+        if ids.is_empty() {
+            String::new()
+        } else {
+            format!(" (e.g. {})", ids.join(", "))
+        }
+    };
+    let mut out = Vec::new();
+    for c in &run.confusions {
+        let f = Finding::new(
+            "run-confused-tools",
+            format!(
+                "the model called `{}` where `{}` was expected in {} of {} scored trials{}",
+                c.called,
+                c.expected,
+                c.count,
+                c.trials,
+                examples(&c.examples)
+            ),
+            format!(
+                "say in `{}`'s description when to use it rather than `{}` (and in `{}`'s, the reverse)",
+                c.expected, c.called, c.called
+            ),
+        );
+        out.push(locate(&c.expected, None, f));
+    }
+    for p in &run.parameters {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (p.missing, "missing"),
+            (p.invalid, "invalid"),
+            (p.ungrounded, "ungrounded"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{what} in {n}"));
+            }
+        }
+        let f = Finding::new(
+            "run-param-trouble",
+            format!(
+                "`{}` of `{}` was {} of {} calls{}",
+                p.parameter,
+                p.tool,
+                parts.join(", "),
+                p.calls,
+                examples(&p.examples)
+            ),
+            "describe the parameter's format with an example, and where its value comes from (the user, or another tool's result)",
+        )
+        .param(&p.parameter);
+        out.push(locate(&p.tool, Some(&p.parameter), f));
+    }
+    out
 }

@@ -151,6 +151,9 @@ pub struct LintConfig {
     /// `set-confusable`: Jaccard similarity of two descriptions' word sets at or above
     /// which they are confusable.
     pub description_similarity: f64,
+    /// Report what OpenAI's strict mode (Structured Outputs) would refuse
+    /// (`provider-openai-strict-…`, `--openai-strict`).
+    pub openai_strict: bool,
 }
 
 impl Default for LintConfig {
@@ -160,6 +163,7 @@ impl Default for LintConfig {
             max_total_tokens: 10_000,
             name_similarity: 0.85,
             description_similarity: 0.6,
+            openai_strict: false,
         }
     }
 }

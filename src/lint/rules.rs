@@ -9,7 +9,8 @@ use super::model::Severity;
 pub struct Rule {
     /// The stable code: `FAMILY-what`, lowercase, words joined by `-`.
     pub code: &'static str,
-    /// The family (`description`, `param`, `set`, `provider`).
+    /// The family (`description`, `param`, `set`, `run`; provider rules are in
+    /// [`crate::lint::providers::catalogue`]).
     pub family: &'static str,
     /// The default severity.
     pub severity: Severity,
@@ -131,23 +132,45 @@ pub const RULES: &[Rule] = &[
         Warning,
         "The tool definitions together are over the token budget.",
     ),
+    rule(
+        "run-confused-tools",
+        "run",
+        Warning,
+        "In a finished run the model called one tool where the case expected another.",
+    ),
+    rule(
+        "run-param-trouble",
+        "run",
+        Warning,
+        "In a finished run the model's calls often left a parameter missing, invalid or ungrounded.",
+    ),
 ];
 
 /// The rule with `code`, if there is one. Provider-acceptance rules
-/// (`provider-…`, see [`crate::lint::providers`]) are not in [`RULES`]: their codes come
-/// with their findings.
+/// (`provider-…`) are in [`crate::lint::providers::catalogue`], not in [`RULES`].
 pub fn find(code: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.code == code)
 }
 
 /// Whether `code` names a rule (a catalogue rule, or a provider rule's `provider-` code).
 pub fn is_known(code: &str) -> bool {
-    find(code).is_some() || super::providers::CODES.contains(&code)
+    find(code).is_some() || provider_rule(code).is_some()
 }
 
-/// The default severity of `code` (warning for a code not in the catalogue).
+/// The provider-acceptance rule with `code`, if there is one.
+pub fn provider_rule(code: &str) -> Option<&'static super::providers::ProviderRule> {
+    super::providers::catalogue()
+        .iter()
+        .find(|r| r.code == code)
+}
+
+/// The default severity of `code` (warning for a code in neither catalogue).
 pub fn severity_of(code: &str) -> Severity {
-    find(code).map_or(Severity::Warning, |r| r.severity)
+    find(code).map(|r| r.severity).unwrap_or_else(|| {
+        provider_rule(code)
+            .and_then(|r| Severity::parse(r.severity))
+            .unwrap_or(Severity::Warning)
+    })
 }
 
 /// The known code closest to `code` (edit distance at most a third of its length), for
@@ -156,7 +179,7 @@ pub fn closest(code: &str) -> Option<&'static str> {
     RULES
         .iter()
         .map(|r| r.code)
-        .chain(super::providers::CODES.iter().copied())
+        .chain(super::providers::catalogue().iter().map(|r| r.code))
         .map(|c| (super::text::edit_distance(code, c), c))
         .filter(|(d, c)| *d <= c.len().max(3) / 3)
         .min()

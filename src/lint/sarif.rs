@@ -34,8 +34,22 @@ pub fn render(report: &Report) -> String {
                 "properties": {"family": r.family},
             })
         })
+        .chain(super::providers::catalogue().iter().map(|r| {
+            json!({
+                "id": r.code,
+                "name": r.code,
+                "shortDescription": {"text": r.summary},
+                "help": {"text": format!("Source: {}. See docs/lint.md, provider acceptance.", r.source)},
+                "defaultConfiguration": {"level": level(Severity::parse(r.severity).unwrap_or(Severity::Warning))},
+                "properties": {"family": "provider", "provider": r.provider},
+            })
+        }))
         .collect();
-    let mut ids: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+    let mut ids: Vec<&str> = RULES
+        .iter()
+        .map(|r| r.code)
+        .chain(super::providers::catalogue().iter().map(|r| r.code))
+        .collect();
     for f in report.findings {
         if !ids.contains(&f.rule) {
             ids.push(f.rule);

@@ -158,8 +158,8 @@ fn lint_deny_sets_the_exit_code() {
     // tools of one name when it loads; a JSON file of tools is linted as it is.)
     t.write(
         "dup.json",
-        r#"[{"name": "f", "description": "Returns the time.", "inputSchema": {"type": "object"}},
- {"name": "f", "description": "Returns the date.", "inputSchema": {"type": "object"}}]"#,
+        r#"[{"name": "f", "description": "Returns the time.", "inputSchema": {"type": "object", "properties": {}}},
+ {"name": "f", "description": "Returns the date.", "inputSchema": {"type": "object", "properties": {}}}]"#,
     );
     let j = json_of(
         &t.run(&["lint", "dup.json", "--format", "json"])
@@ -316,7 +316,7 @@ fn lint_a_tools_list_file_and_a_plain_array() {
     assert_eq!(j["findings"][0]["severity"], "error");
     t.write(
         "array.json",
-        r#"[{"type": "function", "function": {"name": "f", "description": "Returns the time.", "parameters": {"type": "object"}}}]"#,
+        r#"[{"type": "function", "function": {"name": "f", "description": "Returns the time.", "parameters": {"type": "object", "properties": {}}}}]"#,
     );
     let j = json_of(
         &t.run(&["lint", "array.json", "--format", "json"])
@@ -346,7 +346,7 @@ fn lint_a_suite_whose_cases_offer_their_own_tools() {
     let t = Toolgauge::new();
     t.write(
         "cases.yaml",
-        "name: c\ncases:\n  - id: one\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object }\n  - id: two\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object }\n      - name: g\n        description: Weather.\n        parameters: { type: object }\n",
+        "name: c\ncases:\n  - id: one\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object, properties: {} }\n  - id: two\n    kind: should_not_call\n    prompt: hi\n    tools:\n      - name: f\n        description: Returns the time.\n        parameters: { type: object, properties: {} }\n      - name: g\n        description: Weather.\n        parameters: { type: object, properties: {} }\n",
     );
     let j = json_of(
         &t.run(&["lint", "cases.yaml", "--format", "json"])
@@ -438,4 +438,69 @@ fn lint_a_live_server_over_stdio() {
     let r = &sarif["runs"][0]["results"][0];
     assert!(r["locations"][0].get("physicalLocation").is_none());
     assert!(r["locations"][0]["logicalLocations"][0]["name"].is_string());
+}
+
+/// Provider acceptance: a root object without `properties` is refused by OpenAI (an
+/// error on the tool's line), and what OpenAI's strict mode would refuse is reported only
+/// with `--openai-strict`.
+#[test]
+fn lint_reports_what_a_provider_refuses_and_strict_mode_on_request() {
+    let t = Toolgauge::new();
+    t.write(
+        "p.json",
+        r#"[{"name": "get time", "description": "Returns the current time in a time zone.", "inputSchema": {"type": "object"}}]"#,
+    );
+    let out = t
+        .run(&["lint", "p.json", "--format", "json"])
+        .expect_code(THRESHOLD_FAILED);
+    let j = json_of(&out.stdout);
+    let codes: Vec<&str> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    for code in [
+        "provider-openai-name",
+        "provider-anthropic-name",
+        "provider-gemini-name",
+        "provider-openai-parameters-properties",
+    ] {
+        assert!(codes.contains(&code), "{code} missing: {codes:?}");
+    }
+    assert!(
+        !codes
+            .iter()
+            .any(|c| c.starts_with("provider-openai-strict-")),
+        "strict mode only on request: {codes:?}"
+    );
+    let name = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "provider-openai-name")
+        .unwrap();
+    assert_eq!(name["severity"], "error");
+    assert!(
+        name["message"].as_str().unwrap().contains("`get time`"),
+        "{name}"
+    );
+    let strict = t.run(&["lint", "p.json", "--format", "json", "--openai-strict"]);
+    assert!(
+        strict
+            .stdout
+            .contains("provider-openai-strict-additional-properties"),
+        "{}",
+        strict.stdout
+    );
+    // The SARIF rules list the provider catalogue too, so a result's rule is described.
+    let sarif = t.run(&["lint", "p.json", "--format", "sarif"]);
+    let log: serde_json::Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    for r in log["runs"][0]["results"].as_array().unwrap() {
+        let i = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[i]["id"], r["ruleId"], "{r}");
+    }
 }

@@ -20,6 +20,7 @@ mod http2;
 mod judge;
 mod large_results;
 mod lint;
+mod lint_evidence;
 mod live;
 mod loop_live;
 mod loop_reports;
