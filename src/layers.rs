@@ -4,6 +4,7 @@
 //! app                           the command line
 //! cli                           its flags
 //! bfcl, when2call, scripted     benchmark plugins and the scripted models (the oracle)
+//! improve                       the description lab's search for better wordings
 //! compare                       paired comparison
 //! report                        exporters
 //! runner                        plans and runs trials
@@ -47,6 +48,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["runner"],
     &["report"],
     &["compare"],
+    // The description lab's search: reads suites, runs and comparisons.
+    &["improve"],
     // Benchmarks and the scripted models: on the core, never on each other.
     &["bfcl", "when2call", "scripted"],
     &["cli"],
