@@ -4,6 +4,7 @@
 //! app                           the command line
 //! cli                           its flags
 //! bfcl, when2call, scripted     benchmark plugins and the scripted models (the oracle)
+//! improve                       the description lab's search for better wordings
 //! lint                          checks tool definitions; evidence from a run
 //! compare                       paired comparison
 //! report                        exporters
@@ -51,6 +52,8 @@ pub const LAYERS: &[&[&str]] = &[
     // Static checks of tool definitions (suites, MCP listings, token counts, the
     // providers' rules) and the evidence of a finished run's trial records.
     &["lint"],
+    // The description lab's search: reads suites, runs, comparisons and lint findings.
+    &["improve"],
     // Benchmarks and the scripted models: on the core, never on each other.
     &["bfcl", "when2call", "scripted"],
     &["cli"],

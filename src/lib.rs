@@ -22,6 +22,7 @@ pub mod compare;
 pub mod episode;
 pub mod exit;
 pub mod functions;
+pub mod improve;
 pub mod judge;
 pub mod layers;
 pub mod lint;

@@ -1,0 +1,13 @@
+//! The description lab's search for better tool wordings (`toolgauge improve`, issue 32):
+//! the pieces that decide without calling a model. [`proposal`] reads a proposer's answer
+//! (the contract JSON), [`split`] divides a suite's cases into a training and a held-out
+//! set, [`alpha`] spends the search's significance level across its rounds, and [`decide`]
+//! accepts a candidate only on a significant held-out gain that no guard metric pays for.
+//!
+//! The command that plays rounds against a target and a proposer builds on these; each
+//! piece is deterministic, so a search replays the same from its cassettes.
+
+pub mod alpha;
+pub mod decide;
+pub mod proposal;
+pub mod split;
