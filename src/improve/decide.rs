@@ -5,7 +5,7 @@
 //! - the objective metric moved in its better direction, and its case-level paired test
 //!   (the one `compare` reports: exact McNemar or sign-flip for pass/fail metrics, the
 //!   paired bootstrap by case for rates and means) gives a p-value at or below this
-//!   round's level ([`alpha::level`](super::alpha::level)); and
+//!   round's level ([`alpha::level`]); and
 //! - no guard metric got worse by more than its tolerance: a better wording that makes
 //!   the model call tools it should not, or call them malformed, is not better (Hasan et
 //!   al. found augmented descriptions made 16.7% of cases worse while the median rose).

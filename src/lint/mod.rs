@@ -158,53 +158,6 @@ pub fn merge_variants(per_variant: Vec<(String, Vec<Finding>)>) -> Vec<Finding> 
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn variants_merge_into_one_finding() {
-        let f = |m: &str| Finding::new("description-no-purpose", m.into(), "h");
-        let merged = merge_variants(vec![
-            ("vague".into(), vec![f("a"), f("b")]),
-            ("clear".into(), vec![f("a")]),
-        ]);
-        assert_eq!(merged.len(), 2);
-        assert!(merged[0].variants.is_empty());
-        assert_eq!(merged[1].variants, ["vague"]);
-    }
-
-    #[test]
-    fn pointers_become_parameter_paths() {
-        assert_eq!(parameter_path(""), None);
-        assert_eq!(parameter_path("/properties/city").as_deref(), Some("city"));
-        assert_eq!(
-            parameter_path("/properties/stops/items/properties/city").as_deref(),
-            Some("stops[].city")
-        );
-        assert_eq!(parameter_path("/properties/a~1b").as_deref(), Some("a/b"));
-    }
-
-    #[test]
-    fn allow_lists_drop_findings_suite_wide_and_per_tool() {
-        let t = LintTool {
-            name: "w".into(),
-            allow: vec!["description-no-purpose".into()],
-            ..LintTool::default()
-        };
-        let f = vec![
-            Finding::new("description-no-purpose", "m".into(), "h").on(&t, None),
-            Finding::new("param-missing-type", "m".into(), "h").on(&t, None),
-            Finding::new("set-total-tokens", "m".into(), "h"),
-        ];
-        let kept = apply_allow(f, std::slice::from_ref(&t), &["set-total-tokens".into()]);
-        assert_eq!(
-            kept.iter().map(|f| f.rule).collect::<Vec<_>>(),
-            ["param-missing-type"]
-        );
-    }
-}
-
 /// The evidence of a finished run ([`evidence::from_run`]) as findings on `tools`: one
 /// `run-confused-tools` per tool pair the model confused (on the expected tool) and one
 /// `run-param-trouble` per parameter whose calls went wrong, with counts and example
@@ -276,4 +229,51 @@ pub fn run_findings(run: &evidence::RunEvidence, tools: &[LintTool]) -> Vec<Find
         out.push(locate(&p.tool, Some(&p.parameter), f));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_merge_into_one_finding() {
+        let f = |m: &str| Finding::new("description-no-purpose", m.into(), "h");
+        let merged = merge_variants(vec![
+            ("vague".into(), vec![f("a"), f("b")]),
+            ("clear".into(), vec![f("a")]),
+        ]);
+        assert_eq!(merged.len(), 2);
+        assert!(merged[0].variants.is_empty());
+        assert_eq!(merged[1].variants, ["vague"]);
+    }
+
+    #[test]
+    fn pointers_become_parameter_paths() {
+        assert_eq!(parameter_path(""), None);
+        assert_eq!(parameter_path("/properties/city").as_deref(), Some("city"));
+        assert_eq!(
+            parameter_path("/properties/stops/items/properties/city").as_deref(),
+            Some("stops[].city")
+        );
+        assert_eq!(parameter_path("/properties/a~1b").as_deref(), Some("a/b"));
+    }
+
+    #[test]
+    fn allow_lists_drop_findings_suite_wide_and_per_tool() {
+        let t = LintTool {
+            name: "w".into(),
+            allow: vec!["description-no-purpose".into()],
+            ..LintTool::default()
+        };
+        let f = vec![
+            Finding::new("description-no-purpose", "m".into(), "h").on(&t, None),
+            Finding::new("param-missing-type", "m".into(), "h").on(&t, None),
+            Finding::new("set-total-tokens", "m".into(), "h"),
+        ];
+        let kept = apply_allow(f, std::slice::from_ref(&t), &["set-total-tokens".into()]);
+        assert_eq!(
+            kept.iter().map(|f| f.rule).collect::<Vec<_>>(),
+            ["param-missing-type"]
+        );
+    }
 }

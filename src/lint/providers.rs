@@ -100,7 +100,7 @@ const CATALOGUE: &[ProviderRule] = &[
     ProviderRule {
         code: "provider-gemini-dropped-by-toolgauge",
         provider: "gemini",
-        severity: "warning",
+        severity: "info",
         summary: "toolgauge removes a root `$schema` before sending the schema to Gemini",
         source: TOOLGAUGE_GEMINI_SOURCE,
     },
@@ -135,7 +135,7 @@ const CATALOGUE: &[ProviderRule] = &[
     ProviderRule {
         code: "provider-gemini-unsupported-keyword",
         provider: "gemini",
-        severity: "warning",
+        severity: "info",
         summary: "a JSON Schema keyword outside the subset Gemini supports is ignored",
         source: GEMINI_JSON_SCHEMA_SOURCE,
     },
@@ -892,7 +892,7 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(issues[0].severity, "warning");
+        assert_eq!(issues[0].severity, "info");
         // A property named like a keyword is not a keyword.
         let schema = json!({
             "type": "object",

@@ -190,6 +190,22 @@ pub fn closest(code: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    /// docs/lint.md is the catalogue users read: every code, of both catalogues, is in it.
+    #[test]
+    fn every_code_is_documented_in_the_catalogue() {
+        let doc = include_str!("../../docs/lint.md");
+        let codes = RULES
+            .iter()
+            .map(|r| r.code)
+            .chain(crate::lint::providers::catalogue().iter().map(|r| r.code));
+        for code in codes {
+            assert!(
+                doc.contains(&format!("| `{code}` |")),
+                "`{code}` has no row in docs/lint.md"
+            );
+        }
+    }
+
     #[test]
     fn codes_are_unique_and_well_formed() {
         let mut seen = std::collections::BTreeSet::new();
