@@ -220,6 +220,19 @@ fn run_bounded(t: &Toolgauge, args: &[&str]) -> Output {
     }
 }
 
+/// The calls of a recorded response as `[name, raw arguments]` pairs, in order. Call ids
+/// are left out: the server makes up a fresh one for every response.
+fn calls_of(response: &Value) -> Vec<Value> {
+    response["tool_calls"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| serde_json::json!([c["name"], c["arguments"]]))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// What must agree between two runs of the same requests at temperature 0, per trial
 /// (keyed by case, variant, tool_choice, repeat): the verdict, the reasons and every model
 /// turn's text and calls (name and raw arguments). Call ids are left out: the server makes
@@ -230,14 +243,7 @@ fn outcome(run: &RunDir) -> Vec<(String, Value)> {
         .iter()
         .map(|t| {
             let key = trial_key(t);
-            let calls: Vec<Value> = t["response"]["tool_calls"]
-                .as_array()
-                .map(|cs| {
-                    cs.iter()
-                        .map(|c| serde_json::json!([c["name"], c["arguments"]]))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let calls = calls_of(&t["response"]);
             let facts = serde_json::json!({
                 "verdict": t["verdict"],
                 "reasons": t["reasons"],
@@ -425,14 +431,7 @@ fn loop_outcome(run: &RunDir) -> Vec<(String, Value)> {
                 .map(|rs| {
                     rs.iter()
                         .map(|r| {
-                            let calls: Vec<Value> = r["response"]["tool_calls"]
-                                .as_array()
-                                .map(|cs| {
-                                    cs.iter()
-                                        .map(|c| serde_json::json!([c["name"], c["arguments"]]))
-                                        .collect()
-                                })
-                                .unwrap_or_default();
+                            let calls = calls_of(&r["response"]);
                             let results: Vec<Value> = r["outcomes"]
                                 .as_array()
                                 .map(|os| os.iter().map(|o| o["content"].clone()).collect())
