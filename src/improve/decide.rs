@@ -12,7 +12,7 @@
 //!   A guard the held-out set does not measure (`task_success` without loop cases) does
 //!   not block.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::alpha;
 use crate::compare::{Better, Comparison, MetricDelta};
@@ -22,7 +22,7 @@ use crate::compare::{Better, Comparison, MetricDelta};
 pub const DEFAULT_GUARDS: &[&str] = &["false_call_rate", "invalid_call_rate", "task_success"];
 
 /// A guard's verdict on one comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuardCheck {
     /// The guarded metric.
     pub metric: String,
@@ -38,7 +38,7 @@ pub struct GuardCheck {
 }
 
 /// The decision on one candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// Whether the candidate replaces the current wording.
     pub accepted: bool,

@@ -10,4 +10,5 @@
 pub mod alpha;
 pub mod decide;
 pub mod proposal;
+pub mod report;
 pub mod split;
