@@ -42,6 +42,9 @@ pub enum Command {
     /// Check tool definitions (a suite, an MCP snapshot or tools JSON file, or a live MCP
     /// server) for smells that cost accuracy or tokens; offline and deterministic.
     Lint(LintArgs),
+    /// Search for better tool descriptions with a proposer model: candidates are scored
+    /// on training cases and kept only when a held-out paired test shows them better.
+    Improve(ImproveArgs),
     /// Look at an MCP server's tools, and pin them to a snapshot file.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -68,6 +71,191 @@ pub struct McpConformanceArgs {
     /// Every request's timeout, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 20)]
     pub timeout: u64,
+}
+
+/// `toolgauge improve`.
+#[derive(Debug, Args)]
+pub struct ImproveArgs {
+    /// The suite whose tool descriptions to improve.
+    #[arg(value_name = "SUITE")]
+    pub suite: PathBuf,
+    /// The model whose tool calls are scored (PROVIDER:MODEL; default: the suite's
+    /// first target).
+    #[arg(short, long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+    /// The model that proposes new wordings (PROVIDER:MODEL), or `scripted:FILE` with
+    /// each round's answers written in FILE.
+    #[arg(long, value_name = "PROPOSER")]
+    pub proposer: String,
+    /// Candidate wordings asked for per round.
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub candidates: usize,
+    /// Fraction of each kind's cases held out to decide acceptance (seeded split).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value_t = 0.3,
+        conflicts_with = "holdout_suite"
+    )]
+    pub holdout: f64,
+    /// Held-out cases from this suite file (same tools) instead of a split: every case
+    /// of SUITE trains.
+    #[arg(long, value_name = "FILE")]
+    pub holdout_suite: Option<PathBuf>,
+    /// Significance level of the whole search (round r tests at ALPHA/2^r).
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// The metric to improve (any metric `compare` reports).
+    #[arg(long, value_name = "METRIC", default_value = "accuracy")]
+    pub objective: String,
+    /// Metrics that may not get worse (repeat or separate with commas; default:
+    /// false_call_rate, invalid_call_rate, task_success).
+    #[arg(long = "guard", value_name = "METRIC", value_delimiter = ',')]
+    pub guards: Vec<String>,
+    /// How much worse a guard may get, in its unit (0.02 = 2 points of a rate).
+    #[arg(long, value_name = "AMOUNT", default_value_t = 0.0)]
+    pub tolerance: f64,
+    /// Rounds at most.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u32,
+    /// Stop after this many rounds in a row that kept nothing.
+    #[arg(long, default_value_t = 2)]
+    pub patience: u32,
+    /// Stop once the search (target and proposer) has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Seed of the training/held-out split.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The description variant the search starts from (default: the suite's first).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variant: Option<String>,
+    /// The tool_choice mode trials run under (default: the suite's first).
+    #[arg(long = "tool-choice", value_name = "MODE")]
+    pub tool_choice: Option<String>,
+    /// Repeats per trial, replacing the suite's.
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// A prompt template (minijinja) for the proposer instead of the built-in one
+    /// (docs/improve.md lists its variables).
+    #[arg(long, value_name = "FILE")]
+    pub proposer_prompt: Option<PathBuf>,
+    /// Write a copy of the suite with the final wording as a new variant to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// The new variant's name in the --write copy.
+    #[arg(long, value_name = "NAME", default_value = "improved")]
+    pub write_variant: String,
+    /// The search's directory (default: REPORTS_DIR/SUITE-improve-TIMESTAMP).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Go on with the search in --out DIR: trials and proposer answers it holds are
+    /// reused, not paid again.
+    #[arg(long, requires = "out", conflicts_with = "overwrite")]
+    pub resume: bool,
+    /// With --out: replace a search or run already in DIR.
+    #[arg(long, requires = "out")]
+    pub overwrite: bool,
+    /// Where search directories are created.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports_dir: PathBuf,
+    /// Cassette to replay (and to record into with --record), for the target and the
+    /// proposer alike, replacing the suite's `cassette`.
+    #[arg(long, value_name = "FILE")]
+    pub cassette: Option<PathBuf>,
+    /// Call live models even where a cassette could replay.
+    #[arg(long, conflicts_with = "record")]
+    pub live: bool,
+    /// Call live models and append every exchange to the cassette as it finishes.
+    #[arg(long)]
+    pub record: bool,
+    /// Price table (YAML or JSON) overriding the built-in prices.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Trials in flight at once.
+    #[arg(short = 'j', long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Seconds allowed for one HTTP attempt.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// HTTP attempts per request (retries on 429, 5xx, timeouts and broken connections).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_attempts: u32,
+    /// Sampling temperature for live models, from 0 to 2.
+    #[arg(long, allow_negative_numbers = true)]
+    pub temperature: Option<f64>,
+    /// Output token limit per request for live models, at least 1.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_output_tokens: Option<u32>,
+    /// Client-side limit of requests per minute, per live model.
+    #[arg(long, value_name = "N")]
+    pub rpm: Option<std::num::NonZeroU32>,
+    /// Client-side limit of tokens per minute, per live model.
+    #[arg(long, value_name = "N")]
+    pub tpm: Option<std::num::NonZeroU32>,
+    /// Extra request fields as a JSON object, passed through to every live request.
+    #[arg(long, value_name = "JSON")]
+    pub extra: Option<String>,
+    /// Read API keys from this environment variable instead of the provider's default:
+    /// `VAR` for every live model, or `TARGET=VAR` / `PROVIDER=VAR` for one (repeatable).
+    #[arg(long, value_name = "[TARGET=]VAR")]
+    pub api_key_env: Vec<String>,
+    /// Send this request header to every live model, or with `TARGET=` / `PROVIDER=`
+    /// to some (repeatable).
+    #[arg(long = "header", value_name = "[TARGET=]NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// No progress display; only the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl ImproveArgs {
+    /// The `run` settings the search's models share (target flags, limits, keys).
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            suites: vec![self.suite.clone()],
+            resume: None,
+            targets: self.target.iter().cloned().collect(),
+            variants: self.variant.iter().cloned().collect(),
+            tool_choice: self.tool_choice.iter().cloned().collect(),
+            repeats: self.repeats,
+            cassette: self.cassette.clone(),
+            bfcl_strict: false,
+            bfcl_underscore_names: false,
+            bfcl_style: None,
+            cases: Vec::new(),
+            tags: Vec::new(),
+            shard: None,
+            out: self.out.clone(),
+            overwrite: self.overwrite,
+            reports_dir: self.reports_dir.clone(),
+            format: Vec::new(),
+            prices: self.prices.clone(),
+            concurrency: self.concurrency,
+            live: self.live,
+            record: self.record,
+            timeout: self.timeout,
+            max_attempts: self.max_attempts,
+            max_error_rate: 0.0,
+            temperature: self.temperature,
+            max_output_tokens: self.max_output_tokens,
+            rpm: self.rpm,
+            tpm: self.tpm,
+            max_cost: self.max_cost,
+            max_tokens: None,
+            seed: None,
+            parallel_tool_calls: None,
+            stream: None,
+            extra: self.extra.clone(),
+            api_key_env: self.api_key_env.clone(),
+            headers: self.headers.clone(),
+            quiet: self.quiet,
+            no_color: true,
+            wide: false,
+            allow_destructive: false,
+            judge: None,
+        }
+    }
 }
 
 /// `toolgauge lint`.

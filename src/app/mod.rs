@@ -35,6 +35,7 @@ macro_rules! sayln {
 mod cassette;
 mod classify;
 mod compare;
+mod improve;
 mod judge;
 mod lint;
 mod mcp;
@@ -129,6 +130,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Import(ImportCommand::Mcp(args)) => mcp::import_mcp(&args),
         Command::Import(ImportCommand::When2call(args)) => when2call::import_when2call(&args),
         Command::Lint(args) => lint::lint(&args),
+        Command::Improve(args) => improve::improve(&args),
         Command::Mcp(McpCommand::Tools(args)) => mcp::tools(&args),
         Command::Mcp(McpCommand::Snapshot(args)) => mcp::snapshot(&args),
         Command::McpConformance(args) => mcp_conformance::mcp_conformance(&args),

@@ -8,7 +8,12 @@
 //! piece is deterministic, so a search replays the same from its cassettes.
 
 pub mod alpha;
+pub mod bench;
 pub mod decide;
 pub mod proposal;
+pub mod proposer;
 pub mod report;
+pub mod search;
 pub mod split;
+pub mod wording;
+pub mod write;

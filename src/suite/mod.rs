@@ -54,7 +54,7 @@ use crate::behaviour::Behaviour;
 use crate::chat::{Message, ToolChoice, ToolDefinition};
 
 /// A loaded, checked suite.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Suite {
     /// Suite name (from the file or its stem).
     pub name: String,
@@ -230,7 +230,7 @@ impl Tool {
 }
 
 /// A compiled case.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Case {
     /// Unique id.
     pub id: String,
@@ -307,7 +307,7 @@ impl Case {
 }
 
 /// A different kind and expectation under some modes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ModeOverride {
     /// The modes.
     pub modes: Vec<ToolChoice>,
@@ -347,7 +347,7 @@ impl Case {
 }
 
 /// What a case expects.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Expectation {
     /// `should_call`: these calls.
     Calls(CallsExpectation),
@@ -401,7 +401,7 @@ impl Expectation {
 }
 
 /// Expected calls and how extra calls count.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct CallsExpectation {
     /// The calls, matched as a multiset.
     pub calls: Vec<ExpectedCall>,
@@ -410,7 +410,7 @@ pub struct CallsExpectation {
 }
 
 /// One expected call.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ExpectedCall {
     /// Tool name.
     pub tool: String,
@@ -423,7 +423,7 @@ pub struct ExpectedCall {
 }
 
 /// Checks on a text answer.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TextChecks {
     /// Substrings that must appear (after the suite's normalisation).
     pub contains: Vec<String>,
@@ -443,7 +443,7 @@ impl TextChecks {
 }
 
 /// One acceptable outcome of an ambiguous case.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Outcome {
     /// No call, and the text asks for the missing information (`request_for_info`).
     Clarify(TextChecks),

@@ -117,7 +117,7 @@ impl StopReason {
 }
 
 /// A case's compiled loop expectations (every part given must hold).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LoopExpectation {
     /// The calls of the whole episode.
     pub trajectory: Option<Trajectory>,
@@ -130,7 +130,7 @@ pub struct LoopExpectation {
 }
 
 /// A compiled trajectory.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Trajectory {
     /// The match mode.
     pub mode: MatchMode,
@@ -139,7 +139,7 @@ pub struct Trajectory {
 }
 
 /// One expected call of a trajectory.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Step {
     /// Tool name.
     pub tool: String,
@@ -150,7 +150,7 @@ pub struct Step {
 }
 
 /// How one argument (or a part of one) of a step is checked.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum StepArg {
     /// An ordinary matcher.
     Match(Matcher),
@@ -221,7 +221,7 @@ impl FromRef {
 }
 
 /// Compiled `expect.final`.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FinalChecks {
     /// `contains` and `regex`.
     pub text: TextChecks,

@@ -1,0 +1,219 @@
+//! `improve --write FILE`: a copy of the suite with the search's final wording as a new
+//! variant, so `toolgauge run` and `compare` can check it again beside the original.
+//!
+//! The copy is the suite's document with one entry added per tool: under the tool's
+//! `variants` for tools the suite declares, under `tools_from.variants` for tools an MCP
+//! server or snapshot lists. Every other key is kept as written; comments are not (the
+//! document is read and written again), which the copy's first lines say.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::report::ToolText;
+use super::wording::Wording;
+
+/// Why the copy could not be made.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    /// The suite file does not parse (it loaded before, so it changed meanwhile).
+    #[error("`{path}` cannot be read again: {message}")]
+    Parse {
+        /// The suite.
+        path: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// The variant name is taken.
+    #[error("the suite already has a variant `{0}`")]
+    Taken(String),
+    /// A tool to word is not written in the file (a shared tool list).
+    #[error("tool `{tool}` is not declared in `{path}` itself")]
+    NotHere {
+        /// The tool.
+        tool: String,
+        /// The suite.
+        path: String,
+    },
+}
+
+impl WriteError {
+    /// How to fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            WriteError::Parse { .. } => "run the search again on the suite as it is now",
+            WriteError::Taken(_) => "choose another name with --write-variant",
+            WriteError::NotHere { .. } => {
+                "add the variant by hand where the tool is declared; improve.json holds the final wording"
+            }
+        }
+    }
+}
+
+/// The text of `suite_text` (the suite at `path`) with `name` added: each tool worded as
+/// in `final_wording`. `original` is the wording of `base` the search started from.
+pub fn with_variant(
+    suite_text: &str,
+    path: &Path,
+    name: &str,
+    base: &str,
+    original: &Wording,
+    final_wording: &Wording,
+) -> Result<String, WriteError> {
+    let shown = path.display().to_string();
+    let json = path.extension().is_some_and(|e| e == "json");
+    let mut doc: Value = if json {
+        serde_json::from_str(suite_text).map_err(|e| WriteError::Parse {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?
+    } else {
+        serde_saphyr::from_str_with_options(suite_text, crate::util::yaml::options()).map_err(
+            |e| WriteError::Parse {
+                path: shown.clone(),
+                message: e.to_string(),
+            },
+        )?
+    };
+    let Some(root) = doc.as_object_mut() else {
+        return Err(WriteError::Parse {
+            path: shown,
+            message: "the document is not a mapping".into(),
+        });
+    };
+    if has_variant(root, name) {
+        return Err(WriteError::Taken(name.to_string()));
+    }
+    let mut named_base = has_variant(root, base);
+    if let Some(tf) = root.get_mut("tools_from").and_then(Value::as_object_mut) {
+        let variants = tf
+            .entry("variants")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(variants) = variants {
+            for (tool, text) in final_wording {
+                let worded = variants.contains_key(tool);
+                if worded || original.get(tool) != Some(text) {
+                    let own = variants.entry(tool.clone()).or_insert_with(|| json!({}));
+                    if let Some(own) = own.as_object_mut() {
+                        own.insert(name.to_string(), spec(text, original.get(tool), true));
+                    }
+                }
+            }
+        }
+        // The server's description words every variant a tool does not word itself.
+        named_base = true;
+    } else {
+        let tools = root.get_mut("tools").and_then(Value::as_array_mut);
+        let mut placed: Vec<&str> = Vec::new();
+        if let Some(tools) = tools {
+            for t in tools.iter_mut() {
+                let Some(t) = t.as_object_mut() else { continue };
+                let Some(tname) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
+                    continue;
+                };
+                let Some((key, text)) = final_wording.get_key_value(&tname) else {
+                    continue;
+                };
+                let has_own = t.get("variants").is_some_and(Value::is_object);
+                if !has_own && original.get(&tname) == Some(text) {
+                    // Its `description` words every variant, the new one too.
+                    placed.push(key);
+                    continue;
+                }
+                let full = has_own
+                    && t["variants"]
+                        .get(base)
+                        .is_some_and(|v| v.get("parameter_descriptions").is_some());
+                let entry = spec(text, original.get(&tname), full);
+                let variants = t.entry("variants").or_insert_with(|| json!({}));
+                if let Some(v) = variants.as_object_mut() {
+                    v.insert(name.to_string(), entry);
+                }
+                placed.push(key);
+            }
+        }
+        if let Some(missing) = final_wording
+            .keys()
+            .find(|k| !placed.contains(&k.as_str()) && original.get(*k) != final_wording.get(*k))
+        {
+            return Err(WriteError::NotHere {
+                tool: missing.clone(),
+                path: shown,
+            });
+        }
+    }
+    if !named_base {
+        // The suite had no named variant: its wording is now one of two, so it gets a
+        // name (a tool's `description` words the variants it does not word itself).
+        let top = root.entry("variants").or_insert_with(|| json!({}));
+        if let Some(top) = top.as_object_mut() {
+            top.insert(base.to_string(), json!({}));
+        }
+    }
+    if let Some(list) = root
+        .get_mut("matrix")
+        .and_then(|m| m.get_mut("variants"))
+        .and_then(Value::as_array_mut)
+    {
+        list.push(Value::String(name.to_string()));
+    }
+    let header = format!(
+        "Written by `toolgauge improve` from `{}`: variant `{name}` is the search's final wording (started from `{base}`). The original's comments are not kept.",
+        path.display()
+    );
+    if json {
+        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        text.push('\n');
+        let _ = header;
+        return Ok(text);
+    }
+    let body = serde_saphyr::to_string(&doc).map_err(|e| WriteError::Parse {
+        path: shown,
+        message: e.to_string(),
+    })?;
+    Ok(format!("# {header}\n{body}"))
+}
+
+/// Whether the document names variant `name`: at the top level, in a tool's
+/// `variants`, in `tools_from.variants`, or in `matrix.variants`.
+fn has_variant(root: &Map<String, Value>, name: &str) -> bool {
+    let in_map = |v: Option<&Value>| {
+        v.and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key(name))
+    };
+    if in_map(root.get("variants")) {
+        return true;
+    }
+    let tools = root.get("tools").and_then(Value::as_array);
+    if tools.is_some_and(|ts| ts.iter().any(|t| in_map(t.get("variants")))) {
+        return true;
+    }
+    let tf = root
+        .get("tools_from")
+        .and_then(|t| t.get("variants"))
+        .and_then(Value::as_object);
+    if tf.is_some_and(|m| m.values().any(|v| in_map(Some(v)))) {
+        return true;
+    }
+    root.get("matrix")
+        .and_then(|m| m.get("variants"))
+        .and_then(Value::as_array)
+        .is_some_and(|l| l.iter().any(|v| v.as_str() == Some(name)))
+}
+
+/// A tool's entry: its description alone when no parameter changes, else the
+/// description and the parameter descriptions (all of them when `full`).
+fn spec(text: &ToolText, original: Option<&ToolText>, full: bool) -> Value {
+    let params: Map<String, Value> = text
+        .parameters
+        .iter()
+        .filter(|(p, d)| full || original.and_then(|o| o.parameters.get(*p)) != Some(*d))
+        .map(|(p, d)| (p.clone(), Value::String(d.clone())))
+        .collect();
+    if params.is_empty() {
+        Value::String(text.description.clone())
+    } else {
+        json!({"description": text.description, "parameter_descriptions": params})
+    }
+}
