@@ -4,6 +4,9 @@
 //! set, [`alpha`] spends the search's significance level across its rounds, and [`decide`]
 //! accepts a candidate only on a significant held-out gain that no guard metric pays for.
 //!
+//! [`report`] holds what a search leaves behind; `html` renders it as `improve.html`
+//! and [`text`] as the terminal summary.
+//!
 //! The command that plays rounds against a target and a proposer builds on these; each
 //! piece is deterministic, so a search replays the same from its cassettes.
 
@@ -12,3 +15,4 @@ pub mod decide;
 pub mod proposal;
 pub mod report;
 pub mod split;
+pub mod text;
