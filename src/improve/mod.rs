@@ -4,7 +4,7 @@
 //! set, [`alpha`] spends the search's significance level across its rounds, and [`decide`]
 //! accepts a candidate only on a significant held-out gain that no guard metric pays for.
 //!
-//! [`report`] holds what a search leaves behind; `html` renders it as `improve.html`
+//! [`report`] holds what a search leaves behind; [`html`] renders it as `improve.html`
 //! and [`text`] as the terminal summary.
 //!
 //! The command that plays rounds against a target and a proposer builds on these; each
@@ -12,6 +12,7 @@
 
 pub mod alpha;
 pub mod decide;
+pub mod html;
 pub mod proposal;
 pub mod report;
 pub mod split;
