@@ -41,7 +41,8 @@ pub enum Toss {
     Oracle,
     /// Fail by answering in text without a call.
     NoCall,
-    /// Fail by calling a tool other than the expected one.
+    /// Fail by calling a tool other than the expected one (the first offered, with
+    /// arguments that fit its schema).
     OtherTool,
 }
 

@@ -223,8 +223,9 @@ pub fn answer(suite: &Suite, case: Option<&Case>, variant: &str, request: &Reque
 
 /// Arguments that validate against `tool`'s schema, built as the oracle builds a call's
 /// open arguments (from the conversation where it can), so a wrong pick is scored as a
-/// wrong tool rather than as malformed arguments.
-fn fitting_arguments(tool: &ToolDefinition, request: &Request, case: Option<&Case>) -> String {
+/// wrong tool rather than as malformed arguments (`scripted:coin`'s wrong-tool failure
+/// uses them too).
+pub fn fitting_arguments(tool: &ToolDefinition, request: &Request, case: Option<&Case>) -> String {
     let ground = Grounding::new(&request.messages);
     let seed = seed_of(&[case.map_or(tool.name.as_str(), |c| c.id.as_str())]);
     let mut values = Values::new(&tool.parameters, &ground, seed);

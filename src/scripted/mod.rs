@@ -136,6 +136,10 @@ enum Behaviour {
     Lexical,
     /// A coin of this seed.
     Coin(u64),
+    /// The coin's wrong-tool failure (no name of its own): like `WrongTool`, but with
+    /// arguments that fit the tool's schema, so the failure is the choice of tool alone
+    /// and the invalid-call figures stay clean.
+    OtherTool,
 }
 
 impl Behaviour {
@@ -418,6 +422,20 @@ impl ScriptedProvider {
                     .unwrap_or_else(|| "some_other_tool".into());
                 calls(vec![(wrong, "{}".into())])
             }
+            Behaviour::OtherTool => {
+                let other = request
+                    .tools
+                    .iter()
+                    .find(|t| Some(&t.name) != expected_tool.as_ref());
+                match other {
+                    Some(t) => calls(vec![(
+                        t.name.clone(),
+                        self::lexical::fitting_arguments(t, request, case),
+                    )]),
+                    // One tool, and it is the expected one: a name no tool has.
+                    None => calls(vec![("some_other_tool".into(), "{}".into())]),
+                }
+            }
             Behaviour::UnknownTool => calls(vec![("nonexistent_tool".into(), "{}".into())]),
             Behaviour::BadJson => calls(vec![(
                 expected_tool.unwrap_or_default(),
@@ -471,7 +489,7 @@ fn coin_behaviour(
         coin::Toss::Oracle => Behaviour::Oracle,
         _ if key.tool_choice == crate::provider::ToolChoice::None => Behaviour::NoCall,
         coin::Toss::NoCall if expects_calls => Behaviour::NoCall,
-        _ => Behaviour::WrongTool,
+        _ => Behaviour::OtherTool,
     }
 }
 
