@@ -471,10 +471,10 @@ impl ScriptedProvider {
     }
 }
 
-/// The behaviour the coin of `seed` plays in trial `key`: the oracle, or a failure. A
-/// failure is always one: where the trial expects no call, answering without one would
-/// pass, so it calls instead; under `none`, where no API returns a call, it answers in
-/// text.
+/// The behaviour the coin of `seed` plays in trial `key`: the oracle, or a failure.
+/// Where the trial expects no call, answering without one would pass, so the failure
+/// calls instead; under `none`, where no API returns a call, it answers in text (which
+/// may then pass: the mode leaves nothing else to do).
 fn coin_behaviour(
     seed: u64,
     case: Option<&crate::suite::Case>,
