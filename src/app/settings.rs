@@ -318,7 +318,7 @@ pub(crate) fn providers_for(
                 AppError::bad(
                     e.to_string(),
                     Some(&format!(
-                        "scripted models are: {}, {}, or a script file (.yaml)",
+                        "scripted models are: {}, {}, or a script file (.yaml); `coin-N` is the coin seeded with N",
                         crate::scripted::BEHAVIOURS
                             .iter()
                             .map(|(n, _)| *n)

@@ -3,7 +3,9 @@
 //! [`oracle`]), the other behaviours produce one kind of failure each, and
 //! `scripted:PATH.yaml` answers from a script; `scripted:judge` stands in for a judge
 //! model ([`judge`]) and `scripted:crowded` simulates a model that confuses similar tools
-//! ([`crowded`]).
+//! ([`crowded`]). Two simulate the targets of a wording search: `scripted:lexical` picks
+//! tools by the words they share with the request ([`lexical`]), and `scripted:coin`
+//! passes each trial by a coin toss whatever the wording says ([`coin`]).
 //!
 //! They are providers, but built on the layers below the runner (the suite's
 //! expectations, the episode runner, the judge and the scorer), so they live here,
@@ -14,7 +16,8 @@
 //! ([`oracle::episode`]); `loop_forever`, `ignore_error`, `claim_success` and
 //! `skip_confirmation` play it with one fault each; the single-turn failure behaviours
 //! answer the first round as they always do and every round after a tool result in
-//! plain text (so their episodes end, judged by what they did). A script entry may be
+//! plain text (so their episodes end, judged by what they did); `lexical` plays loops as
+//! they do, and `coin` plays a whole episode as the oracle or as its failure. A script entry may be
 //! limited to one round with `round:`.
 //!
 //! The same scripts generate hand-written cassettes (`toolgauge cassette write`).
@@ -26,8 +29,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub mod coin;
 pub mod crowded;
 pub mod judge;
+pub mod lexical;
 pub mod oracle;
 
 use self::oracle::episode::{Conduct, answer_round};
@@ -100,6 +105,14 @@ pub const BEHAVIOURS: &[(&str, &str)] = &[
         "crowded",
         "answers as the oracle, but picks a lexically similar wrong tool with a seeded chance that grows with the number of tools offered (a simulation for tool-count charts; see docs/distractors.md)",
     ),
+    (
+        "lexical",
+        "calls the offered tool whose name, description and parameter descriptions share the most words with the last user message (the oracle's arguments where it expects that tool), answers in text when none shares a word: a better wording changes its answers (a simulation for `improve`)",
+    ),
+    (
+        "coin",
+        "ignores meaning: per trial a fair coin, seeded by the case, the repeat and the tool definitions, gives the oracle's answer or a failure (no call, or another tool); `coin-N` seeds it with N. For testing a wording search's false-acceptance rate",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +133,13 @@ enum Behaviour {
     ClaimSuccess,
     SkipConfirmation,
     Crowded,
+    Lexical,
+    /// A coin of this seed.
+    Coin(u64),
+    /// The coin's wrong-tool failure (no name of its own): like `WrongTool`, but with
+    /// arguments that fit the tool's schema, so the failure is the choice of tool alone
+    /// and the invalid-call figures stay clean.
+    OtherTool,
 }
 
 impl Behaviour {
@@ -252,6 +272,10 @@ impl ScriptedProvider {
             "claim_success" => Behaviour::ClaimSuccess,
             "skip_confirmation" => Behaviour::SkipConfirmation,
             "crowded" => Behaviour::Crowded,
+            "lexical" => Behaviour::Lexical,
+            coin if coin::seed_of(coin).is_some() => {
+                Behaviour::Coin(coin::seed_of(coin).unwrap_or_default())
+            }
             path if path.ends_with(".yaml")
                 || path.ends_with(".yml")
                 || path.ends_with(".json") =>
@@ -277,6 +301,11 @@ impl ScriptedProvider {
         key: &TrialKey,
     ) -> Result<Response, ProviderError> {
         let case = self.suite.cases.iter().find(|c| c.id == key.case_id);
+        // The coin decides first, once per trial, what the rest of the trial plays.
+        let b = match b {
+            Behaviour::Coin(seed) => coin_behaviour(seed, case, request, key),
+            b => b,
+        };
         if let Some(c) = case.filter(|c| c.episode.is_some()) {
             if let Some(conduct) = b.conduct() {
                 return Ok(
@@ -373,6 +402,9 @@ impl ScriptedProvider {
                 }
                 None => text("OK."),
             },
+            Behaviour::Lexical => self::lexical::answer(&self.suite, case, &key.variant, request),
+            // Replaced by the behaviour its toss chose, above.
+            Behaviour::Coin(_) => text("OK."),
             Behaviour::Duplicate => match expected_calls {
                 Some(e) => {
                     let mut c = oracle_calls(e);
@@ -389,6 +421,20 @@ impl ScriptedProvider {
                     .find(|n| Some(n) != expected_tool.as_ref())
                     .unwrap_or_else(|| "some_other_tool".into());
                 calls(vec![(wrong, "{}".into())])
+            }
+            Behaviour::OtherTool => {
+                let other = request
+                    .tools
+                    .iter()
+                    .find(|t| Some(&t.name) != expected_tool.as_ref());
+                match other {
+                    Some(t) => calls(vec![(
+                        t.name.clone(),
+                        self::lexical::fitting_arguments(t, request, case),
+                    )]),
+                    // One tool, and it is the expected one: a name no tool has.
+                    None => calls(vec![("some_other_tool".into(), "{}".into())]),
+                }
             }
             Behaviour::UnknownTool => calls(vec![("nonexistent_tool".into(), "{}".into())]),
             Behaviour::BadJson => calls(vec![(
@@ -422,6 +468,28 @@ impl ScriptedProvider {
                 self.suite.messages_in(c, &key.variant).len()
             });
         round_of(&request.messages, context)
+    }
+}
+
+/// The behaviour the coin of `seed` plays in trial `key`: the oracle, or a failure.
+/// Where the trial expects no call, answering without one would pass, so the failure
+/// calls instead; under `none`, where no API returns a call, it answers in text (which
+/// may then pass: the mode leaves nothing else to do).
+fn coin_behaviour(
+    seed: u64,
+    case: Option<&crate::suite::Case>,
+    request: &Request,
+    key: &TrialKey,
+) -> Behaviour {
+    let expects_calls = case
+        .map(|c| c.effective(&key.tool_choice).1)
+        .and_then(first_calls)
+        .is_some();
+    match coin::toss(seed, request, key) {
+        coin::Toss::Oracle => Behaviour::Oracle,
+        _ if key.tool_choice == crate::provider::ToolChoice::None => Behaviour::NoCall,
+        coin::Toss::NoCall if expects_calls => Behaviour::NoCall,
+        _ => Behaviour::OtherTool,
     }
 }
 

@@ -42,6 +42,7 @@ mod resume;
 mod run;
 mod sampling;
 mod schema;
+mod scripted;
 mod select;
 mod shard;
 mod smollm2;
