@@ -109,6 +109,17 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
         None => PromptTemplate::builtin(),
     };
     let sets = case_sets(&suite, args)?;
+    // Read before the directory is made: a bad script is bad input, and leaves nothing.
+    let mut scripted = scripted_proposer
+        .map(|path| {
+            ScriptedProposer::open(Path::new(path)).map_err(|e| {
+                AppError::bad(
+                    e.to_string(),
+                    Some("write `rounds:` with each round's answer: the contract object `{candidates: [...]}` or the answer's text"),
+                )
+            })
+        })
+        .transpose()?;
 
     // The directory, its journal and what a resumed search left.
     let dir = search_dir(args, &suite.name)?;
@@ -125,18 +136,9 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
             .build()
             .map_err(|e| AppError::Incomplete(format!("failed to start the async runtime: {e}")))?,
     );
-    let mut scripted;
     let mut model;
-    let inner: &mut dyn Propose = match (scripted_proposer, &proposer_target) {
-        (Some(path), _) => {
-            scripted = ScriptedProposer::open(Path::new(path)).map_err(|e| {
-                AppError::bad(
-                    e.to_string(),
-                    Some("write `rounds:` with each round's answer: the contract object `{candidates: [...]}` or the answer's text"),
-                )
-            })?;
-            &mut scripted
-        }
+    let inner: &mut dyn Propose = match (scripted.as_mut(), &proposer_target) {
+        (Some(s), _) => s,
         (None, Some(t)) => {
             model = ModelProposer {
                 spec: t.spec.clone(),
@@ -147,7 +149,15 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
             };
             &mut model
         }
-        (None, None) => unreachable!("a proposer is scripted or parsed as a target"),
+        (None, None) => {
+            return Err(AppError::bad(
+                format!(
+                    "--proposer `{}` is neither a model nor a script",
+                    args.proposer
+                ),
+                Some("write PROVIDER:MODEL, or scripted:FILE.yaml"),
+            ));
+        }
     };
     let mut proposer = Logged::open(inner, &dir.join("proposer.jsonl")).map_err(|e| {
         AppError::Incomplete(format!(
@@ -433,25 +443,8 @@ fn search_dir(args: &ImproveArgs, suite: &str) -> Result<PathBuf, AppError> {
             Ok(d.clone())
         }
         Some(d) => {
-            let claimed = rundir::claim_out(d, args.overwrite)?;
-            claimed.clear()?;
-            for f in IMPROVE_FILES {
-                let p = d.join(f);
-                if p.is_file() {
-                    if !args.overwrite {
-                        return Err(AppError::bad(
-                            format!("`{}` already holds a search", d.display()),
-                            Some(
-                                "go on with it with --resume, replace it with --overwrite, or choose another --out",
-                            ),
-                        ));
-                    }
-                    std::fs::remove_file(&p).map_err(|e| {
-                        AppError::Incomplete(format!("failed to delete `{}`: {e}", p.display()))
-                    })?;
-                }
-            }
-            Ok(claimed.path)
+            claim_out(d, args.overwrite)?;
+            Ok(d.clone())
         }
         None => {
             let safe = crate::util::file_name::safe_name(suite);
@@ -461,6 +454,62 @@ fn search_dir(args: &ImproveArgs, suite: &str) -> Result<PathBuf, AppError> {
             Ok(rundir::claim_fresh(&args.reports_dir, &format!("{safe}-improve-{stamp}"))?.path)
         }
     }
+}
+
+/// Claim `--out DIR` for a new search: created if missing; a search already in it is
+/// replaced only with `--overwrite`, and a directory holding other files is refused.
+fn claim_out(dir: &Path, overwrite: bool) -> Result<(), AppError> {
+    let io = |e: std::io::Error| {
+        AppError::bad(
+            format!(
+                "failed to use `{}` as the search's directory: {e}",
+                dir.display()
+            ),
+            Some("check that it is a writable directory, or choose another --out"),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut ours = Vec::new();
+    let mut other = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let name = entry
+            .map_err(io)?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if IMPROVE_FILES.contains(&name.as_str()) {
+            ours.push(name);
+        } else {
+            other.push(name);
+        }
+    }
+    if ours.is_empty() && other.is_empty() {
+        return Ok(());
+    }
+    if !other.is_empty() {
+        other.sort();
+        return Err(AppError::bad(
+            format!(
+                "--out `{}` holds files no search wrote ({})",
+                dir.display(),
+                other.join(", ")
+            ),
+            Some("choose an empty or new directory for --out"),
+        ));
+    }
+    if !overwrite {
+        return Err(AppError::bad(
+            format!("`{}` already holds a search", dir.display()),
+            Some(
+                "go on with it with --resume, replace it with --overwrite, or choose another --out",
+            ),
+        ));
+    }
+    for name in ours {
+        let p = dir.join(&name);
+        std::fs::remove_file(&p).map_err(io)?;
+    }
+    Ok(())
 }
 
 /// The journal to append to, and the trials it holds (a resumed search's; errored ones
