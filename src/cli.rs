@@ -44,7 +44,7 @@ pub enum Command {
     Lint(LintArgs),
     /// Search for better tool descriptions with a proposer model: candidates are scored
     /// on training cases and kept only when a held-out paired test shows them better.
-    Improve(ImproveArgs),
+    Improve(Box<ImproveArgs>),
     /// Look at an MCP server's tools, and pin them to a snapshot file.
     #[command(subcommand)]
     Mcp(McpCommand),

@@ -242,11 +242,9 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
         print!("{}", crate::improve::text::summary(&report));
     }
     println!(
-        "improve: {} round(s), {} accepted; {} and {} in {}",
+        "improve: {} round(s), {} accepted; improve.json and improve.html in {}",
         report.rounds.len(),
         report.accepted.len(),
-        "improve.json",
-        "improve.html",
         dir.display()
     );
     if let Some(out) = &args.write {

@@ -217,3 +217,167 @@ fn spec(text: &ToolText, original: Option<&ToolText>, full: bool) -> Value {
         json!({"description": text.description, "parameter_descriptions": params})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::improve::wording::of_suite;
+    use crate::suite::load_str;
+
+    const PLAIN: &str = r#"# a comment
+name: plain
+tools:
+  - name: get_weather
+    description: Weather.
+    parameters:
+      type: object
+      properties:
+        city: {type: string, description: The city.}
+        unit: {type: string, enum: ["yes", "no", "on"], description: "1.5"}
+      required: [city]
+  - name: get_time
+    description: Time.
+    parameters: {type: object}
+cases:
+  - id: c1
+    kind: should_call
+    prompt: "no"
+    expect:
+      calls:
+        - tool: get_weather
+          args: {city: "null", unit: "yes"}
+"#;
+
+    fn improved(w: &Wording) -> Wording {
+        let mut w = w.clone();
+        let g = w.get_mut("get_weather").unwrap();
+        g.description = "Weather forecast: rain, wind; for a city.".into();
+        g.parameters.insert("unit".into(), "true".into());
+        w
+    }
+
+    #[test]
+    fn a_suite_without_variants_gets_both_named_and_loads_alike() {
+        let path = Path::new("plain.yaml");
+        let suite = load_str(PLAIN, path).unwrap();
+        let original = of_suite(&suite, "default");
+        let fin = improved(&original);
+        let text = with_variant(PLAIN, path, "improved", "default", &original, &fin).unwrap();
+        assert!(text.starts_with("# Written by `toolgauge improve` from `plain.yaml`"));
+        let copy = load_str(&text, path).unwrap();
+        assert_eq!(copy.variants, ["improved", "default"]);
+        assert_eq!(of_suite(&copy, "improved"), fin);
+        assert_eq!(of_suite(&copy, "default"), original);
+        // Strings that YAML 1.1 reads as other things stay strings.
+        assert_eq!(
+            copy.cases[0].messages.last(),
+            Some(&crate::chat::Message::User {
+                content: "no".into()
+            })
+        );
+        let schema = &copy.tools[0].parameters;
+        assert_eq!(
+            schema["properties"]["unit"]["enum"],
+            json!(["yes", "no", "on"])
+        );
+        assert_eq!(schema["properties"]["unit"]["description"], "1.5");
+        // The untouched tool got no entry.
+        assert!(copy.tools[1].variants.is_empty());
+        // The name is taken now.
+        let again = with_variant(&text, path, "improved", "default", &original, &fin);
+        assert!(matches!(again, Err(WriteError::Taken(n)) if n == "improved"));
+    }
+
+    #[test]
+    fn a_suite_with_variants_words_the_new_one_for_every_tool_that_words_its_own() {
+        let text = r#"
+name: v
+matrix: {variants: [vague, clear]}
+tools:
+  - name: get_weather
+    variants:
+      vague: Weather.
+      clear: {description: Live weather for one city., parameter_descriptions: {city: City name.}}
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+  - name: get_time
+    variants:
+      vague: Time.
+      clear: Local time in one IANA timezone.
+    parameters: {type: object}
+cases:
+  - id: c1
+    kind: should_not_call
+    prompt: hi
+"#;
+        let path = Path::new("v.yaml");
+        let suite = load_str(text, path).unwrap();
+        let original = of_suite(&suite, "clear");
+        let mut fin = original.clone();
+        fin.get_mut("get_weather").unwrap().description = "Forecast for one city.".into();
+        let out = with_variant(text, path, "improved", "clear", &original, &fin).unwrap();
+        let copy = load_str(&out, path).unwrap();
+        assert_eq!(copy.variants, ["vague", "clear", "improved"]);
+        assert_eq!(of_suite(&copy, "improved"), fin);
+        assert_eq!(
+            copy.tools[1].description("improved"),
+            Some("Local time in one IANA timezone.")
+        );
+        assert_eq!(of_suite(&copy, "vague"), of_suite(&suite, "vague"));
+    }
+
+    #[test]
+    fn an_mcp_suite_gets_its_wording_under_tools_from_variants() {
+        let text = "name: m\ntools_from: {snapshot: tools.json}\ncases: []\n";
+        let mut original = Wording::new();
+        original.insert(
+            "read_file".into(),
+            ToolText {
+                description: "Read a file.".into(),
+                parameters: Default::default(),
+            },
+        );
+        original.insert("list_dir".into(), ToolText::default());
+        let mut fin = original.clone();
+        fin.get_mut("read_file").unwrap().description = "Read a UTF-8 text file.".into();
+        let out = with_variant(
+            text,
+            Path::new("m.yaml"),
+            "improved",
+            "default",
+            &original,
+            &fin,
+        )
+        .unwrap();
+        let doc: Value = serde_saphyr::from_str(out.split_once('\n').unwrap().1).unwrap();
+        assert_eq!(
+            doc["tools_from"]["variants"],
+            json!({"read_file": {"improved": "Read a UTF-8 text file."}})
+        );
+        assert!(
+            doc.get("variants").is_none(),
+            "the server's wording needs no name"
+        );
+    }
+
+    #[test]
+    fn a_tool_declared_elsewhere_is_named() {
+        let text = "name: s\ntools: []\ncases: []\n";
+        let mut original = Wording::new();
+        original.insert("shared".into(), ToolText::default());
+        let mut fin = original.clone();
+        fin.get_mut("shared").unwrap().description = "Now worded.".into();
+        let e = with_variant(
+            text,
+            Path::new("s.yaml"),
+            "improved",
+            "default",
+            &original,
+            &fin,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `shared` is not declared in `s.yaml` itself"
+        );
+    }
+}

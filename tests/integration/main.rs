@@ -17,6 +17,7 @@ mod compare;
 mod distractors;
 mod hostile;
 mod http2;
+mod improve;
 mod judge;
 mod large_results;
 mod lint;

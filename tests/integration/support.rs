@@ -135,7 +135,7 @@ impl Toolgauge {
         self.command_in(self.path(), args)
     }
 
-    fn command_in(&self, cwd: &Path, args: &[&str]) -> Command {
+    pub fn command_in(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgauge"));
         cmd.args(args)
             .current_dir(cwd)
@@ -225,7 +225,7 @@ impl Output {
 
 /// Run `cmd`, reading both pipes on threads so neither can fill and block; kill it if it
 /// outlives [`COMMAND_LIMIT`].
-fn execute(cmd: Command, args: &[&str]) -> Output {
+pub fn execute(cmd: Command, args: &[&str]) -> Output {
     Running::start(cmd, args).finish()
 }
 
