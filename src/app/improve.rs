@@ -53,7 +53,7 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
     let mut target = r.targets[0].clone();
     let base_variant = r.variants[0].clone();
     let mode: ToolChoice = r.modes[0].clone();
-    let live = live_settings(&run_args, &suite.sampling)?;
+    let mut live = live_settings(&run_args, &suite.sampling)?;
     let cassette = args.cassette.clone().or_else(|| suite.cassette.clone());
     let source = source_for(args.live, args.record, cassette.as_deref());
     let scripted_proposer = args
@@ -74,11 +74,26 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
             t.params = live.params();
         }
     }
+    // The proposer answers in its API's JSON mode where it has one; that is part of its
+    // requests, so of their cassette keys.
+    if let Some(p) = proposer_target.as_mut()
+        && p.provider != "scripted"
+    {
+        live.json_answers.push(p.spec.clone());
+        let mut params = p.params.take().unwrap_or_else(|| serde_json::json!({}));
+        params["json_answers"] = serde_json::Value::Bool(true);
+        p.params = Some(params);
+        // One model as both: one provider, built once, with one set of parameters (JSON
+        // mode only ever applies to requests without tools, so never to a trial's).
+        if p.spec == target.spec {
+            target.params = p.params.clone();
+        }
+    }
     // One call builds every provider: the target and the proposer share the cassette
     // (and its recorder, with --record).
     let suite_arc = Arc::new(suite.clone());
     let mut wanted = vec![target.clone()];
-    wanted.extend(proposer_target.clone());
+    wanted.extend(proposer_target.clone().filter(|p| p.spec != target.spec));
     let providers = providers_for(
         &suite_arc,
         &wanted,

@@ -260,6 +260,7 @@ pub(crate) fn live_settings(
         seed: args.seed.or(sampling.seed),
         parallel_tool_calls: args.parallel_tool_calls.or(sampling.parallel_tool_calls),
         extra,
+        json_answers: Vec::new(),
         api_key_env: args.api_key_env.clone(),
         headers: args
             .headers

@@ -37,6 +37,10 @@ pub struct ProviderConfig {
     /// Ask for a streamed answer (server-sent events) and assemble it
     /// ([`super::stream`]).
     pub stream: bool,
+    /// Ask for a JSON answer where the API has a JSON mode (OpenAI-compatible
+    /// `response_format: json_object`, Gemini `responseMimeType: application/json`),
+    /// in requests that offer no tools: the description lab's proposer.
+    pub json_answers: bool,
 }
 
 impl ProviderConfig {
@@ -55,6 +59,7 @@ impl ProviderConfig {
             parallel_tool_calls: None,
             extra: Map::new(),
             stream: false,
+            json_answers: false,
         }
     }
 

@@ -336,6 +336,9 @@ impl GeminiProvider {
             })?;
             generation.insert("seed".into(), json!(seed));
         }
+        if self.config.json_answers && request.tools.is_empty() {
+            generation.insert("responseMimeType".into(), json!("application/json"));
+        }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
@@ -1043,6 +1046,23 @@ mod tests {
         assert_eq!(
             decls[1],
             json!({"name": "ping", "description": "No arguments."})
+        );
+    }
+
+    #[test]
+    fn json_answers_set_the_response_mime_type_without_tools() {
+        let mut c = config("http://x");
+        c.json_answers = true;
+        c.temperature = Some(0.5);
+        let p = offline(c);
+        let with_tools = p.build_body(&ask(ToolChoice::Auto)).unwrap();
+        assert_eq!(with_tools["generationConfig"], json!({"temperature": 0.5}));
+        let mut r = ask(ToolChoice::Auto);
+        r.tools = std::sync::Arc::new(vec![]);
+        let body = p.build_body(&r).unwrap();
+        assert_eq!(
+            body["generationConfig"],
+            json!({"temperature": 0.5, "responseMimeType": "application/json"})
         );
     }
 

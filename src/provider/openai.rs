@@ -225,6 +225,9 @@ impl OpenAiProvider {
         }
         // A streamed answer (see `openai_stream`); usage comes in a last chunk only when
         // asked for. `extra` may still override both.
+        if self.config.json_answers && request.tools.is_empty() {
+            body.insert("response_format".into(), json!({"type": "json_object"}));
+        }
         if self.config.stream {
             body.insert("stream".into(), Value::Bool(true));
             body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -861,6 +864,21 @@ mod tests {
             assert!(!obj.contains_key(absent), "{absent} in {body}");
         }
         assert_eq!(body["model"], "gpt-4o-mini");
+    }
+
+    #[test]
+    fn json_answers_ask_for_json_only_in_requests_without_tools() {
+        let mut c = config("http://x/v1");
+        c.json_answers = true;
+        let p = offline(c);
+        let with_tools = p.build_body(&request(ToolChoice::Auto)).unwrap();
+        assert!(with_tools.get("response_format").is_none(), "{with_tools}");
+        let mut r = request(ToolChoice::Auto);
+        r.tools = Arc::new(vec![]);
+        let body = p.build_body(&r).unwrap();
+        assert_eq!(body["response_format"], json!({"type": "json_object"}));
+        let plain = offline(config("http://x/v1")).build_body(&r).unwrap();
+        assert!(plain.get("response_format").is_none(), "{plain}");
     }
 
     #[test]

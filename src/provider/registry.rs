@@ -43,6 +43,9 @@ pub struct LiveSettings {
     pub api_key_env: Vec<String>,
     /// Custom request headers (`--header`), parsed; see [`super::headers`].
     pub headers: Vec<HeaderEntry>,
+    /// The targets (by spec) asked for JSON answers in their JSON mode, where the API
+    /// has one (see [`super::config::ProviderConfig::json_answers`]).
+    pub json_answers: Vec<String>,
 }
 
 impl LiveSettings {
@@ -159,6 +162,7 @@ pub fn live_provider(
     config.parallel_tool_calls = settings.parallel_tool_calls;
     config.extra = settings.extra.clone();
     config.stream = target.stream;
+    config.json_answers = settings.json_answers.contains(&target.spec);
     let http = Http::for_url(settings.http.clone(), url)
         .map_err(|e| RegistryError::Http(e.to_string()))?;
     Ok(match target.provider.as_str() {
