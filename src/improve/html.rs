@@ -88,6 +88,7 @@ struct RoundRow {
     accepted: bool,
     candidates: Vec<CandidateRow>,
     decision: Option<DecisionRow>,
+    untested: Option<String>,
     /// Guards that blocked the best candidate, with how much worse they got.
     blocked: Vec<String>,
     attempts: u32,
@@ -293,6 +294,7 @@ fn round_row(r: &RoundReport, scale: Scale) -> RoundRow {
         accepted: r.accepted,
         candidates,
         decision,
+        untested: r.untested.clone(),
         blocked,
         attempts: r.proposer.attempts,
         errors: r.proposer.errors.clone(),

@@ -94,6 +94,10 @@ pub struct RoundReport {
     /// The held-out decision on the best candidate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// Why the best candidate was not tested on the held-out cases (it did not beat
+    /// the current wording on the training cases), when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untested: Option<String>,
     /// Whether the best candidate became the current wording.
     pub accepted: bool,
     /// What the search had spent once this round ended, in USD (target and proposer).

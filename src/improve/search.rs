@@ -13,7 +13,6 @@ use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
-use super::alpha;
 use super::bench::{Bench, BenchError};
 use super::decide::{Decision, decide};
 use super::proposal::{Proposal, parse};
@@ -163,6 +162,13 @@ pub fn search(
         let cur = current.0.clone();
         let train = bench.evaluate(&[&cur], &sets.training, "training", &budget)?;
         let held = bench.evaluate(&[&cur], &sets.held_out, "held-out", &budget)?;
+        if over_budget(bench.spent_usd() + proposer_spent) {
+            report.stop = format!(
+                "--max-cost {} reached in round {round}, while the current wording ran",
+                s.max_cost.unwrap_or_default()
+            );
+            break;
+        }
         let current_training = score_of(&train, &cur, &s.objective);
         let current_held_out = score_of(&held, &cur, &s.objective);
 
@@ -183,6 +189,7 @@ pub fn search(
             best: None,
             best_held_out: None,
             decision: None,
+            untested: None,
             accepted: false,
             cost_so_far_usd: 0.0,
         };
@@ -194,6 +201,7 @@ pub fn search(
         }
 
         // Name and score the candidates.
+        let mut cut = false;
         let mut usable: Vec<(usize, String, Wording)> = Vec::new();
         if let Some(p) = &proposal {
             let rejected = p.check(&shapes);
@@ -245,8 +253,7 @@ pub fn search(
         if !usable.is_empty() {
             let vs: Vec<&str> = usable.iter().map(|(_, n, _)| n.as_str()).collect();
             let train_c = bench.evaluate(&vs, &sets.training, "candidates", &budget)?;
-            let mut both = train.clone();
-            both.extend(train_c.iter().cloned());
+            cut = over_budget(bench.spent_usd() + proposer_spent);
             for (slot, name, w) in &usable {
                 let c = &mut round_report.candidates[*slot];
                 c.training = score_of(&train_c, name, &s.objective);
@@ -264,16 +271,34 @@ pub fn search(
                         .then(b.0.cmp(&a.0))
                 })
                 .cloned();
-            if let Some((slot, name, w)) = best {
+            if cut {
+                round_report.untested = Some(format!(
+                    "--max-cost {} was reached (${:.4} spent) before a decision",
+                    s.max_cost.unwrap_or_default(),
+                    bench.spent_usd() + proposer_spent
+                ));
+            } else if let Some((slot, name, w)) = best {
                 round_report.best = Some(slot);
                 let cand_train = round_report.candidates[slot].training.value;
                 let gain = match (cand_train, round_report.current_training.value) {
                     (Some(c), Some(b)) => rank(Some(c), better) > rank(Some(b), better),
                     _ => false,
                 };
-                if gain {
-                    let held_c = bench.evaluate(&[&name], &sets.held_out, "held-out", &budget)?;
-                    round_report.best_held_out = Some(score_of(&held_c, &name, &s.objective));
+                let held_c = if gain {
+                    let h = bench.evaluate(&[&name], &sets.held_out, "held-out", &budget)?;
+                    round_report.best_held_out = Some(score_of(&h, &name, &s.objective));
+                    cut = over_budget(bench.spent_usd() + proposer_spent);
+                    Some(h)
+                } else {
+                    None
+                };
+                if cut {
+                    round_report.untested = Some(format!(
+                        "--max-cost {} was reached (${:.4} spent) while the best candidate ran on the held-out cases: no decision",
+                        s.max_cost.unwrap_or_default(),
+                        bench.spent_usd() + proposer_spent
+                    ));
+                } else if let Some(held_c) = held_c {
                     let mut pair = held.clone();
                     pair.extend(held_c);
                     let comparison = compare_variants(&pair, &cur, &name);
@@ -300,15 +325,10 @@ pub fn search(
                     }
                     round_report.decision = Some(d);
                 } else {
-                    round_report.decision = Some(not_tested(
-                        &s.objective,
-                        s.alpha,
-                        round,
-                        format!(
-                            "the best candidate ({name}, {}) did not beat the current wording ({}) on the training cases, so it was not tested on the held-out cases",
-                            show(cand_train),
-                            show(round_report.current_training.value)
-                        ),
+                    round_report.untested = Some(format!(
+                        "the best candidate ({name}, {}) did not beat the current wording ({}) on the training cases",
+                        show(cand_train),
+                        show(round_report.current_training.value)
                     ));
                 }
             }
@@ -334,6 +354,13 @@ pub fn search(
         report.rounds.push(round_report);
         report.cost_usd = bench.spent_usd() + proposer_spent;
         log.round_done(&report);
+        if cut {
+            report.stop = format!(
+                "--max-cost {} reached in round {round}",
+                s.max_cost.unwrap_or_default()
+            );
+            break;
+        }
         if round == s.rounds {
             report.stop = format!("all {} rounds played", s.rounds);
         } else if stale >= s.patience.max(1) {
@@ -418,20 +445,6 @@ fn accept(
         p_value: d.p_value.unwrap_or(1.0),
         delta: d.delta.unwrap_or(0.0),
     });
-}
-
-/// A decision for a candidate that was not tested on the held-out cases.
-fn not_tested(objective: &str, alpha: f64, round: u32, why: String) -> Decision {
-    Decision {
-        accepted: false,
-        objective: objective.to_string(),
-        delta: None,
-        p_value: None,
-        level: alpha::level(alpha, round),
-        cases: 0,
-        guards: Vec::new(),
-        why,
-    }
 }
 
 /// `value` oriented so that larger is better; undefined is worst.

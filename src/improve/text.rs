@@ -138,7 +138,12 @@ fn round_line(r: &RoundReport, scale: Scale) -> String {
                         d.why
                     );
                 }
-                None => line.push_str(", not tested on the held-out cases"),
+                None => match &r.untested {
+                    Some(why) => {
+                        let _ = write!(line, ", not tested on the held-out cases: {why}");
+                    }
+                    None => line.push_str(", not tested on the held-out cases"),
+                },
             }
         }
         None => line.push_str("no usable candidate"),
@@ -329,6 +334,7 @@ pub(crate) mod tests {
                 }],
                 why: "`accuracy` improved by +0.1500 on 20 held-out cases (p = 0.0156 ≤ 0.0250) and no guard got worse".into(),
             }),
+            untested: None,
             accepted: true,
             cost_so_far_usd: 0.12,
         };
@@ -382,6 +388,7 @@ pub(crate) mod tests {
                 ],
                 why: "`accuracy` improved by +0.1000 (p = 0.0078), but `false_call_rate` (+0.2000) got worse".into(),
             }),
+            untested: None,
             accepted: false,
             cost_so_far_usd: 0.27,
         };
@@ -402,6 +409,7 @@ pub(crate) mod tests {
             best: None,
             best_held_out: None,
             decision: None,
+            untested: None,
             accepted: false,
             cost_so_far_usd: 0.4213,
         };

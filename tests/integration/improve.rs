@@ -304,6 +304,18 @@ fn a_model_proposer_is_recorded_and_the_search_replays_offline() {
     for key in ["rounds", "accepted", "final", "stop"] {
         assert_eq!(live[key], replayed[key], "{key}");
     }
+
+    // A budget below one proposer answer: the round ends without a decision, and so
+    // does the search.
+    let capped = run("capped", &["--max-cost", "0.0001"], &[]);
+    assert_eq!(capped["rounds"].as_array().unwrap().len(), 1, "{capped:#}");
+    assert!(capped["accepted"].as_array().unwrap().is_empty());
+    let why = capped["rounds"][0]["untested"].as_str().unwrap();
+    assert!(
+        why.starts_with("--max-cost 0.0001 was reached ($0.0003 spent)"),
+        "{why}"
+    );
+    assert_eq!(capped["stop"], "--max-cost 0.0001 reached in round 1");
 }
 
 #[test]
