@@ -15,7 +15,7 @@ use crate::runner::events::{RunEvent, RunObserver};
 use crate::runner::journal::{Journal, trial_id};
 use crate::runner::{Plan, RunControl, RunOptions};
 use crate::score::TrialRecord;
-use crate::score::record::{TrialId, Verdict};
+use crate::score::record::TrialId;
 use crate::suite::Suite;
 
 /// Why the bench could not run trials.
@@ -178,14 +178,6 @@ impl Bench {
             .iter()
             .filter_map(|t| self.done.get(&plan.identity(*t)).cloned())
             .collect())
-    }
-
-    /// Whether a trial of `variant` ended in an error (no response).
-    pub fn errors_of(records: &[TrialRecord], variant: &str) -> usize {
-        records
-            .iter()
-            .filter(|t| t.variant == variant && t.verdict == Verdict::Error)
-            .count()
     }
 
     /// The journal's path.

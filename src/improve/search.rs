@@ -27,6 +27,7 @@ use super::report::{
 use super::wording::{self, Wording};
 use crate::compare::{Better, compare_variants};
 use crate::score::TrialRecord;
+use crate::score::metrics::Metrics;
 use crate::score::record::Verdict;
 
 /// How a search runs.
@@ -82,6 +83,16 @@ pub enum SearchError {
     /// The prompt template failed to render.
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// No trial of the current wording was scored: nothing could be compared.
+    #[error(
+        "no training trial of wording `{variant}` was scored: every one ended in an error (the first: {first})"
+    )]
+    NothingScored {
+        /// The wording's variant name.
+        variant: String,
+        /// The first trial's error.
+        first: String,
+    },
 }
 
 /// Who the search is for: names in the report.
@@ -168,6 +179,15 @@ pub fn search(
                 s.max_cost.unwrap_or_default()
             );
             break;
+        }
+        if !train.is_empty() && train.iter().all(|t| t.verdict == Verdict::Error) {
+            return Err(SearchError::NothingScored {
+                variant: cur,
+                first: train[0]
+                    .reasons
+                    .first()
+                    .map_or_else(|| "no reason given".into(), |r| r.message.clone()),
+            });
         }
         let current_training = score_of(&train, &cur, &s.objective);
         let current_held_out = score_of(&held, &cur, &s.objective);
@@ -462,35 +482,37 @@ fn show(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
 }
 
-/// The objective's value for `variant` over `records`, as `compare` computes it, with
-/// the 95% Wilson interval when the objective is `accuracy`.
+/// The objective's value for `variant` over `records`, with its 95% Wilson interval
+/// when the objective is a rate of trials, calls or cases (the summary's figures).
 pub fn score_of(records: &[TrialRecord], variant: &str, objective: &str) -> Score {
-    let mine: Vec<TrialRecord> = records
-        .iter()
-        .filter(|t| t.variant == variant)
-        .cloned()
-        .collect();
-    let n = mine.iter().filter(|t| t.verdict != Verdict::Error).count() as u64;
+    let mine: Vec<&TrialRecord> = records.iter().filter(|t| t.variant == variant).collect();
     if mine.is_empty() {
         return Score::default();
     }
-    let c = compare_variants(&mine, variant, variant);
-    let value = c
-        .overall_metrics
-        .iter()
-        .find(|m| m.metric == objective)
-        .and_then(|m| m.baseline);
-    let (low, high) = if objective == "accuracy" && n > 0 {
-        let k = mine.iter().filter(|t| t.verdict == Verdict::Pass).count() as u64;
-        let (l, h) = crate::score::stats::wilson(k, n, 1.959964);
-        (Some(l), Some(h))
-    } else {
-        (None, None)
+    let n = mine.iter().filter(|t| t.verdict != Verdict::Error).count() as u64;
+    let m = Metrics::of(mine.iter().copied());
+    let rate = match objective {
+        "accuracy" => Some(&m.accuracy),
+        "error_rate" => Some(&m.error_rate),
+        "trigger_precision" => Some(&m.trigger.precision),
+        "trigger_recall" => Some(&m.trigger.recall),
+        "false_call_rate" => Some(&m.trigger.false_call_rate),
+        "miss_rate" => Some(&m.trigger.miss_rate),
+        "tool_selection_accuracy" => Some(&m.tool_selection_accuracy),
+        "param_completeness" => Some(&m.param_completeness),
+        "arg_match_rate" => Some(&m.arg_match_rate),
+        "invalid_call_rate" => Some(&m.invalid_call_rate),
+        "ungrounded_rate" => Some(&m.ungrounded_rate),
+        _ => None,
     };
+    let value = m
+        .value(objective)
+        .or_else(|| m.loops.as_ref().and_then(|l| l.value(objective)))
+        .or_else(|| m.behaviour.as_ref().and_then(|b| b.value(objective)));
     Score {
         value,
-        low,
-        high,
+        low: rate.and_then(|r| r.low),
+        high: rate.and_then(|r| r.high),
         n,
     }
 }

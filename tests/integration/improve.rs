@@ -419,3 +419,28 @@ fn a_held_out_suite_replaces_the_split() {
     );
     assert!(r["accepted"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn a_target_that_scores_nothing_ends_the_search_instead_of_comparing_nothing() {
+    let t = Toolgauge::new();
+    let out = t.path().join("search").display().to_string();
+    t.run_in(
+        &repo_root(),
+        &[
+            "improve",
+            SUITE,
+            "--target",
+            "scripted:error",
+            "--proposer",
+            PROPOSER,
+            "--out",
+            &out,
+            "-q",
+        ],
+    )
+    .expect_code(crate::support::RUN_INCOMPLETE)
+    .stderr_has(&[
+        "no training trial of wording `default` was scored",
+        "--resume --out",
+    ]);
+}
