@@ -214,9 +214,8 @@ pub fn search(
             cost_so_far_usd: 0.0,
         };
         if let Some(e) = exhausted {
+            // The proposer has nothing more: no round is played.
             report.stop = e;
-            round_report.cost_so_far_usd = bench.spent_usd() + proposer_spent;
-            report.rounds.push(round_report);
             break;
         }
 
@@ -278,10 +277,23 @@ pub fn search(
                 let c = &mut round_report.candidates[*slot];
                 c.training = score_of(&train_c, name, &s.objective);
                 c.definition_tokens = definition_tokens(bench, name, w);
+                if c.training.n == 0 {
+                    // Nothing scored (a cassette without its requests, a provider down):
+                    // no score, so not a candidate for the held-out test.
+                    let first = train_c
+                        .iter()
+                        .find(|t| &t.variant == name)
+                        .and_then(|t| t.reasons.first())
+                        .map_or_else(|| "no reason given".to_string(), |r| r.message.clone());
+                    c.dropped.push(format!(
+                        "every training trial ended in an error (the first: {first})"
+                    ));
+                }
             }
             let better = Better::of(&s.objective);
             let best = usable
                 .iter()
+                .filter(|u| round_report.candidates[u.0].dropped.is_empty())
                 .max_by(|a, b| {
                     let (ca, cb) = (&round_report.candidates[a.0], &round_report.candidates[b.0]);
                     rank(ca.training.value, better)

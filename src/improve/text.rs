@@ -146,7 +146,22 @@ fn round_line(r: &RoundReport, scale: Scale) -> String {
                 },
             }
         }
-        None => line.push_str("no usable candidate"),
+        None => {
+            line.push_str("no usable candidate");
+            // Why: the first dropped candidate's first problem stands for the rest.
+            let dropped: Vec<_> = r
+                .candidates
+                .iter()
+                .filter(|c| !c.dropped.is_empty())
+                .collect();
+            if let Some(c) = dropped.first() {
+                let _ = write!(line, " ({}: {}", c.variant, c.dropped[0]);
+                if dropped.len() > 1 {
+                    let _ = write!(line, "; {} more dropped", dropped.len() - 1);
+                }
+                line.push(')');
+            }
+        }
     }
     if !r.proposer.errors.is_empty() {
         let _ = write!(

@@ -1,4 +1,4 @@
-// Opens a toolgauge report.html in headless Chromium (Debian's package) and prints what
+// Opens a toolgauge report.html (or improve.html) in headless Chromium (Debian's package) and prints what
 // the page did as one JSON object on stdout; tests/integration/browser.rs asserts on it.
 //
 //   node check_report.mjs REPORT_HTML OUT_DIR
@@ -79,6 +79,9 @@ try {
       flip_rows: q("#flips tbody tr").length,
       scripts: q("script").length,
       images: q("img, iframe, object, embed").length,
+      // improve.html: the wording diffs' inserted and deleted words.
+      inserted: [...q("ins")].map((e) => e.textContent),
+      deleted: [...q("del")].map((e) => e.textContent),
       body_text: document.body.innerText,
     };
   });
@@ -141,15 +144,18 @@ try {
     return { stops, charts, trials };
   });
 
-  // Filter to failed trials, then sort by the verdict column.
-  await page.selectOption("#f-verdict", "fail");
-  out.filtered = await page.evaluate(() => ({
-    visible: [...document.querySelectorAll("#trials tr.trow")].filter((r) => !r.hidden && r.style.display !== "none").length,
-    count_text: document.querySelector("#f-count")?.textContent ?? "",
-  }));
-  await page.selectOption("#f-verdict", "");
-  await page.locator("#trials thead th").first().click();
-  out.sorted = await page.locator("#trials thead th[aria-sort]").count();
+  // Filter to failed trials, then sort by the verdict column (pages with a trial table:
+  // report.html; improve.html has none).
+  if (await page.locator("#f-verdict").count()) {
+    await page.selectOption("#f-verdict", "fail");
+    out.filtered = await page.evaluate(() => ({
+      visible: [...document.querySelectorAll("#trials tr.trow")].filter((r) => !r.hidden && r.style.display !== "none").length,
+      count_text: document.querySelector("#f-count")?.textContent ?? "",
+    }));
+    await page.selectOption("#f-verdict", "");
+    await page.locator("#trials thead th").first().click();
+    out.sorted = await page.locator("#trials thead th[aria-sort]").count();
+  }
 
   out.title_after = await page.title();
   out.pwned = await page.evaluate(() => typeof window.pwned !== "undefined");

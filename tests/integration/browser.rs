@@ -521,3 +521,57 @@ fn behaviour_report_shows_the_matrix_and_each_trials_behaviour() {
         "{shown}"
     );
 }
+
+#[test]
+#[ignore = "needs real peers: run tests/install-peers.sh, then cargo test -- --include-ignored"]
+fn improve_page_tells_the_story_and_runs_no_payload() {
+    let t = Toolgauge::new();
+    // The example's planted wording, with payloads in its description and rationale: a
+    // proposer's text is model output, shown and never run.
+    let payload = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=1</script>";
+    let script = serde_json::json!({"rounds": [{"candidates": [{
+        "rationale": format!("forecasts {payload}"),
+        "tools": {"get_weather": {"description": format!(
+            "Weather forecast for one city: temperature, rain, snow, wind, sunny skies, umbrella, tomorrow, tonight, weekend. 气象预报：气温、下雨、刮风、带伞、今晚、周末。 {payload}"
+        )}}
+    }]}]});
+    t.write("proposer.json", script.to_string());
+    let proposer = format!("scripted:{}", t.path().join("proposer.json").display());
+    let out = t.path().join("search");
+    let out_arg = out.display().to_string();
+    t.run_in(
+        &repo_root(),
+        &[
+            "improve",
+            "examples/improve/weather.yaml",
+            "--target",
+            "scripted:lexical",
+            "--proposer",
+            &proposer,
+            "--out",
+            &out_arg,
+            "-q",
+        ],
+    )
+    .assert_code(OK);
+    let Some(v) = open(&out.join("improve.html"), &shots_dir("improve")) else {
+        return;
+    };
+    assert_quiet(&v);
+    let page = &v["page"];
+    assert_eq!(page["scripts"], 0, "improve.html needs no script");
+    assert_eq!(page["images"], 0, "the payload's <img> is text");
+    assert!(page["svg_charts"].as_u64().unwrap() >= 1, "the score chart");
+    let shown = page["body_text"].as_str().unwrap();
+    assert!(shown.contains(payload), "the payload is shown as text");
+    assert!(shown.contains("1 wording accepted"), "{shown}");
+    // The diff marks the new words of the accepted wording.
+    let inserted = page["inserted"].as_array().unwrap();
+    assert!(
+        inserted
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("forecast")),
+        "{inserted:?}"
+    );
+    assert!(!page["deleted"].as_array().unwrap().is_empty());
+}

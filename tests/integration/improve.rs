@@ -444,3 +444,37 @@ fn a_target_that_scores_nothing_ends_the_search_instead_of_comparing_nothing() {
         "--resume --out",
     ]);
 }
+
+#[test]
+fn candidates_a_cassette_cannot_answer_are_dropped_with_the_reason() {
+    // suites/weather.yaml replays its target from a cassette: the original wording's
+    // requests are in it, a new wording's are not.
+    let t = Toolgauge::new();
+    let out = t.path().join("search");
+    let out_arg = out.display().to_string();
+    t.run_in(
+        &repo_root(),
+        &[
+            "improve",
+            "suites/weather.yaml",
+            "--proposer",
+            PROPOSER,
+            "--out",
+            &out_arg,
+        ],
+    )
+    .expect_code(OK)
+    .stdout_has(&["no usable candidate (r1c1: every training trial ended in an error"]);
+    let r = json_file(&out.join("improve.json"));
+    let first = &r["rounds"][0];
+    assert!(first["current_training"]["n"].as_u64().unwrap() > 0);
+    for c in first["candidates"].as_array().unwrap() {
+        let why = c["dropped"][0].as_str().unwrap();
+        assert!(
+            why.contains("no cassette entry") && why.contains("--record"),
+            "{why}"
+        );
+    }
+    assert!(first.get("best").is_none());
+    assert!(r["accepted"].as_array().unwrap().is_empty());
+}
