@@ -124,6 +124,9 @@ pub(crate) fn improve(args: &ImproveArgs) -> Result<u8, AppError> {
         None => PromptTemplate::builtin(),
     };
     let sets = case_sets(&suite, args)?;
+    if let Some(out) = &args.write {
+        check_write_target(args, out)?;
+    }
     // Read before the directory is made: a bad script is bad input, and leaves nothing.
     let mut scripted = scripted_proposer
         .map(|path| {
@@ -606,6 +609,40 @@ impl SearchLog for DirLog {
     }
 }
 
+/// `--write FILE` before the search: a copy outside the suite's directory would lose the
+/// files the suite names relative to itself, and a file that exists is not replaced.
+fn check_write_target(args: &ImproveArgs, out: &Path) -> Result<(), AppError> {
+    let dir_of = |p: &Path| {
+        let d = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        d.canonicalize().unwrap_or_else(|_| d.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&args.suite).map_err(|e| {
+        AppError::Incomplete(format!("failed to read `{}`: {e}", args.suite.display()))
+    })?;
+    let relative = crate::improve::write::relative_paths(&text, &args.suite);
+    if !relative.is_empty() && dir_of(out) != dir_of(&args.suite) {
+        return Err(AppError::bad(
+            format!(
+                "--write `{}` is not in the directory of `{}`, which names files relative to itself ({})",
+                out.display(),
+                args.suite.display(),
+                relative.join(", ")
+            ),
+            Some("write the copy next to the suite, e.g. --write SUITE_DIR/NAME.improved.yaml"),
+        ));
+    }
+    if out.exists() && !args.overwrite {
+        return Err(AppError::bad(
+            format!("--write `{}` exists", out.display()),
+            Some("name a new file, or replace it with --overwrite (with --out)"),
+        ));
+    }
+    Ok(())
+}
+
 /// `--write FILE`: the suite with the final wording as a new variant.
 fn write_copy(args: &ImproveArgs, report: &ImproveReport, out: &Path) -> Result<(), AppError> {
     if report.accepted.is_empty() {
@@ -629,7 +666,7 @@ fn write_copy(args: &ImproveArgs, report: &ImproveReport, out: &Path) -> Result<
     .map_err(|e| AppError::bad(e.to_string(), Some(e.hint())))?;
     write_file(out, copy.as_bytes())?;
     // The copy must load as the suite did, with the new variant worded as found.
-    let loaded = crate::suite::load_str(&copy, out).map_err(|e| {
+    let loaded = load_suite(out).map_err(|e| {
         AppError::Incomplete(format!(
             "the copy written to `{}` does not load ({e}); please report this",
             out.display()

@@ -175,6 +175,42 @@ pub fn with_variant(
     Ok(format!("# {header}\n{body}"))
 }
 
+/// The keys of a suite document that name files or commands relative to the suite's
+/// directory, with their values: a copy written into another directory would not find
+/// them.
+pub fn relative_paths(suite_text: &str, path: &Path) -> Vec<String> {
+    let json = path.extension().is_some_and(|e| e == "json");
+    let doc: Value = if json {
+        serde_json::from_str(suite_text).unwrap_or(Value::Null)
+    } else {
+        serde_saphyr::from_str_with_options(suite_text, crate::util::yaml::options())
+            .unwrap_or(Value::Null)
+    };
+    let mut out = Vec::new();
+    let mut check = |key: &str, v: Option<&Value>| {
+        if let Some(text) = v.and_then(Value::as_str) {
+            let file = text.strip_prefix("stdio:").unwrap_or(text);
+            let is_url = file.starts_with("http://") || file.starts_with("https://");
+            if !is_url && !Path::new(file.split_whitespace().next().unwrap_or("")).is_absolute() {
+                out.push(format!("{key}: {text}"));
+            }
+        }
+    };
+    check("cassette", doc.get("cassette"));
+    let tf = doc.get("tools_from");
+    check("tools_from.snapshot", tf.and_then(|t| t.get("snapshot")));
+    check("tools_from.mcp", tf.and_then(|t| t.get("mcp")));
+    check(
+        "judge.prompt",
+        doc.get("judge").and_then(|j| j.get("prompt")),
+    );
+    check(
+        "distractors.from",
+        doc.get("distractors").and_then(|d| d.get("from")),
+    );
+    out
+}
+
 /// Whether the document names variant `name`: at the top level, in a tool's
 /// `variants`, in `tools_from.variants`, or in `matrix.variants`.
 fn has_variant(root: &Map<String, Value>, name: &str) -> bool {
@@ -356,6 +392,56 @@ cases:
         assert!(
             doc.get("variants").is_none(),
             "the server's wording needs no name"
+        );
+    }
+
+    #[test]
+    fn paths_relative_to_the_suite_are_found() {
+        let text = "name: r\ncassette: ../fixtures/r.jsonl\ntools_from: {mcp: \"stdio:python server.py\", snapshot: /abs/s.json}\njudge: {target: scripted:judge, prompt: judge.j2}\ncases: []\n";
+        assert_eq!(
+            relative_paths(text, Path::new("r.yaml")),
+            [
+                "cassette: ../fixtures/r.jsonl",
+                "tools_from.mcp: stdio:python server.py",
+                "judge.prompt: judge.j2"
+            ]
+        );
+        let remote = "name: h\ntools_from: {mcp: \"https://example.test/mcp\"}\ncases: []\n";
+        assert!(relative_paths(remote, Path::new("h.yaml")).is_empty());
+    }
+
+    #[test]
+    fn an_mcp_copy_loads_with_the_new_wording_over_the_snapshot() {
+        let snapshot = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/mcp_sdk.snapshot.json"
+        );
+        let text = format!(
+            "name: m\ntools_from:\n  snapshot: {snapshot}\n  variants:\n    fail:\n      guarded: Always fails.\nvariants:\n  server: {{}}\ncases:\n  - id: c1\n    kind: should_not_call\n    prompt: hi\n"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.yaml");
+        std::fs::write(&path, &text).unwrap();
+        let load = |p: &Path| crate::mcp::suites::load(p).unwrap();
+        let suite = load(&path);
+        let original = of_suite(&suite, "server");
+        let mut fin = original.clone();
+        let (first, _) = fin.get_index(0).unwrap();
+        let first = first.clone();
+        fin.get_mut(&first).unwrap().description = "A new wording.".into();
+        let out = with_variant(&text, &path, "improved", "server", &original, &fin).unwrap();
+        let copied = dir.path().join("m.improved.yaml");
+        std::fs::write(&copied, out).unwrap();
+        let copy = load(&copied);
+        assert_eq!(of_suite(&copy, "improved"), fin);
+        assert_eq!(of_suite(&copy, "server"), original);
+        assert_eq!(
+            copy.tools
+                .iter()
+                .find(|t| t.name == "fail")
+                .unwrap()
+                .description("guarded"),
+            Some("Always fails.")
         );
     }
 

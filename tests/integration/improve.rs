@@ -357,6 +357,26 @@ fn bad_input_is_refused_before_anything_is_made() {
     improve(&["--proposer", PROPOSER, "--holdout-suite", &held])
         .expect_code(BAD_INPUT)
         .stderr_has(&["has tools other", "the same tools"]);
+    // A copy away from a suite that names files relative to itself would lose them.
+    let copy = t.path().join("copy.yaml").display().to_string();
+    t.run_in(
+        &root,
+        &[
+            "improve",
+            "suites/weather.yaml",
+            "--proposer",
+            PROPOSER,
+            "--out",
+            &out_arg,
+            "--write",
+            &copy,
+        ],
+    )
+    .expect_code(BAD_INPUT)
+    .stderr_has(&[
+        "is not in the directory of `suites/weather.yaml`",
+        "cassette: ../fixtures/weather.cassette.jsonl",
+    ]);
     assert!(!out.exists(), "bad input left a directory behind");
     t.run_in(
         &root,
