@@ -39,6 +39,7 @@ fn loop_trial(case: &str, pass: bool, recovered: bool) -> TrialRecord {
         )];
     }
     t.episode = Some(EpisodeRecord {
+        end_state: Vec::new(),
         rounds: vec![],
         stop: Some(StopReason::Answered),
         checks: Some(EpisodeChecks {

@@ -102,6 +102,9 @@ pub struct EpisodeOutcome {
     pub rounds: Vec<RoundRecord>,
     /// Why the loop stopped, or the failure that ended it.
     pub end: Result<StopReason, EpisodeError>,
+    /// The `expect.end_state` calls made on the session after the episode (none when
+    /// a failure ended it).
+    pub end_state: Vec<view::EndStateResult>,
 }
 
 impl EpisodeOutcome {

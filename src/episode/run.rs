@@ -60,6 +60,7 @@ pub async fn run_episode_observed(
             context,
             rounds: Vec::new(),
             end: Err(EpisodeError::Host { round: 1, source }),
+            end_state: Vec::new(),
         };
     }
     let mut turns = spec.turns.iter();
@@ -152,12 +153,20 @@ pub async fn run_episode_observed(
             }
         }
     };
+    // The world as the episode left it, read on its own session before it closes. An
+    // episode a failure ended has no verdict, so nothing to check.
+    let end_state = if end.is_ok() {
+        end_state(host, &session, &spec).await
+    } else {
+        Vec::new()
+    };
     host.close_episode(&mut session).await;
     EpisodeOutcome {
         messages: request.messages,
         context,
         rounds,
         end,
+        end_state,
     }
 }
 
@@ -250,6 +259,40 @@ fn short(text: &str) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
     }
+}
+
+/// Make `spec`'s `end_state` calls on `session`, in order. They bypass the host's
+/// preparation: no fault rule, approval or call limit applies to the suite's own
+/// checks, and they count in no call statistic.
+async fn end_state(
+    host: &dyn ToolHost,
+    session: &Session,
+    spec: &EpisodeSpec,
+) -> Vec<super::view::EndStateResult> {
+    let mut out = Vec::with_capacity(spec.end_state.len());
+    for call in &spec.end_state {
+        let invocation = crate::tools::Invocation {
+            seq: 0,
+            tool_seq: 0,
+            repeat: 0,
+            name: call.tool.clone(),
+            arguments: call.args.clone(),
+        };
+        let mut r = super::view::EndStateResult {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            ..Default::default()
+        };
+        match host.execute_in(session, &invocation).await {
+            Ok(o) => {
+                r.content = Some(o.content);
+                r.is_error = o.is_error;
+            }
+            Err(e) => r.failure = Some(e.to_string()),
+        }
+        out.push(r);
+    }
+    out
 }
 
 #[cfg(test)]

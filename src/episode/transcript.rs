@@ -21,6 +21,7 @@ impl EpisodeOutcome {
                 .collect(),
             rounds: self.rounds.iter().map(round).collect(),
             stop,
+            end_state: self.end_state.clone(),
         })
     }
 }

@@ -22,6 +22,29 @@ pub struct Episode {
     pub rounds: Vec<Round>,
     /// Why the loop stopped.
     pub stop: StopReason,
+    /// The `expect.end_state` calls made after the episode, in the case's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub end_state: Vec<EndStateResult>,
+}
+
+/// One call of `expect.end_state`, made on the episode's session after it ended, and
+/// what it returned (the judge checks it; the model never saw it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndStateResult {
+    /// The tool called.
+    pub tool: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub args: serde_json::Map<String, Value>,
+    /// What it returned (`None` when the host failed to answer: see `failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The tool answered with an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// Why the host could not answer the call at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// One round: an optional scripted user turn, then the model's turn and its calls' outcomes.

@@ -235,6 +235,7 @@ mod tests {
 
     fn sources(context: &str) -> Sources {
         Sources::of(&Episode {
+            end_state: Vec::new(),
             context: vec![context.to_string()],
             rounds: vec![],
             stop: StopReason::Answered,

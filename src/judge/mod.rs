@@ -172,14 +172,73 @@ pub fn judge_episode(input: &JudgeInput<'_>, episode: &Episode) -> (Vec<Reason>,
             },
         ));
     }
+    // The world the episode left, read after it: about the episode as a whole, so
+    // pinned to no round (its reasons come after the last round's are pinned below).
     let last = episode.rounds.len().checked_sub(1);
     for r in reasons[final_from..].iter_mut() {
         if r.rounds.is_empty() {
             *r = std::mem::replace(r, Reason::new("", "")).in_rounds(last);
         }
     }
+    reasons.extend(end_state(expect, episode));
     checks.lines = sentences::check_lines(expect, input.tools, &reasons, &checks);
     (reasons, checks)
+}
+
+/// `expect.end_state`: each call's result against its matcher. An episode that carries
+/// no results at all was not played on a host (the oracle judging an answer it is about
+/// to give): there is no world to check, so nothing is said.
+fn end_state(expect: &LoopExpectation, episode: &Episode) -> Vec<Reason> {
+    if expect.end_state.is_empty() || episode.end_state.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, check) in expect.end_state.iter().enumerate() {
+        let call = end_state_call(&check.call.tool, &check.call.args);
+        let Some(got) = episode.end_state.get(i) else {
+            out.push(Reason::new(
+                "end_state_mismatch",
+                format!("after the episode, {call} was not made"),
+            ));
+            continue;
+        };
+        if let Some(why) = &got.failure {
+            out.push(Reason::new(
+                "end_state_mismatch",
+                format!("after the episode, {call} could not be made: {why}"),
+            ));
+            continue;
+        }
+        let content = got.content.as_deref().unwrap_or_default();
+        let value = crate::suite::end_state::result_value(content);
+        if let Err(m) = check.result.check(Some(&value), "result") {
+            let error = if got.is_error {
+                " (an error result)"
+            } else {
+                ""
+            };
+            out.push(Reason::new(
+                "end_state_mismatch",
+                format!(
+                    "after the episode, {call} returned{error} {}: `{}` expected {}, got {}",
+                    steps::clip(&crate::suite::matcher::show(&value)),
+                    m.path,
+                    m.expected,
+                    m.actual
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// `tool(arg: value, …)`, as the end-state sentences and reasons name a call.
+pub fn end_state_call(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
+    let args: Vec<String> = args
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", crate::suite::matcher::show(v)))
+        .collect();
+    format!("`{tool}({})`", args.join(", "))
 }
 
 /// `final.contains` and `final.regex`, compared as today's text checks are: after the

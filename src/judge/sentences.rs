@@ -17,7 +17,7 @@ use crate::suite::trajectory::{FinalChecks, LoopExpectation, MatchMode, StopReas
 /// One check of an episode as a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckLine {
-    /// The check's kind: `trajectory`, `never`, `final`, `stop`, `risky`,
+    /// The check's kind: `trajectory`, `never`, `final`, `stop`, `end_state`, `risky`,
     /// `side_effects` or `recovery`.
     pub check: String,
     /// The check as a sentence about the model ("never calls `delete_all`").
@@ -85,6 +85,18 @@ pub fn check_lines(
         stop(expect.stop.unwrap_or(StopReason::Answered)),
         &code(&["loop_stopped"]),
     ));
+    for check in &expect.end_state {
+        let call = super::end_state_call(&check.call.tool, &check.call.args);
+        let head = format!("after the episode, {call} ");
+        out.push(line(
+            "end_state",
+            format!(
+                "leaves a world where {call} returns {}",
+                check.result.describe()
+            ),
+            &|r: &Reason| r.code == "end_state_mismatch" && r.message.starts_with(&head),
+        ));
+    }
     let names = |keep: &dyn Fn(&ToolTraits) -> bool| {
         tools
             .iter()

@@ -129,6 +129,7 @@ fn answer(text: &str) -> Round {
 
 fn episode(rounds: Vec<Round>) -> Episode {
     Episode {
+        end_state: Vec::new(),
         context: vec!["我的订单 A123 到哪了？".into()],
         rounds,
         stop: StopReason::Answered,
@@ -1081,7 +1082,7 @@ mod hostile {
             ],
         ) {
             let total: usize = rounds.iter().map(|r| r.calls.len()).sum();
-            let ep = Episode { context: vec!["A123".into()], rounds, stop };
+            let ep = Episode { context: vec!["A123".into()], rounds, stop, end_state: Vec::new() };
             let input = JudgeInput {
                 expect: SUITE.cases[0].loop_expect.as_ref().unwrap(),
                 tools: &traits(),

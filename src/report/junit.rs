@@ -283,6 +283,7 @@ mod tests {
         });
         for (i, stop) in [(7, Some(StopReason::MaxRounds)), (8, None)] {
             t[i].episode = Some(EpisodeRecord {
+                end_state: Vec::new(),
                 rounds: vec![],
                 stop,
                 checks: None,
@@ -407,6 +408,7 @@ two: red, bell, nul, C1 31m, 北京 😀</failure>
     #[test]
     fn the_loop_end_names_the_stop_reason_or_the_error() {
         let mut e = EpisodeRecord {
+            end_state: Vec::new(),
             rounds: vec![],
             stop: Some(StopReason::RepeatedCall),
             checks: None,

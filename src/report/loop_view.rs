@@ -333,6 +333,7 @@ mod tests {
             cost_usd: None,
             distractors: None,
             episode: Some(EpisodeRecord {
+                end_state: Vec::new(),
                 rounds,
                 stop,
                 checks: None,

@@ -631,6 +631,7 @@ mod tests {
         };
         looped.response.as_mut().unwrap().warnings = vec!["first".into()];
         looped.episode = Some(crate::score::record::EpisodeRecord {
+            end_state: Vec::new(),
             rounds: vec![
                 round(&["first"]),
                 round(&[]),

@@ -171,6 +171,7 @@ async fn episode(
         rounds: std::mem::take(&mut outcome.rounds),
         stop,
         checks: None,
+        end_state: std::mem::take(&mut outcome.end_state),
     });
     record.messages = outcome.messages;
     apply(record, judgement);

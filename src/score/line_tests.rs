@@ -83,6 +83,7 @@ fn looped() -> TrialRecord {
         cost_usd: Some(0.5),
         distractors: None,
         episode: Some(EpisodeRecord {
+            end_state: Vec::new(),
             rounds,
             stop: Some(crate::suite::trajectory::StopReason::Answered),
             checks: None,

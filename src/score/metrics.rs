@@ -809,6 +809,7 @@ mod tests {
         let mut trials = sample();
         let mut looped = trials[0].clone();
         looped.episode = Some(crate::score::record::EpisodeRecord {
+            end_state: Vec::new(),
             rounds: vec![],
             stop: Some(crate::suite::trajectory::StopReason::Answered),
             checks: None,

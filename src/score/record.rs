@@ -162,6 +162,10 @@ pub struct EpisodeRecord {
     /// side effects, grounding); absent when the episode was not judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<EpisodeChecks>,
+    /// The `expect.end_state` calls made after the episode and what they returned;
+    /// absent when the case has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub end_state: Vec<crate::episode::view::EndStateResult>,
 }
 
 impl EpisodeRecord {

@@ -441,6 +441,7 @@ mod tests {
         let looped = |pass: bool| TrialRecord {
             distractors: None,
             episode: Some(EpisodeRecord {
+                end_state: Vec::new(),
                 rounds: vec![],
                 stop: Some(StopReason::Answered),
                 checks: Some(EpisodeChecks::default()),

@@ -194,6 +194,7 @@ pub(super) fn case_episode(
     };
     let turns = compile_turns(c, spec, field, limits.as_ref());
     let limits = limits.unwrap_or_default();
+    let end_state = end_state_calls(c, spec, field, suite.server);
     (c.diag_count() == errors).then(|| {
         Arc::new(EpisodeSpec {
             tools,
@@ -201,8 +202,41 @@ pub(super) fn case_episode(
             limits,
             policy,
             turns,
+            end_state,
         })
     })
+}
+
+/// The calls of the case's `expect.end_state`, made after its episode: only a server
+/// keeps the state they read (mock rules answer from the suite, not from a world).
+fn end_state_calls(
+    c: &mut Checker<'_>,
+    spec: &CaseSpec,
+    field: &str,
+    server: bool,
+) -> Vec<crate::suite::end_state::EndStateCall> {
+    let Some(e) = spec.expect.as_ref().filter(|e| !e.end_state.is_empty()) else {
+        return Vec::new();
+    };
+    if !server {
+        c.report(
+            spec.id.at(),
+            format!("{field}.expect.end_state"),
+            format!(
+                "`end_state` calls tools after the episode on its MCP server, but case `{}` has none: its calls are answered by `mocks`, which keep no state",
+                spec.id.value
+            ),
+            Some("give the suite `tools_from: {mcp: SERVER, isolation: trial}` (a small MCP server can be the world; see docs/suite-format.md)".into()),
+        );
+        return Vec::new();
+    }
+    e.end_state
+        .iter()
+        .map(|s| crate::suite::end_state::EndStateCall {
+            tool: s.call.value.clone(),
+            args: s.args.clone(),
+        })
+        .collect()
 }
 
 /// The case's `turns`, checked against its limits (`None`: the limits had errors, so

@@ -222,6 +222,9 @@ pub struct EpisodeSpec {
     pub policy: Policy,
     /// Scripted user follow-ups, one after each text answer of the model.
     pub turns: Vec<String>,
+    /// Calls made on the episode's session after it ends (`expect.end_state`), whose
+    /// results the judge checks.
+    pub end_state: Vec<super::end_state::EndStateCall>,
 }
 
 /// Mock rules per tool. Rules are shared: cases that do not replace a tool's rules

@@ -7,6 +7,7 @@
 
 pub mod compile;
 pub mod distractors;
+pub mod end_state;
 pub mod error;
 pub mod judge;
 pub mod judge_prompt;

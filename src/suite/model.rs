@@ -489,6 +489,10 @@ pub struct ExpectSpec {
     /// Loops: how the episode must stop (default `answered`).
     #[serde(default)]
     pub stop: Option<super::trajectory::StopReason>,
+    /// Loop cases on an MCP server: calls made on the episode's session after it ends,
+    /// each with the result it must return (see [`super::end_state`]).
+    #[serde(default)]
+    pub end_state: Vec<super::end_state::EndStateSpec>,
 }
 
 /// One acceptable outcome of an ambiguous case.

@@ -127,6 +127,8 @@ pub struct LoopExpectation {
     pub final_answer: Option<FinalChecks>,
     /// How the episode must stop (`None`: it must end with an answer, as `answered`).
     pub stop: Option<StopReason>,
+    /// The world the episode must leave behind (`expect.end_state`).
+    pub end_state: Vec<super::end_state::EndStateCheck>,
 }
 
 /// A compiled trajectory.
@@ -270,7 +272,11 @@ pub fn given(e: &super::model::ExpectSpec) -> bool {
             || f.grounded
             || f.no_success_after_error
     });
-    e.trajectory.is_some() || !e.never.is_empty() || final_checks || e.stop.is_some()
+    e.trajectory.is_some()
+        || !e.never.is_empty()
+        || final_checks
+        || e.stop.is_some()
+        || !e.end_state.is_empty()
 }
 
 /// Compile a trajectory (`field` is the path of `expect.trajectory`).

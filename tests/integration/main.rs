@@ -15,6 +15,7 @@ mod cassettes;
 mod ci_recipe;
 mod compare;
 mod distractors;
+mod end_state;
 mod hostile;
 mod http2;
 mod improve;

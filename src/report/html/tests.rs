@@ -826,6 +826,7 @@ fn as_loop(mut t: TrialRecord, stop: Option<StopReason>) -> TrialRecord {
     ]);
     t.response = Some(first.clone());
     t.episode = Some(EpisodeRecord {
+        end_state: Vec::new(),
         rounds: vec![
             RoundRecord {
                 sent: context,

@@ -83,6 +83,7 @@ fn trial(
         cost_usd: None,
         distractors: None,
         episode: Some(EpisodeRecord {
+            end_state: Vec::new(),
             rounds,
             stop,
             checks,

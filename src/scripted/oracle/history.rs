@@ -120,6 +120,7 @@ impl History {
                     .collect(),
                 rounds,
                 stop: StopReason::Answered,
+                end_state: Vec::new(),
             },
             pending_user,
             turns_used,

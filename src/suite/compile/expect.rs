@@ -221,6 +221,26 @@ pub(super) fn compile_episode(
         .as_ref()
         .map(|t| compile_trajectory(t, &format!("{field}.trajectory"), &lctx, &mut problems));
     let never = compile_never(&e.never, &format!("{field}.never"), &lctx, &mut problems);
+    let end_state = match crate::suite::end_state::compile(
+        &e.end_state,
+        &format!("{field}.end_state"),
+        &lctx.tool_names,
+        ctx.norm,
+        at,
+    ) {
+        Ok(checks) => checks,
+        Err(found) => {
+            for p in found {
+                problems.push(crate::suite::trajectory::LoopProblem {
+                    at: p.at,
+                    field: p.field,
+                    message: p.message,
+                    hint: p.hint,
+                });
+            }
+            Vec::new()
+        }
+    };
     let ok = problems.is_empty();
     for p in problems {
         c.report(p.at, p.field, p.message, p.hint);
@@ -245,6 +265,7 @@ pub(super) fn compile_episode(
         never,
         final_answer,
         stop: e.stop,
+        end_state,
     })
     .filter(|_| ok)
 }
