@@ -8,5 +8,6 @@ pub mod data;
 pub mod decode;
 pub mod import;
 pub mod profile;
+pub mod pyfmt;
 pub mod result;
 pub mod value;
