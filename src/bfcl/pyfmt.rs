@@ -145,7 +145,7 @@ pub fn is_printable(c: char) -> bool {
     }
     let table = unprintable::UNPRINTABLE;
     let i = table.partition_point(|&(_, hi)| hi < cp);
-    !table.get(i).is_some_and(|&(lo, _)| lo <= cp)
+    table.get(i).is_none_or(|&(lo, _)| lo > cp)
 }
 
 fn write_str_repr(out: &mut String, s: &str) {
@@ -335,4 +335,4 @@ fn write_json_key(out: &mut String, k: &PyValue) -> Result<(), JsonDumpsError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
