@@ -9,5 +9,6 @@ pub mod decode;
 pub mod import;
 pub mod profile;
 pub mod pyfmt;
+pub mod pyrandom;
 pub mod result;
 pub mod value;
