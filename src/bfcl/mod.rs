@@ -1,12 +1,16 @@
 //! The Berkeley Function Calling Leaderboard (BFCL): importing its single-turn categories
 //! as suites ([`import`]), replaying its result files as a recorded target ([`result`]),
 //! and scoring them exactly as BFCL's AST checker does (the `bfcl` profile, [`profile`]
-//! with [`checker`] and [`decode`]). See docs/bfcl.md.
+//! with [`checker`] and [`decode`]). See docs/bfcl.md. For the multi-turn backends:
+//! Python's exact text forms of values ([`pyfmt`]) and Python's `random.Random`
+//! ([`pyrandom`]).
 
 pub mod checker;
 pub mod data;
 pub mod decode;
 pub mod import;
 pub mod profile;
+pub mod pyfmt;
+pub mod pyrandom;
 pub mod result;
 pub mod value;
