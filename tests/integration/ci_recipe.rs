@@ -492,7 +492,11 @@ fn workspace(t: &Toolgauge) -> PathBuf {
         std::fs::create_dir_all(work.join(dir)).unwrap();
         for e in std::fs::read_dir(repo_root().join(dir)).unwrap() {
             let e = e.unwrap();
-            std::fs::copy(e.path(), work.join(dir).join(e.file_name())).unwrap();
+            // The shipped suites name files at the top level; the folders of test data
+            // (fixtures/bfcl_worlds/, …) are not theirs.
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), work.join(dir).join(e.file_name())).unwrap();
+            }
         }
     }
     work
