@@ -14,3 +14,4 @@ pub mod pyfmt;
 pub mod pyrandom;
 pub mod result;
 pub mod value;
+pub mod worlds;
