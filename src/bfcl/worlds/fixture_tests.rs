@@ -141,3 +141,11 @@ fn message_api() {
         include_str!("../../../fixtures/bfcl_worlds/MessageAPI.jsonl"),
     );
 }
+
+#[test]
+fn twitter_api() {
+    replay(
+        "TwitterAPI",
+        include_str!("../../../fixtures/bfcl_worlds/TwitterAPI.jsonl"),
+    );
+}

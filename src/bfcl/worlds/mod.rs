@@ -11,6 +11,7 @@ use super::value::PyValue;
 mod math;
 mod message;
 mod ticket;
+mod twitter;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -18,6 +19,7 @@ mod fixture_tests;
 pub use math::MathApi;
 pub use message::MessageApi;
 pub use ticket::TicketApi;
+pub use twitter::TwitterApi;
 
 /// An exception raised by a backend method (or by the call itself), as Python would
 /// raise it: BFCL shows only `str(e)`, kept here as `message`.
@@ -105,6 +107,7 @@ pub fn world(class: &str) -> Option<Box<dyn World>> {
         "MathAPI" => Box::new(MathApi),
         "TicketAPI" => Box::new(TicketApi::default()),
         "MessageAPI" => Box::new(MessageApi::default()),
+        "TwitterAPI" => Box::new(TwitterApi::default()),
         _ => return None,
     })
 }
