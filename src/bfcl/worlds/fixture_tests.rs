@@ -149,3 +149,11 @@ fn twitter_api() {
         include_str!("../../../fixtures/bfcl_worlds/TwitterAPI.jsonl"),
     );
 }
+
+#[test]
+fn vehicle_control_api() {
+    replay(
+        "VehicleControlAPI",
+        include_str!("../../../fixtures/bfcl_worlds/VehicleControlAPI.jsonl"),
+    );
+}

@@ -12,6 +12,7 @@ mod math;
 mod message;
 mod ticket;
 mod twitter;
+mod vehicle;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -20,6 +21,7 @@ pub use math::MathApi;
 pub use message::MessageApi;
 pub use ticket::TicketApi;
 pub use twitter::TwitterApi;
+pub use vehicle::VehicleControlApi;
 
 /// An exception raised by a backend method (or by the call itself), as Python would
 /// raise it: BFCL shows only `str(e)`, kept here as `message`.
@@ -108,6 +110,7 @@ pub fn world(class: &str) -> Option<Box<dyn World>> {
         "TicketAPI" => Box::new(TicketApi::default()),
         "MessageAPI" => Box::new(MessageApi::default()),
         "TwitterAPI" => Box::new(TwitterApi::default()),
+        "VehicleControlAPI" => Box::new(VehicleControlApi::default()),
         _ => return None,
     })
 }
@@ -367,6 +370,85 @@ pub fn set_key(d: &mut PyValue, key: &str, value: PyValue) {
 /// `scenario.get(key)` on a config, converted as `json.loads` would.
 pub fn config_get(config: &serde_json::Value, key: &str) -> Option<PyValue> {
     config.get(key).map(PyValue::from_json)
+}
+
+/// A Python int or float as f64 (bool counts as int); `None` for other types.
+pub fn num(v: &PyValue) -> Option<f64> {
+    match v {
+        PyValue::Bool(b) => Some(f64::from(u8::from(*b))),
+        PyValue::Int(i) => Some(*i as f64),
+        PyValue::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// Python `a < b` (`op` `<`, `>`, `<=`, `>=`) for numbers and for strs, with the
+/// `TypeError` text for other pairs.
+pub fn py_cmp(a: &PyValue, op: &str, b: &PyValue) -> Result<bool, PyException> {
+    let ord = match (num(a), num(b), a, b) {
+        (Some(x), Some(y), _, _) => x.partial_cmp(&y),
+        (_, _, PyValue::Str(x), PyValue::Str(y)) => Some(x.cmp(y)),
+        _ => return Err(PyException::not_orderable(op, a, b)),
+    };
+    use std::cmp::Ordering::*;
+    Ok(match (op, ord) {
+        (_, None) => false,
+        ("<", Some(o)) => o == Less,
+        (">", Some(o)) => o == Greater,
+        ("<=", Some(o)) => o != Greater,
+        (_, Some(o)) => o != Less,
+    })
+}
+
+/// Python `a + b`, `a - b`, `a * b` on numbers: int with int stays int, otherwise a
+/// float; `unsupported operand` `TypeError` for other types.
+pub fn py_arith(a: &PyValue, op: char, b: &PyValue) -> Result<PyValue, PyException> {
+    let ints = |v: &PyValue| match v {
+        PyValue::Bool(x) => Some(i128::from(*x)),
+        PyValue::Int(i) => Some(*i),
+        _ => None,
+    };
+    if let (Some(x), Some(y)) = (ints(a), ints(b)) {
+        let r = match op {
+            '+' => x.checked_add(y),
+            '-' => x.checked_sub(y),
+            _ => x.checked_mul(y),
+        };
+        if let Some(r) = r {
+            return Ok(PyValue::Int(r));
+        }
+    }
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => Ok(PyValue::Float(match op {
+            '+' => x + y,
+            '-' => x - y,
+            _ => x * y,
+        })),
+        _ => Err(PyException::type_error(format!(
+            "unsupported operand type(s) for {op}: '{}' and '{}'",
+            a.type_name(),
+            b.type_name()
+        ))),
+    }
+}
+
+/// Python `float(v)` for a number or a numeric str.
+pub fn py_float(v: &PyValue) -> Result<f64, PyException> {
+    if let Some(x) = num(v) {
+        return Ok(x);
+    }
+    match v {
+        PyValue::Str(t) => t.trim().parse().map_err(|_| {
+            PyException::new(
+                "ValueError",
+                format!("could not convert string to float: {}", py_repr(v)),
+            )
+        }),
+        other => Err(PyException::type_error(format!(
+            "float() argument must be a string or a real number, not '{}'",
+            other.type_name()
+        ))),
+    }
 }
 
 #[cfg(test)]
