@@ -157,3 +157,11 @@ fn vehicle_control_api() {
         include_str!("../../../fixtures/bfcl_worlds/VehicleControlAPI.jsonl"),
     );
 }
+
+#[test]
+fn trading_bot() {
+    replay(
+        "TradingBot",
+        include_str!("../../../fixtures/bfcl_worlds/TradingBot.jsonl"),
+    );
+}

@@ -11,6 +11,7 @@ use super::value::PyValue;
 mod math;
 mod message;
 mod ticket;
+mod trading;
 mod twitter;
 mod vehicle;
 
@@ -20,6 +21,7 @@ mod fixture_tests;
 pub use math::MathApi;
 pub use message::MessageApi;
 pub use ticket::TicketApi;
+pub use trading::TradingBot;
 pub use twitter::TwitterApi;
 pub use vehicle::VehicleControlApi;
 
@@ -110,6 +112,7 @@ pub fn world(class: &str) -> Option<Box<dyn World>> {
         "TicketAPI" => Box::new(TicketApi::default()),
         "MessageAPI" => Box::new(MessageApi::default()),
         "TwitterAPI" => Box::new(TwitterApi::default()),
+        "TradingBot" => Box::new(TradingBot::default()),
         "VehicleControlAPI" => Box::new(VehicleControlApi::default()),
         _ => return None,
     })
