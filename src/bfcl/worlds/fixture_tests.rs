@@ -115,7 +115,7 @@ fn replay(class: &str, text: &str) {
         }
         checked += 1;
     }
-    assert!(checked > 0);
+    assert_eq!(checked, text.lines().count(), "every fixture line checked");
 }
 
 #[test]
@@ -163,5 +163,13 @@ fn trading_bot() {
     replay(
         "TradingBot",
         include_str!("../../../fixtures/bfcl_worlds/TradingBot.jsonl"),
+    );
+}
+
+#[test]
+fn gorilla_file_system() {
+    replay(
+        "GorillaFileSystem",
+        include_str!("../../../fixtures/bfcl_worlds/GorillaFileSystem.jsonl"),
     );
 }

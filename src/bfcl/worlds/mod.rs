@@ -8,6 +8,7 @@ use std::fmt;
 use super::pyfmt::{py_repr, result_text};
 use super::value::PyValue;
 
+mod filesystem;
 mod math;
 mod message;
 mod ticket;
@@ -18,6 +19,7 @@ mod vehicle;
 #[cfg(test)]
 mod fixture_tests;
 
+pub use filesystem::GorillaFileSystem;
 pub use math::MathApi;
 pub use message::MessageApi;
 pub use ticket::TicketApi;
@@ -108,6 +110,7 @@ pub trait World: Send + fmt::Debug {
 /// not yet ported class.
 pub fn world(class: &str) -> Option<Box<dyn World>> {
     Some(match class {
+        "GorillaFileSystem" => Box::new(GorillaFileSystem::default()),
         "MathAPI" => Box::new(MathApi),
         "TicketAPI" => Box::new(TicketApi::default()),
         "MessageAPI" => Box::new(MessageApi::default()),
