@@ -173,3 +173,11 @@ fn gorilla_file_system() {
         include_str!("../../../fixtures/bfcl_worlds/GorillaFileSystem.jsonl"),
     );
 }
+
+#[test]
+fn travel_api() {
+    replay(
+        "TravelAPI",
+        include_str!("../../../fixtures/bfcl_worlds/TravelAPI.jsonl"),
+    );
+}

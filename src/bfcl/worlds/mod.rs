@@ -13,6 +13,7 @@ mod math;
 mod message;
 mod ticket;
 mod trading;
+mod travel;
 mod twitter;
 mod vehicle;
 
@@ -24,6 +25,7 @@ pub use math::MathApi;
 pub use message::MessageApi;
 pub use ticket::TicketApi;
 pub use trading::TradingBot;
+pub use travel::TravelApi;
 pub use twitter::TwitterApi;
 pub use vehicle::VehicleControlApi;
 
@@ -116,6 +118,7 @@ pub fn world(class: &str) -> Option<Box<dyn World>> {
         "MessageAPI" => Box::new(MessageApi::default()),
         "TwitterAPI" => Box::new(TwitterApi::default()),
         "TradingBot" => Box::new(TradingBot::default()),
+        "TravelAPI" => Box::new(TravelApi::default()),
         "VehicleControlAPI" => Box::new(VehicleControlApi::default()),
         _ => return None,
     })
