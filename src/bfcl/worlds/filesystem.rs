@@ -93,11 +93,11 @@ fn splitlines(text: &str) -> Vec<&str> {
         if is_break {
             out.push(&text[start..i]);
             let mut end = i + c.len_utf8();
-            if c == '\r' {
-                if let Some((j, '\n')) = chars.peek().copied() {
-                    chars.next();
-                    end = j + 1;
-                }
+            if c == '\r'
+                && let Some((j, '\n')) = chars.peek().copied()
+            {
+                chars.next();
+                end = j + 1;
             }
             start = end;
         }

@@ -124,12 +124,10 @@ fn sum(nums: &[Num]) -> Num {
 }
 
 fn power(base: Num, exp: Num) -> Result<PyValue, PyException> {
-    if let (Num::I(b), Num::I(e)) = (base, exp) {
-        if e >= 0 {
-            if let Some(r) = u32::try_from(e).ok().and_then(|e| b.checked_pow(e)) {
-                return Ok(PyValue::Int(r));
-            }
-        }
+    if let (Num::I(b), Num::I(e)) = (base, exp)
+        && let Some(r) = u32::try_from(e).ok().and_then(|e| b.checked_pow(e))
+    {
+        return Ok(PyValue::Int(r));
     }
     let (b, e) = (base.f(), exp.f());
     if b == 0.0 && e < 0.0 {
@@ -362,10 +360,10 @@ fn mp_arg(v: &PyValue) -> Result<f64, String> {
     if let Some(n) = Num::of(v) {
         return Ok(n.f());
     }
-    if let PyValue::Str(s) = v {
-        if let Ok(x) = s.trim().parse::<f64>() {
-            return Ok(x);
-        }
+    if let PyValue::Str(s) = v
+        && let Ok(x) = s.trim().parse::<f64>()
+    {
+        return Ok(x);
     }
     Err(format!("cannot create mpf from {}", py_repr(v)))
 }

@@ -464,10 +464,11 @@ impl TradingBot {
             }
             "add_to_watchlist" => {
                 let known = self.stock(&a[0]).is_some();
-                if let PyValue::List(list) = &mut self.watch_list {
-                    if known && !a[0].py_in(list) {
-                        list.push(a[0].clone());
-                    }
+                if let PyValue::List(list) = &mut self.watch_list
+                    && known
+                    && !a[0].py_in(list)
+                {
+                    list.push(a[0].clone());
                 }
                 dict([("watchlist", self.watch_list.clone())])
             }

@@ -274,7 +274,11 @@ impl TravelApi {
             ));
         };
         let digit_sum: u32 = py_str(&a[2]).chars().filter_map(|c| c.to_digit(10)).sum();
-        let weekend = if digit_sum % 2 == 0 { 2.0 } else { 1.0 };
+        let weekend = if digit_sum.is_multiple_of(2) {
+            2.0
+        } else {
+            1.0
+        };
         Ok(base * factor * weekend)
     }
 

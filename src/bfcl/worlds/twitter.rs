@@ -95,15 +95,15 @@ impl TwitterApi {
     /// The tweet as Python sees it, with shared default lists filled in.
     fn view(&self, t: &Tweet) -> PyValue {
         let mut v = t.fields.clone();
-        if t.shared_tags {
-            if let Some(slot) = get_mut(&mut v, "tags") {
-                *slot = PyValue::List(self.default_tags.clone());
-            }
+        if t.shared_tags
+            && let Some(slot) = get_mut(&mut v, "tags")
+        {
+            *slot = PyValue::List(self.default_tags.clone());
         }
-        if t.shared_mentions {
-            if let Some(slot) = get_mut(&mut v, "mentions") {
-                *slot = PyValue::List(self.default_mentions.clone());
-            }
+        if t.shared_mentions
+            && let Some(slot) = get_mut(&mut v, "mentions")
+        {
+            *slot = PyValue::List(self.default_mentions.clone());
         }
         v
     }
