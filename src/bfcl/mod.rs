@@ -2,8 +2,8 @@
 //! as suites ([`import`]), replaying its result files as a recorded target ([`result`]),
 //! and scoring them exactly as BFCL's AST checker does (the `bfcl` profile, [`profile`]
 //! with [`checker`] and [`decode`]). See docs/bfcl.md. For the multi-turn backends:
-//! Python's exact text forms of values ([`pyfmt`]) and Python's `random.Random`
-//! ([`pyrandom`]).
+//! Python's exact text forms of values ([`pyfmt`]), Python's `random.Random`
+//! ([`pyrandom`]) and the ported backend classes themselves ([`worlds`]).
 
 pub mod checker;
 pub mod data;
@@ -14,3 +14,4 @@ pub mod pyfmt;
 pub mod pyrandom;
 pub mod result;
 pub mod value;
+pub mod worlds;
