@@ -66,6 +66,7 @@
 //!   may be newer than CPython 3.11's Unicode 14.
 
 mod ast;
+mod call_text;
 mod eval;
 mod fc;
 mod int;
@@ -80,6 +81,7 @@ mod testing;
 mod unparse;
 mod val;
 
+pub use call_text::{CallText, parse_call_text};
 pub use fc::decode_fc;
 pub use json::python_json_loads;
 pub use prompt::decode_prompt;

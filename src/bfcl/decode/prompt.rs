@@ -91,7 +91,7 @@ fn decode_prompt_text(stripped: &str, strict: bool) -> PResult<Vec<(String, PyVa
 /// An upper bound on the parser's recursion for these tokens: about two levels per open
 /// bracket, plus one for every token that can start a nested chain (prefix operators,
 /// `**`, `else`, `lambda`...). Binary operator chains are parsed in a loop.
-fn recursion_bound(toks: &[Tok]) -> usize {
+pub(super) fn recursion_bound(toks: &[Tok]) -> usize {
     let mut depth = 0usize;
     let mut max_depth = 0;
     let mut chains = 0;
@@ -114,7 +114,7 @@ fn recursion_bound(toks: &[Tok]) -> usize {
 
 /// Runs `f` on a scoped thread with a [`BIG_STACK`] stack (reserved, not committed), so
 /// that deeply nested input cannot overflow the caller's stack, debug builds included.
-fn on_big_stack<T: Send>(f: impl FnOnce() -> PResult<T> + Send) -> PResult<T> {
+pub(super) fn on_big_stack<T: Send>(f: impl FnOnce() -> PResult<T> + Send) -> PResult<T> {
     std::thread::scope(|scope| {
         match std::thread::Builder::new()
             .name("bfcl-decode".into())

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{execute, py_set, result_line, world};
+use super::{execute, execute_text, py_set, result_line, world};
 use crate::bfcl::pyfmt::py_repr;
 use crate::bfcl::value::PyValue;
 
@@ -53,7 +53,20 @@ fn same(a: &PyValue, b: &PyValue) -> bool {
         || matches!((a, b), (PyValue::Float(x), PyValue::Float(y)) if x.is_nan() && y.is_nan())
 }
 
+/// How a fixture's calls are made: from the recorded arguments, or from the call
+/// string as BFCL's executor read it.
+#[derive(Clone, Copy)]
+enum Via {
+    Arguments,
+    CallText,
+}
+
 fn replay(class: &str, text: &str) {
+    replay_via(class, text, Via::Arguments);
+    replay_via(class, text, Via::CallText);
+}
+
+fn replay_via(class: &str, text: &str, via: Via) {
     let mut w = None;
     let mut checked = 0;
     for (n, line) in text.lines().enumerate() {
@@ -88,7 +101,10 @@ fn replay(class: &str, text: &str) {
                 .iter()
                 .map(|(k, v)| (k.clone(), decode(v)))
                 .collect();
-            let got = result_line(execute(w.as_mut(), func, args, kwargs));
+            let got = match via {
+                Via::Arguments => result_line(execute(w.as_mut(), func, args, kwargs)),
+                Via::CallText => execute_text(w.as_mut(), call),
+            };
             assert_eq!(
                 got,
                 l["result"].as_str().expect("result"),

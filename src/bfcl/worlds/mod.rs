@@ -146,6 +146,16 @@ pub fn execute(
     world.call(method, args, kwargs)
 }
 
+/// Runs one call string (`cd(folder='docs')`) the way BFCL's executor does, and gives
+/// its result line: a string that does not read as one call of a method with literal
+/// arguments is an error line too, as Python's `eval` of it would be.
+pub fn execute_text(world: &mut dyn World, call: &str) -> String {
+    match crate::bfcl::decode::parse_call_text(call) {
+        Ok(c) => result_line(execute(world, &c.name, c.args, c.kwargs)),
+        Err(why) => format!("Error during execution: {why}"),
+    }
+}
+
 /// BFCL's text for one executed call: the formatted return value, or
 /// `Error during execution: ` and `str(exception)`.
 pub fn result_line(r: Result<PyValue, PyException>) -> String {
