@@ -31,6 +31,8 @@ Variants (not every item has every one; see `pick_*` below):
     wrong_arg          one literal argument of one call changed
     extra_read         an extra read-only call as an additional first step
     empty_turn         a turn with ground-truth calls left without any step
+    early_calls        (items with an empty ground-truth turn) the next turn's
+                       calls made in the empty turn, the next turn only reads
     fewer_turns        the last turn left out (BFCL's runner reports this as
                        force_terminated *before* calling the checker; the
                        checker itself is still called here and its exception
@@ -259,6 +261,25 @@ def variants_for(item, category, gt):
         turns = gt_turns(gt)
         turns[ti] = []
         out.append(("empty_turn", f"turn {ti}: no step", turns))
+
+    # Calls made a turn early: in the first turn whose ground truth is empty
+    # (not checked), the next turn's calls; that next turn then only reads.
+    # Its results count because the response check looks at all turns so far.
+    for ti in range(len(gt) - 1):
+        if not gt[ti] and gt[ti + 1]:
+            read = READ_CALL[item["involved_classes"][0]]
+            turns = gt_turns(gt)
+            turns[ti] = [list(gt[ti + 1])]
+            turns[ti + 1] = [[read]]
+            out.append(
+                (
+                    "early_calls",
+                    f"turn {ti} (no ground truth calls): the calls of turn {ti + 1}; "
+                    f"turn {ti + 1}: [{read!r}]",
+                    turns,
+                )
+            )
+            break
 
     out.append(
         (
