@@ -9,6 +9,7 @@ pub mod checker;
 pub mod data;
 pub mod decode;
 pub mod import;
+pub mod multi_turn;
 pub mod profile;
 pub mod pyfmt;
 pub mod pyrandom;
