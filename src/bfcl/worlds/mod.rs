@@ -11,6 +11,7 @@ use super::value::PyValue;
 mod filesystem;
 mod math;
 mod message;
+mod tables;
 mod ticket;
 mod trading;
 mod travel;

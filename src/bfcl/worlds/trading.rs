@@ -1,6 +1,7 @@
 //! BFCL's `TradingBot`: a brokerage account with orders, a watch list and a
 //! transaction history whose timestamps come from the instance's `random.Random`.
 
+use super::tables::TABLES;
 use super::{
     Method, PyException, World, bind_method, dict, error, get, opt, py_arith, py_cmp, py_float,
     req, s, set_key, truthy,
@@ -74,14 +75,6 @@ const DEFAULT_STATE: &str = r#"{
  "watch_list": ["NVDA"],
  "transaction_history": []
 }"#;
-
-/// Company names `get_symbol_by_name` knows. Only the fixtures' entry is here; the
-/// rest of BFCL's table is not ported yet.
-const SYMBOLS: &[(&str, &str)] = &[("Apple", "AAPL")];
-
-/// Sectors `get_available_stocks` knows. Only the fixtures' sector is here; BFCL also
-/// has `Automobile` (not ported yet).
-const SECTORS: &[(&str, &[&str])] = &[("Technology", &["AAPL", "GOOG", "MSFT", "NVDA"])];
 
 /// `CURRENT_TIME`, 2024-09-01 10:30:00, as seconds since 1970 (UTC, as the fixtures).
 const CURRENT_TIME: i64 = 1_725_186_600;
@@ -244,8 +237,8 @@ impl TradingBot {
             "get_current_time" => dict([("current_time", s("10:30 AM"))]),
             "get_symbol_by_name" => {
                 let name = py_str(&a[0]);
-                let found = SYMBOLS.iter().find(|(n, _)| *n == name);
-                dict([("symbol", s(found.map_or("Stock not found", |(_, sym)| sym)))])
+                let found = TABLES.trading.symbols.get(&name);
+                dict([("symbol", s(found.map_or("Stock not found", String::as_str)))])
             }
             "get_stock_info" => match self.stock(&a[0]) {
                 Some(info) => info.clone(),
@@ -437,10 +430,11 @@ impl TradingBot {
             }
             "get_available_stocks" => {
                 let sector = py_str(&a[0]);
-                let list = SECTORS
-                    .iter()
-                    .find(|(n, _)| *n == sector)
-                    .map_or(Vec::new(), |(_, l)| l.iter().map(|x| s(*x)).collect());
+                let list = TABLES
+                    .trading
+                    .sectors
+                    .get(&sector)
+                    .map_or(Vec::new(), |l| l.iter().map(|x| s(x.as_str())).collect());
                 dict([("stock_list", PyValue::List(list))])
             }
             "filter_stocks_by_price" => {

@@ -2,6 +2,7 @@
 //! flight bookings, insurance and a few lookups. Ids and card balances come from the
 //! instance's own `random.Random`, in call order.
 
+use super::tables::{TABLES, pair};
 use super::{
     Method, PyException, World, bind_method, config_get, dict, error, get, opt, py_arith, py_cmp,
     py_float, req, s, set_key,
@@ -120,18 +121,6 @@ const AIRPORTS: &[&str] = &[
     "RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND", "HKG",
     "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS",
 ];
-
-/// Base economy fares of directed routes. Only the routes the fixtures pin are here;
-/// the rest of BFCL's table is not ported yet.
-const ROUTES: &[(&str, &str, f64)] = &[("SFO", "LAX", 200.0), ("JFK", "PEK", 1000.0)];
-
-/// Rates from USD. Only the currencies the fixtures pin are here; the rest of BFCL's
-/// table is not ported yet.
-const RATES: &[(&str, f64)] = &[("EUR", 0.8), ("JPY", 110.0), ("RMB", 7.0)];
-
-/// Cities `get_nearest_airport_by_city` knows. Only the fixtures' entry is here; the
-/// rest of BFCL's table is not ported yet.
-const NEAREST: &[(&str, &str)] = &[("Rivermist", "RMS")];
 
 const CLASSES: &[(&str, f64)] = &[("economy", 1.0), ("business", 2.0), ("first", 5.0)];
 
@@ -261,7 +250,7 @@ impl TravelApi {
 
     fn flight_cost(&self, a: &[PyValue]) -> Result<f64, PyException> {
         let (from, to) = (py_str(&a[0]), py_str(&a[1]));
-        let Some((_, _, base)) = ROUTES.iter().find(|(f, t, _)| *f == from && *t == to) else {
+        let Some(base) = pair(&TABLES.travel.routes, &from, &to) else {
             return Err(PyException::new(
                 "ValueError",
                 "No available route for the given airports.",
@@ -518,11 +507,12 @@ impl TravelApi {
             }
             "compute_exchange_rate" => {
                 let (base, target) = (py_str(&a[0]), py_str(&a[1]));
-                let rate = |c: &str| RATES.iter().find(|(n, _)| *n == c).map(|(_, r)| *r);
+                let rates = &TABLES.travel.exchange_rates;
                 let value = py_float(&a[2])?;
-                let out = match (base.as_str(), rate(&target), target.as_str(), rate(&base)) {
-                    ("USD", Some(r), _, _) => value * r,
-                    (_, _, "USD", Some(r)) => {
+                // BFCL's table has one direction per pair; the other one divides.
+                let out = match (pair(rates, &base, &target), pair(rates, &target, &base)) {
+                    (Some(r), _) => value * r,
+                    (None, Some(r)) => {
                         let x: f64 = format!("{:.2}", value / r).parse().unwrap_or(f64::NAN);
                         x
                     }
@@ -546,10 +536,11 @@ impl TravelApi {
             }
             "get_nearest_airport_by_city" => {
                 let city = py_str(&a[0]);
-                let code = NEAREST
-                    .iter()
-                    .find(|(c, _)| *c == city)
-                    .map_or("Unknown", |(_, x)| x);
+                let code = TABLES
+                    .travel
+                    .nearest_airports
+                    .get(&city)
+                    .map_or("Unknown", String::as_str);
                 dict([("nearest_airport", s(code))])
             }
             "purchase_insurance" => {

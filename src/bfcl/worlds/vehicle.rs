@@ -2,6 +2,7 @@
 //! control, plus a few lookups. Random readings come from the instance's own
 //! `random.Random`.
 
+use super::tables::{TABLES, pair};
 use super::{
     Method, PyException, World, bind_method, dict, error, get_mut, num, opt, py_arith, py_cmp,
     py_float, req, s,
@@ -79,14 +80,6 @@ const PUBLIC: &[(&str, &str)] = &[
 const MAX_FUEL: f64 = 50.0;
 /// Miles per gallon used by `estimate_drive_feasibility_by_mileage`.
 const MPG: f64 = 20.0;
-
-/// Zip-code pairs `estimate_distance` knows, both directions. Only the pairs the
-/// fixtures pin are here; BFCL's table has 12, the other 10 are not ported yet.
-const DISTANCES: &[(&str, &str, f64)] = &[("83214", "74532", 750.0), ("74532", "94016", 880.0)];
-
-/// Cities `get_zipcode_based_on_city` knows. Only the fixtures' entry is here; BFCL's
-/// table has 11, the other 10 are not ported yet.
-const ZIPCODES: &[(&str, &str)] = &[("Rivermist", "83214")];
 
 /// State of a `VehicleControlAPI` instance.
 #[derive(Debug, Clone)]
@@ -389,20 +382,20 @@ impl VehicleControlApi {
             "gallon_to_liter" => dict([("liter", py_arith(&a[0], '*', &PyValue::Float(3.78541))?)]),
             "estimate_distance" => {
                 let (x, y) = (py_str(&a[0]), py_str(&a[1]));
-                let found = DISTANCES
-                    .iter()
-                    .find(|(p, q, _)| (*p == x && *q == y) || (*p == y && *q == x));
+                let distances = &TABLES.vehicle.distances;
+                let found = pair(distances, &x, &y).or_else(|| pair(distances, &y, &x));
                 match found {
-                    Some((_, _, d)) => dict([("distance", PyValue::Float(*d))]),
+                    Some(d) => dict([("distance", PyValue::Float(d))]),
                     None => error("distance not found in database."),
                 }
             }
             "get_zipcode_based_on_city" => {
                 let city = py_str(&a[0]);
-                let zip = ZIPCODES
-                    .iter()
-                    .find(|(c, _)| *c == city)
-                    .map_or("00000", |(_, z)| z);
+                let zip = TABLES
+                    .vehicle
+                    .zipcodes
+                    .get(&city)
+                    .map_or("00000", String::as_str);
                 dict([("zipcode", s(zip))])
             }
             "set_navigation" => {
