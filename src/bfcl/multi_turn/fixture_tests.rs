@@ -9,33 +9,6 @@ use super::check;
 
 const VERDICTS: &str = include_str!("../../../fixtures/bfcl_worlds/verdicts.jsonl");
 
-/// Lines whose verdict differs from BFCL's because a backend's lookup table is not
-/// ported yet: VehicleControlAPI's zip codes and TravelAPI's flight routes hold only the
-/// entries the backend fixtures pin (`not ported yet` in `worlds/vehicle.rs` and
-/// `worlds/travel.rs`). The test requires each of them to still differ, so completing a
-/// table makes it fail until its lines leave this list; every other line must agree.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("multi_turn_base_158", "drop_response_call"),
-    ("multi_turn_base_158", "drop_state_call"),
-    ("multi_turn_base_158", "wrong_arg"),
-    ("multi_turn_base_190", "wrong_arg"),
-    ("multi_turn_base_57", "drop_response_call"),
-    ("multi_turn_base_57", "wrong_arg"),
-    ("multi_turn_miss_func_77", "drop_response_call"),
-    ("multi_turn_miss_func_77", "wrong_arg"),
-    ("multi_turn_miss_param_158", "drop_response_call"),
-    ("multi_turn_miss_param_158", "drop_state_call"),
-    ("multi_turn_miss_param_158", "wrong_arg"),
-    ("multi_turn_miss_param_169", "drop_response_call"),
-    ("multi_turn_miss_param_169", "drop_state_call"),
-    ("multi_turn_miss_param_169", "wrong_arg"),
-    ("multi_turn_miss_param_199", "drop_response_call"),
-    ("multi_turn_miss_param_199", "drop_state_call"),
-    ("multi_turn_miss_param_199", "wrong_arg"),
-    ("multi_turn_miss_param_61", "drop_response_call"),
-    ("multi_turn_miss_param_69", "drop_response_call"),
-];
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .expect("a list")
@@ -48,7 +21,6 @@ fn strings(v: &Value) -> Vec<String> {
 fn every_verdict_is_bfcls() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    let mut gaps_agreeing = Vec::new();
     for (n, line) in VERDICTS.lines().enumerate() {
         let l: Value = serde_json::from_str(line).expect("a JSON line");
         let classes: Vec<String> = strings(&l["involved_classes"]);
@@ -66,12 +38,6 @@ fn every_verdict_is_bfcls() {
             .collect();
         let got = check(&classes, &l["initial_config"], false, &model, &truth).expect("set up");
         let want = &l["verdict"];
-        let key = (
-            l["id"].as_str().unwrap_or("?"),
-            l["variant"].as_str().unwrap_or("?"),
-        );
-        let gap = KNOWN_GAPS.contains(&key);
-        let before = failures.len();
         let what = format!(
             "line {} ({} {})",
             n + 1,
@@ -104,21 +70,9 @@ fn every_verdict_is_bfcls() {
                 ));
             }
         }
-        if gap {
-            // A known gap must still differ; its difference is not a failure here.
-            if failures.len() == before {
-                gaps_agreeing.push(format!("{key:?}"));
-            }
-            failures.truncate(before);
-        }
         checked += 1;
     }
     assert_eq!(checked, VERDICTS.lines().count(), "every line checked");
-    assert!(
-        gaps_agreeing.is_empty(),
-        "these lines now agree with BFCL: remove them from KNOWN_GAPS: {}",
-        gaps_agreeing.join(", ")
-    );
     assert!(
         failures.is_empty(),
         "{} of {checked} verdicts differ from BFCL's:\n{}",
