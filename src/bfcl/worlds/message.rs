@@ -1,6 +1,7 @@
 //! BFCL's `MessageAPI`: a workspace messenger with users, an inbox of one-entry dicts
 //! and random message ids from the instance's own `random.Random`.
 
+use super::seeded_random;
 use super::{
     Method, PyException, World, bind_method, config_get, dict, error, py_set, req, s, truthy,
 };
@@ -272,11 +273,7 @@ impl World for MessageApi {
         };
         self.message_count = config_get(config, "message_count").unwrap_or(d.message_count);
         self.current_user = config_get(config, "current_user").unwrap_or(d.current_user);
-        let seed = match config_get(config, "random_seed") {
-            Some(PyValue::Int(i)) => i,
-            _ => DEFAULT_SEED,
-        };
-        self.random = Random::new(seed);
+        self.random = seeded_random(config, DEFAULT_SEED);
         Ok(())
     }
 

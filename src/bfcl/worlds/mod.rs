@@ -392,6 +392,19 @@ pub fn config_get(config: &serde_json::Value, key: &str) -> Option<PyValue> {
     config.get(key).map(PyValue::from_json)
 }
 
+/// The backend's generator as `_load_scenario` builds it: `random.Random(seed)` with the
+/// config's `random_seed`, else the class's default seed.
+pub fn seeded_random(
+    config: &serde_json::Value,
+    default_seed: i128,
+) -> crate::bfcl::pyrandom::Random {
+    let seed = match config_get(config, "random_seed") {
+        Some(PyValue::Int(i)) => i,
+        _ => default_seed,
+    };
+    crate::bfcl::pyrandom::Random::new(seed)
+}
+
 /// A Python int or float as f64 (bool counts as int); `None` for other types.
 pub fn num(v: &PyValue) -> Option<f64> {
     match v {

@@ -1,6 +1,7 @@
 //! BFCL's `TradingBot`: a brokerage account with orders, a watch list and a
 //! transaction history whose timestamps come from the instance's `random.Random`.
 
+use super::seeded_random;
 use super::tables::TABLES;
 use super::{
     Method, PyException, World, bind_method, dict, error, get, opt, py_arith, py_cmp, py_float,
@@ -514,11 +515,7 @@ impl World for TradingBot {
             _ => Vec::new(),
         };
         self.long_context = long_context;
-        let seed = match config.get("random_seed").map(PyValue::from_json) {
-            Some(PyValue::Int(i)) => i,
-            _ => DEFAULT_SEED,
-        };
-        self.random = Random::new(seed);
+        self.random = seeded_random(config, DEFAULT_SEED);
         Ok(())
     }
 

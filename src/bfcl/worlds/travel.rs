@@ -2,6 +2,7 @@
 //! flight bookings, insurance and a few lookups. Ids and card balances come from the
 //! instance's own `random.Random`, in call order.
 
+use super::seeded_random;
 use super::tables::{TABLES, pair};
 use super::{
     Method, PyException, World, bind_method, config_get, dict, error, get, opt, py_arith, py_cmp,
@@ -613,9 +614,7 @@ impl World for TravelApi {
             self.scalars[i] = config_get(config, name).unwrap_or(PyValue::None);
         }
         self.long_context = long_context;
-        if let Some(PyValue::Int(seed)) = config_get(config, "random_seed") {
-            self.random = Random::new(seed);
-        }
+        self.random = seeded_random(config, DEFAULT_SEED);
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! control, plus a few lookups. Random readings come from the instance's own
 //! `random.Random`.
 
+use super::seeded_random;
 use super::tables::{TABLES, pair};
 use super::{
     Method, PyException, World, bind_method, dict, error, get_mut, num, opt, py_arith, py_cmp,
@@ -488,11 +489,7 @@ impl World for VehicleControlApi {
         self.parking_brake_force = cfg("parkingBrakeForce").unwrap_or(d.parking_brake_force);
         self.slope_angle = cfg("slopeAngle").unwrap_or(d.slope_angle);
         self.brake_pedal_force = cfg("brakePedalForce").unwrap_or(d.brake_pedal_force);
-        let seed = match cfg("random_seed") {
-            Some(PyValue::Int(i)) => i,
-            _ => DEFAULT_SEED,
-        };
-        self.random = Random::new(seed);
+        self.random = seeded_random(config, DEFAULT_SEED);
         Ok(())
     }
 
