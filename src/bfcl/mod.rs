@@ -3,16 +3,19 @@
 //! and scoring them exactly as BFCL's AST checker does (the `bfcl` profile, [`profile`]
 //! with [`checker`] and [`decode`]). See docs/bfcl.md. For the multi-turn backends:
 //! Python's exact text forms of values ([`pyfmt`]), Python's `random.Random`
-//! ([`pyrandom`]) and the ported backend classes themselves ([`worlds`]).
+//! ([`pyrandom`]), the ported backend classes themselves ([`worlds`]), the `bfcl` world
+//! a case runs them as ([`world`]), and BFCL's multi-turn checker ([`multi_turn`]).
 
 pub mod checker;
 pub mod data;
 pub mod decode;
 pub mod import;
 pub mod multi_turn;
+pub mod multi_turn_judge;
 pub mod profile;
 pub mod pyfmt;
 pub mod pyrandom;
 pub mod result;
 pub mod value;
+pub mod world;
 pub mod worlds;

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use super::decode::CallText;
 use super::value::PyValue;
 use super::worlds::{PyException, World, execute, result_line, world};
 
@@ -45,7 +46,8 @@ impl Verdict {
         }
     }
 
-    fn fail(error_type: &str, message: String, turn: Option<usize>) -> Verdict {
+    /// A failed verdict of `error_type` with BFCL's `message`.
+    pub fn fail(error_type: &str, message: String, turn: Option<usize>) -> Verdict {
         Verdict {
             valid: false,
             error_type: Some(error_type.to_string()),
@@ -96,21 +98,40 @@ pub fn instances(
         .collect()
 }
 
+/// One call of the model's, read: the method and its arguments, or why it could not be
+/// read (its result line is then an error, as Python's `eval` of it would be).
+pub type ModelCall = Result<CallText, String>;
+
 /// Run one call string on the instance whose class has its method; BFCL's result line.
 pub fn run_call(worlds: &mut [Box<dyn World>], call: &str) -> String {
-    let parsed = match super::decode::parse_call_text(call) {
-        Ok(p) => p,
-        Err(why) => return format!("Error during execution: {why}"),
-    };
-    let unknown = format!("name '{}' is not defined", parsed.name);
+    run_model_call(worlds, &read_call(call))
+}
+
+/// Read a call string into a [`ModelCall`].
+pub fn read_call(call: &str) -> ModelCall {
+    super::decode::parse_call_text(call)
+}
+
+/// Run one read call on the instance whose class has its method; BFCL's result line.
+pub fn run_model_call(worlds: &mut [Box<dyn World>], call: &ModelCall) -> String {
+    match call {
+        Ok(c) => run_method(worlds, &c.name, &c.args, &c.kwargs),
+        Err(why) => format!("Error during execution: {why}"),
+    }
+}
+
+/// Run `name(*args, **kwargs)` on the instance whose class has the method (the first
+/// that does not answer with `NameError` for it); BFCL's result line.
+pub fn run_method(
+    worlds: &mut [Box<dyn World>],
+    name: &str,
+    args: &[PyValue],
+    kwargs: &[(String, PyValue)],
+) -> String {
+    let unknown = format!("name '{name}' is not defined");
     let mut last: Option<Result<PyValue, PyException>> = None;
     for w in worlds.iter_mut() {
-        let r = execute(
-            w.as_mut(),
-            &parsed.name,
-            parsed.args.clone(),
-            parsed.kwargs.clone(),
-        );
+        let r = execute(w.as_mut(), name, args.to_vec(), kwargs.to_vec());
         match &r {
             Err(e) if e.type_name == "NameError" && e.message == unknown => last = Some(r),
             _ => return result_line(r),
@@ -129,6 +150,26 @@ pub fn check(
     model: &[Vec<Vec<String>>],
     truth: &[Vec<String>],
 ) -> Result<Verdict, SetupError> {
+    let model: Vec<Vec<Vec<ModelCall>>> = model
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|s| s.iter().map(|c| read_call(c)).collect())
+                .collect()
+        })
+        .collect();
+    check_calls(classes, config, long_context, &model, truth)
+}
+
+/// [`check`] with the model's calls already read (from call strings, or from a
+/// function-calling model's JSON arguments).
+pub fn check_calls(
+    classes: &[String],
+    config: &serde_json::Value,
+    long_context: bool,
+    model: &[Vec<Vec<ModelCall>>],
+    truth: &[Vec<String>],
+) -> Result<Verdict, SetupError> {
     if model.len() != truth.len() {
         return Ok(Verdict::fail(
             "multi_turn:force_terminated",
@@ -144,10 +185,10 @@ pub fn check(
     let mut theirs = instances(classes, config, long_context)?;
     let mut model_results: Vec<String> = Vec::new();
     for (i, (steps, gt)) in model.iter().zip(truth).enumerate() {
-        let steps: Vec<&Vec<String>> = steps.iter().filter(|s| !s.is_empty()).collect();
+        let steps: Vec<&Vec<ModelCall>> = steps.iter().filter(|s| !s.is_empty()).collect();
         for step in &steps {
             for call in step.iter() {
-                model_results.push(run_call(&mut mine, call));
+                model_results.push(run_model_call(&mut mine, call));
             }
         }
         let gt_results: Vec<String> = gt.iter().map(|c| run_call(&mut theirs, c)).collect();

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::checker::{self, Category, Function, GroundTruthCall, Options};
 use super::decode;
 use super::import::{inferred, options_of};
+use super::multi_turn_judge::{MULTI_TURN_CATEGORIES, MultiTurnCase, is_multi_turn};
 use super::result::{RAW_KEY, STYLE_KEY};
 use super::value::{Decoded, PyValue};
 use crate::judge::Reason;
@@ -99,12 +100,17 @@ impl ProfileSettings for BfclProfileSpec {
     /// The profile these settings declare; an unknown category is a problem (the
     /// profile is still built, so the rest of the suite is checked too).
     fn compile(&self, problems: &mut Vec<SpecProblem>) -> Arc<dyn CompiledProfile> {
-        if !CATEGORIES.contains(&self.category.value.as_str()) {
+        let c = self.category.value.as_str();
+        if !CATEGORIES.contains(&c) && !MULTI_TURN_CATEGORIES.contains(&c) {
             problems.push(SpecProblem {
                 at: self.category.at(),
                 field: "profile.bfcl.category".into(),
                 message: format!("unknown BFCL category `{}`", self.category.value),
-                hint: Some(format!("the categories are: {}", CATEGORIES.join(", "))),
+                hint: Some(format!(
+                    "the categories are: {}, {}",
+                    CATEGORIES.join(", "),
+                    MULTI_TURN_CATEGORIES.join(", ")
+                )),
             });
         }
         Arc::new(BfclProfile {
@@ -156,6 +162,9 @@ impl ScoringProfile for BfclProfile {
     }
 
     fn case_judge(&self, suite: &Suite, case: &Case) -> Box<dyn CaseJudge> {
+        if is_multi_turn(&self.category) {
+            return Box::new(MultiTurnCase::new(case, self.strict));
+        }
         Box::new(BfclProfile::case_judge(self, suite, case))
     }
 }

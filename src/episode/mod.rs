@@ -27,6 +27,8 @@ pub mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod world_tests;
 
 use serde::{Deserialize, Serialize};
 

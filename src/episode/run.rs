@@ -18,8 +18,10 @@ use crate::tools::{Session, ToolHost, run_turn};
 /// without one (by the request's round, [`Request::round`]), appends the assistant turn
 /// and, when it made calls, has `host` answer them ([`run_turn`]) and appends one tool
 /// result per call, in call order. A turn without calls takes the next scripted user
-/// turn (`spec.turns`), or ends the episode as answered when none is left. Limits are
-/// checked before a turn's calls are executed ([`super::limits`]). The trial's
+/// turn (`spec.turns`), or ends the episode as answered when none is left; tools the
+/// case withholds (`spec.withheld`) are offered from their turn on. Limits are checked
+/// before a turn's calls are executed ([`super::limits`]), except the per-turn round
+/// limit, checked after (the round that goes over is answered, then the loop stops). The trial's
 /// tool_choice is sent on the first request; a forcing one (`required`, a named
 /// function) becomes `auto` for the rounds after it. A provider or host
 /// failure ends the episode with an [`EpisodeError`], keeping the rounds before it.
@@ -64,6 +66,11 @@ pub async fn run_episode_observed(
         };
     }
     let mut turns = spec.turns.iter();
+    // Tools kept from the model until their turn (`withheld`), with that turn.
+    let mut held = withhold(&mut request, &spec.withheld);
+    let mut turn_number = 0usize;
+    // Rounds with calls since the last user turn (`limits.max_rounds_per_turn`).
+    let mut turn_rounds = 0u32;
     let mut rounds: Vec<RoundRecord> = Vec::new();
     let mut user: Option<String> = None;
     let end = loop {
@@ -112,6 +119,9 @@ pub async fn run_episode_observed(
                     break Ok(StopReason::MaxRounds);
                 }
                 Some(turn) => {
+                    turn_number += 1;
+                    turn_rounds = 0;
+                    offer(&mut request, &mut held, turn_number);
                     request.messages.push(Message::User {
                         content: turn.clone(),
                     });
@@ -142,6 +152,16 @@ pub async fn run_episode_observed(
                 record.outcomes = outcomes;
                 on_round(&record);
                 rounds.push(record);
+                // The round that goes over a turn's limit is answered, then the episode
+                // stops (BFCL's step limit works this way).
+                turn_rounds += 1;
+                if spec
+                    .limits
+                    .max_rounds_per_turn
+                    .is_some_and(|max| turn_rounds > max)
+                {
+                    break Ok(StopReason::MaxRounds);
+                }
             }
             Err(source) => {
                 on_round(&record);
@@ -168,6 +188,45 @@ pub async fn run_episode_observed(
         end,
         end_state,
     }
+}
+
+/// Take the `withheld` tools out of `request`'s tools: each with the turn it is offered
+/// from, in the order the request listed them.
+fn withhold(
+    request: &mut Request,
+    withheld: &[(String, usize)],
+) -> Vec<(usize, crate::chat::ToolDefinition)> {
+    if withheld.is_empty() {
+        return Vec::new();
+    }
+    let mut held = Vec::new();
+    let mut kept = Vec::with_capacity(request.tools.len());
+    for t in request.tools.iter() {
+        match withheld.iter().find(|(name, _)| *name == t.name) {
+            Some((_, turn)) => held.push((*turn, t.clone())),
+            None => kept.push(t.clone()),
+        }
+    }
+    request.tools = Arc::new(kept);
+    held
+}
+
+/// Offer the tools withheld until user turn `turn` from now on, after the others (as
+/// BFCL adds a held-out function's doc at the end of the list).
+fn offer(request: &mut Request, held: &mut Vec<(usize, crate::chat::ToolDefinition)>, turn: usize) {
+    if !held.iter().any(|(t, _)| *t == turn) {
+        return;
+    }
+    let mut tools = request.tools.as_ref().clone();
+    held.retain(|(t, def)| {
+        if *t == turn {
+            tools.push(def.clone());
+            false
+        } else {
+            true
+        }
+    });
+    request.tools = Arc::new(tools);
 }
 
 /// Give each call of `response` whose id an earlier turn of the conversation (`sent`:

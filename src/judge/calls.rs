@@ -193,6 +193,12 @@ impl<'a> CaseScorer<'a> {
         }
     }
 
+    /// The declared profile's verdict on a played tool loop of this case
+    /// ([`CaseJudge::episode_reasons`]); `None` under the default checks.
+    pub fn episode_reasons(&self, outcome: &crate::episode::EpisodeOutcome) -> Option<Vec<Reason>> {
+        self.judge.as_ref()?.episode_reasons(outcome)
+    }
+
     /// Whether this case's trials record their behaviour facts
     /// ([`TrialChecks::behaviour`]): when the suite names a text behaviour with the
     /// issue-13 keys (`behaviour:` or a `cannot_answer` or `direct` outcome, anywhere in

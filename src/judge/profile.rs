@@ -9,6 +9,7 @@
 //! The judge layer names no benchmark: a plugin's logic lives in its own module
 //! (BFCL's: `crate::bfcl::profile`).
 
+use crate::episode::EpisodeOutcome;
 use crate::judge::calls::Reason;
 use crate::provider::Response;
 use crate::suite::profile::CompiledProfile;
@@ -27,6 +28,13 @@ pub trait CaseJudge: Send + Sync {
     /// The default checks (known tool, schema, tool selection) then see the tool meant.
     fn tool_meant(&self, called: &str) -> Option<&str> {
         let _ = called;
+        None
+    }
+
+    /// The profile's verdict on a played tool loop, in place of the default episode
+    /// checks' (which still run and feed the metrics); `None`: the default checks decide.
+    fn episode_reasons(&self, outcome: &EpisodeOutcome) -> Option<Vec<Reason>> {
+        let _ = outcome;
         None
     }
 }

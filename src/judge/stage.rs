@@ -108,6 +108,9 @@ pub struct LoopTrial<'a> {
 ///   unknown tool, schema violation), the reason naming its round;
 /// - the episode judge ([`judge_episode`]).
 ///
+/// A declared profile that judges episodes ([`super::profile::CaseJudge::episode_reasons`])
+/// gives the verdict in place of all of these.
+///
 /// An episode ended by the provider or the tool host has no verdict (infrastructure,
 /// never the model's), whatever its rounds before showed. So has one that would pass
 /// although some call got no answer ([`unanswered`]): a pass there rests on an answer
@@ -126,6 +129,11 @@ pub fn judge_played_episode(t: &LoopTrial<'_>, outcome: &EpisodeOutcome) -> Judg
             };
             let (r, c) = judge_episode(&input, &transcript);
             reasons.extend(r);
+            // A declared profile that judges whole episodes decides the verdict; the
+            // checks above still feed the metrics.
+            if let Some(r) = t.scorer.episode_reasons(outcome) {
+                reasons = r;
+            }
             if reasons.is_empty()
                 && let Some(reason) = unanswered(outcome)
             {

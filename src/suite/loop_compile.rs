@@ -91,7 +91,10 @@ pub(super) fn suite_loops(
     norm: Normalizer,
     server: bool,
 ) -> SuiteLoops {
-    let any_case_mocks = model.cases.iter().any(|k| k.mocks.is_some());
+    let any_case_mocks = model
+        .cases
+        .iter()
+        .any(|k| k.mocks.is_some() || k.world.is_some());
     let mocks = model
         .mocks
         .as_ref()
@@ -112,7 +115,7 @@ pub(super) fn suite_loops(
                 c.report(
                     (1, 1),
                     key,
-                    format!("`{key}` applies to tool loops, but no case is one (the suite and its cases give no `mocks`)"),
+                    format!("`{key}` applies to tool loops, but no case is one (the suite and its cases give no `mocks` or `world`)"),
                     Some("add `mocks:` (tool name → rules) to the suite or to the cases that run as loops; see docs/suite-format.md".into()),
                 );
             }
@@ -143,12 +146,16 @@ pub(super) fn case_episode(
         || spec.turns.is_some()
         || spec.limits.is_some()
         || spec.policy.is_some();
-    let is_loop = suite.mocks.is_some() || spec.mocks.is_some() || (suite.server && asks_for_loop);
+    let is_loop = suite.mocks.is_some()
+        || spec.mocks.is_some()
+        || spec.world.is_some()
+        || (suite.server && asks_for_loop);
     if !is_loop {
         let keys = [
             ("limits", spec.limits.is_some()),
             ("policy", spec.policy.is_some()),
             ("turns", spec.turns.is_some()),
+            ("withheld", spec.withheld.is_some()),
         ];
         for (key, _) in keys.iter().filter(|(_, given)| *given) {
             c.report(
@@ -194,7 +201,9 @@ pub(super) fn case_episode(
     };
     let turns = compile_turns(c, spec, field, limits.as_ref());
     let limits = limits.unwrap_or_default();
-    let end_state = end_state_calls(c, spec, field, suite.server);
+    let world = compile_world(c, spec, field, suite.server);
+    let withheld = compile_withheld(c, spec, field, scope, turns.len());
+    let end_state = end_state_calls(c, spec, field, suite.server || world.is_some());
     (c.diag_count() == errors).then(|| {
         Arc::new(EpisodeSpec {
             tools,
@@ -203,8 +212,91 @@ pub(super) fn case_episode(
             policy,
             turns,
             end_state,
+            world,
+            withheld,
         })
     })
+}
+
+/// The case's `world`, compiled by its plugin; its problems are reported under the
+/// case's `world.NAME` field. An MCP server's suite answers calls on its server, so a
+/// world there is refused.
+fn compile_world(
+    c: &mut Checker<'_>,
+    spec: &CaseSpec,
+    field: &str,
+    server: bool,
+) -> Option<Arc<dyn crate::suite::world::CompiledWorld>> {
+    let decl = spec.world.as_ref()?;
+    if server {
+        c.report(
+            spec.id.at(),
+            format!("{field}.world"),
+            format!(
+                "case `{}` gives a `world`, but the suite's tools come from an MCP server (`tools_from.mcp`), which answers its calls",
+                spec.id.value
+            ),
+            Some("put world cases in a suite of their own, without `tools_from.mcp`".into()),
+        );
+        return None;
+    }
+    let mut problems = Vec::new();
+    let world = decl.settings.compile(&mut problems);
+    for p in problems {
+        c.report(
+            if p.at == (0, 0) { spec.id.at() } else { p.at },
+            format!("{field}.world.{}.{}", decl.name, p.field),
+            p.message,
+            p.hint,
+        );
+    }
+    world
+}
+
+/// The case's `withheld` tools: each must be one the case offers, and its turn one of
+/// the case's scripted user turns.
+fn compile_withheld(
+    c: &mut Checker<'_>,
+    spec: &CaseSpec,
+    field: &str,
+    scope: &ToolScope<'_>,
+    turns: usize,
+) -> Vec<(String, usize)> {
+    let Some(w) = &spec.withheld else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(w.value.len());
+    for (tool, turn) in &w.value {
+        let f = format!("{field}.withheld.{}", tool.value);
+        if !scope.knows(&tool.value) {
+            c.report(
+                tool.at(),
+                &f,
+                format!(
+                    "`withheld` names `{}`, which the case does not offer",
+                    tool.value
+                ),
+                Some(scope.unknown_hint(&tool.value)),
+            );
+            continue;
+        }
+        if turn.value == 0 || turn.value as usize > turns {
+            c.report(
+                turn.at(),
+                &f,
+                format!(
+                    "`{}` is withheld until turn {}, but the case has {turns} scripted user turn(s)",
+                    tool.value, turn.value
+                ),
+                Some(format!(
+                    "turn 1 is the first entry of `turns`; give a turn from 1 to {turns}"
+                )),
+            );
+            continue;
+        }
+        out.push((tool.value.clone(), turn.value as usize));
+    }
+    out
 }
 
 /// The calls of the case's `expect.end_state`, made after its episode: only a server
@@ -318,10 +410,19 @@ fn compile_limits(c: &mut Checker<'_>, l: &LimitsSpec, field: &str) -> Option<Li
         d.max_identical_calls,
         MAX_TOOL_CALLS,
     );
+    let max_rounds_per_turn = l.max_rounds_per_turn.is_some().then(|| {
+        check(
+            "max_rounds_per_turn",
+            &l.max_rounds_per_turn,
+            MAX_ROUNDS,
+            MAX_ROUNDS,
+        )
+    });
     (c.diag_count() == before).then_some(Limits {
         max_rounds,
         max_tool_calls,
         max_identical_calls,
+        max_rounds_per_turn,
     })
 }
 
@@ -621,7 +722,8 @@ cases:
             Limits {
                 max_rounds: 6,
                 max_tool_calls: 9,
-                max_identical_calls: 3
+                max_identical_calls: 3,
+                max_rounds_per_turn: None,
             }
         );
         assert_eq!(
@@ -650,7 +752,8 @@ cases:
             Limits {
                 max_rounds: 10,
                 max_tool_calls: 30,
-                max_identical_calls: 1
+                max_identical_calls: 1,
+                max_rounds_per_turn: None,
             }
         );
         assert_eq!(own.policy.decide("cancel_order"), None);

@@ -100,6 +100,12 @@ pub struct LimitsSpec {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub max_identical_calls: Option<Spanned<u32>>,
+    /// Most rounds of calls answering one user turn (default: no limit beyond
+    /// `max_rounds`). The round that goes over still has its calls answered, and then the
+    /// episode stops at `max_rounds`: BFCL's step limit (20) works this way.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_rounds_per_turn: Option<Spanned<u32>>,
 }
 
 /// `policy:` as written.
@@ -177,6 +183,10 @@ pub struct Limits {
     pub max_tool_calls: u32,
     /// Most calls with identical tool and arguments.
     pub max_identical_calls: u32,
+    /// Most rounds of calls answering one user turn (`None`: no such limit); the round
+    /// that goes over is answered, then the episode stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rounds_per_turn: Option<u32>,
 }
 
 impl Default for Limits {
@@ -185,6 +195,7 @@ impl Default for Limits {
             max_rounds: DEFAULT_MAX_ROUNDS,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             max_identical_calls: DEFAULT_MAX_IDENTICAL_CALLS,
+            max_rounds_per_turn: None,
         }
     }
 }
@@ -225,6 +236,12 @@ pub struct EpisodeSpec {
     /// Calls made on the episode's session after it ends (`expect.end_state`), whose
     /// results the judge checks.
     pub end_state: Vec<super::end_state::EndStateCall>,
+    /// The built-in world that answers the calls no mock rule pins (`world:`), opened
+    /// fresh for each trial.
+    pub world: Option<Arc<dyn super::world::CompiledWorld>>,
+    /// Tools kept from the model until a user turn (`withheld:`): each tool's name and
+    /// the turn (1-based index into `turns`) from which it is offered.
+    pub withheld: Vec<(String, usize)>,
 }
 
 /// Mock rules per tool. Rules are shared: cases that do not replace a tool's rules

@@ -32,6 +32,7 @@ pub mod tool_error;
 pub mod tools_from;
 pub mod trajectory;
 pub mod variants;
+pub mod world;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

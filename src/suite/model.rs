@@ -378,6 +378,15 @@ pub struct CaseSpec {
     /// Tool loops: scripted user follow-ups, one after each text answer of the model.
     #[serde(default)]
     pub turns: Option<Spanned<Vec<String>>>,
+    /// Tool loops: a built-in stateful world that answers the case's calls (e.g.
+    /// `{bfcl: {...}}`); the case runs as a loop, with a fresh world per trial.
+    #[serde(default)]
+    pub world: Option<super::world::WorldDecl>,
+    /// Tool loops: tools kept from the model until a user turn, by name: the turn from
+    /// which each is offered (1 is the first entry of `turns`).
+    #[serde(default)]
+    #[schemars(with = "Option<IndexMap<String, u32>>")]
+    pub withheld: Option<Spanned<IndexMap<Spanned<String>, Spanned<u32>>>>,
 }
 
 /// A different expectation under some tool_choice modes.

@@ -3,8 +3,8 @@
 //! A [`ToolHost`] lists the tools it answers and answers calls. Hosts stack: the
 //! [`MockHost`] answers from a suite's `mocks` rules, [`Faults`] wraps any host and
 //! injects failures (the suite's `fail:` rules, or "fail the Nth call" set in code);
-//! record/replay comes later behind the same trait; an MCP server is one
-//! ([`crate::mcp::host::McpHost`]).
+//! a case's built-in stateful world stands behind the mocks ([`WorldHost`]); an MCP
+//! server is one ([`crate::mcp::host::McpHost`]).
 //!
 //! One host serves a whole suite; each episode (trial) opens a [`Session`] that holds
 //! its state (call counts, fault counters). A turn's calls are answered in two phases
@@ -23,6 +23,7 @@ mod mock;
 mod outcome;
 mod session;
 mod turn;
+mod world;
 
 use std::fmt;
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub use mock::MockHost;
 pub use outcome::{Approval, ToolOutcome};
 pub use session::{Counters, EpisodeState, Session};
 pub use turn::run_turn;
+pub use world::WorldHost;
 
 /// The kind of a tool error, owned by the suite layer (whose mock rules declare kinds)
 /// and named here too because every host answers with it.
@@ -137,9 +139,10 @@ pub enum HostError {
     },
 }
 
-/// The host for suites with `mocks`: the suite's rules, with its `fail:` rules injected.
+/// The host for suites with `mocks` or `world:` cases: the suite's rules, then the
+/// case's world if it has one ([`WorldHost`]), with the `fail:` rules injected in front.
 pub fn suite_host() -> Arc<dyn ToolHost> {
-    Arc::new(Faults::new(Arc::new(MockHost)))
+    Arc::new(Faults::new(Arc::new(WorldHost)))
 }
 
 #[cfg(test)]

@@ -1,0 +1,184 @@
+//! Built-in tool worlds as the suite sees them: `world: {NAME: SETTINGS}` on a case, read
+//! and checked through a registry of named plugins, as `profile:` is, so the suite layer
+//! knows no benchmark.
+//!
+//! A world is a stateful tool host written in Rust (BFCL's eight backends are the
+//! built-in ones, in `crate::bfcl::world`). A case that declares one runs as a tool
+//! loop: each trial opens a fresh [`WorldInstance`] from the case's settings, the
+//! model's calls change it as the episode goes on, and `expect.end_state` can read its
+//! state afterwards. A world plugin registers a [`WorldFormat`] with
+//! [`inventory::submit!`]: its name, its settings' JSON Schema and how to read them.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+pub use super::profile::SpecProblem;
+
+/// A world plugin's part in the suite format: registered once per plugin with
+/// `inventory::submit! { WorldFormat { .. } }`.
+pub struct WorldFormat {
+    /// The key under `world:` (e.g. `bfcl`).
+    pub name: &'static str,
+    /// One line on what the world is, shown in the suite schema.
+    pub about: &'static str,
+    /// The JSON Schema of the settings.
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    /// Read the settings with the plugin's own serde type (from the suite file's own
+    /// deserializer, so locations and messages are the suite's).
+    pub read: ReadSettings,
+}
+
+/// How a plugin reads its settings: from the suite file's deserializer, erased.
+pub type ReadSettings = fn(
+    &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<Box<dyn WorldSettings>, erased_serde::Error>;
+
+inventory::collect!(WorldFormat);
+
+/// Every registered world, by name.
+pub fn formats() -> Vec<&'static WorldFormat> {
+    let mut all: Vec<&'static WorldFormat> = inventory::iter::<WorldFormat>().collect();
+    all.sort_by_key(|f| f.name);
+    all
+}
+
+/// The registered world named `name`.
+pub fn format(name: &str) -> Option<&'static WorldFormat> {
+    inventory::iter::<WorldFormat>().find(|f| f.name == name)
+}
+
+/// A world's settings as read from the suite file, not yet checked.
+pub trait WorldSettings: fmt::Debug + Send + Sync {
+    /// Check the settings and build the world; problems are pushed to `problems` with
+    /// fields relative to the settings (the caller prefixes the case's path). `None`
+    /// when the settings can not make a world.
+    fn compile(&self, problems: &mut Vec<SpecProblem>) -> Option<Arc<dyn CompiledWorld>>;
+}
+
+/// A compiled world of one case: what each of its trials starts from.
+pub trait CompiledWorld: fmt::Debug + Send + Sync + Any {
+    /// The world's name (its key under `world:`).
+    fn name(&self) -> &'static str;
+
+    /// A fresh instance in the case's initial state, for one trial.
+    fn open(&self) -> Result<Box<dyn WorldInstance>, String>;
+
+    /// The world as `Any`, for its plugin (e.g. its judge) to get its type back.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// One trial's world: answers calls in order and changes as they run.
+pub trait WorldInstance: Send {
+    /// Run the call of `tool` with `arguments` (the model's JSON object).
+    fn call(&mut self, tool: &str, arguments: &Map<String, Value>) -> WorldAnswer;
+
+    /// The world's state as JSON, for `expect.end_state` and transcripts.
+    fn state(&self) -> Value;
+}
+
+/// What a world answered to one call: the text the model reads, and whether it is an
+/// error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldAnswer {
+    /// The result text, sent to the model as is.
+    pub content: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+/// `world:` as written: one registered world's name and its settings.
+#[derive(Debug)]
+pub struct WorldDecl {
+    /// The world's name.
+    pub name: &'static str,
+    /// Its settings, read by the plugin.
+    pub settings: Box<dyn WorldSettings>,
+}
+
+impl<'de> Deserialize<'de> for WorldDecl {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(DeclVisitor)
+    }
+}
+
+/// Reads `{NAME: SETTINGS}` with exactly one registered name, as serde reads an
+/// externally tagged enum.
+struct DeclVisitor;
+
+impl<'de> Visitor<'de> for DeclVisitor {
+    type Value = WorldDecl;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map with one world name")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WorldDecl, A::Error> {
+        let Some(name) = map.next_key::<String>()? else {
+            return Err(de::Error::invalid_length(0, &self));
+        };
+        let Some(format) = format(&name) else {
+            let names: Vec<&'static str> = formats().iter().map(|f| f.name).collect();
+            return Err(de::Error::unknown_variant(&name, leak(names)));
+        };
+        let settings = map.next_value_seed(SettingsSeed(format))?;
+        if map.next_key::<de::IgnoredAny>()?.is_some() {
+            return Err(de::Error::invalid_length(2, &self));
+        }
+        Ok(WorldDecl {
+            name: format.name,
+            settings,
+        })
+    }
+}
+
+/// serde's `unknown_variant` wants a `'static` list; the registry is fixed for the
+/// process, so the list is made once.
+fn leak(names: Vec<&'static str>) -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| Box::leak(names.into_boxed_slice()))
+}
+
+/// Hands the settings' deserializer, erased, to the plugin's reader.
+struct SettingsSeed(&'static WorldFormat);
+
+impl<'de> DeserializeSeed<'de> for SettingsSeed {
+    type Value = Box<dyn WorldSettings>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let mut erased = <dyn erased_serde::Deserializer>::erase(deserializer);
+        (self.0.read)(&mut erased).map_err(de::Error::custom)
+    }
+}
+
+/// One variant per registered world, as serde derives for an externally tagged enum.
+impl JsonSchema for WorldDecl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorldSpec".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let variants: Vec<Value> = formats()
+            .into_iter()
+            .map(|f| {
+                let settings = (f.schema)(generator);
+                serde_json::json!({
+                    "description": f.about,
+                    "type": "object",
+                    "properties": { f.name: settings },
+                    "required": [f.name],
+                    "additionalProperties": false,
+                })
+            })
+            .collect();
+        json_schema!({
+            "description": "A built-in stateful tool world.",
+            "oneOf": variants,
+        })
+    }
+}
