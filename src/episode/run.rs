@@ -342,6 +342,15 @@ async fn end_state(
             args: call.args.clone(),
             ..Default::default()
         };
+        if call.state {
+            r.state = true;
+            match host.world_state(session) {
+                Some(state) => r.content = Some(state.to_string()),
+                None => r.failure = Some("the tool host has no built-in world to read".into()),
+            }
+            out.push(r);
+            continue;
+        }
         match host.execute_in(session, &invocation).await {
             Ok(o) => {
                 r.content = Some(o.content);

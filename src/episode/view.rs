@@ -45,6 +45,9 @@ pub struct EndStateResult {
     /// Why the host could not answer the call at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// A read of the built-in world's state (no tool called): `content` is the state.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub state: bool,
 }
 
 /// One round: an optional scripted user turn, then the model's turn and its calls' outcomes.

@@ -194,7 +194,7 @@ fn end_state(expect: &LoopExpectation, episode: &Episode) -> Vec<Reason> {
     }
     let mut out = Vec::new();
     for (i, check) in expect.end_state.iter().enumerate() {
-        let call = end_state_call(&check.call.tool, &check.call.args);
+        let call = end_state_target(&check.call);
         let Some(got) = episode.end_state.get(i) else {
             out.push(Reason::new(
                 "end_state_mismatch",
@@ -211,16 +211,18 @@ fn end_state(expect: &LoopExpectation, episode: &Episode) -> Vec<Reason> {
         }
         let content = got.content.as_deref().unwrap_or_default();
         let value = crate::suite::end_state::result_value(content);
-        if let Err(m) = check.result.check(Some(&value), "result") {
+        let read = if check.call.state { "state" } else { "result" };
+        if let Err(m) = check.result.check(Some(&value), read) {
             let error = if got.is_error {
                 " (an error result)"
             } else {
                 ""
             };
+            let returned = if check.call.state { "was" } else { "returned" };
             out.push(Reason::new(
                 "end_state_mismatch",
                 format!(
-                    "after the episode, {call} returned{error} {}: `{}` expected {}, got {}",
+                    "after the episode, {call} {returned}{error} {}: `{}` expected {}, got {}",
                     steps::clip(&crate::suite::matcher::show(&value)),
                     m.path,
                     m.expected,
@@ -230,6 +232,16 @@ fn end_state(expect: &LoopExpectation, episode: &Episode) -> Vec<Reason> {
         }
     }
     out
+}
+
+/// What an end-state check reads, as its sentences and reasons name it: a call
+/// ([`end_state_call`]) or `the world's state`.
+pub fn end_state_target(call: &crate::suite::end_state::EndStateCall) -> String {
+    if call.state {
+        "the world's state".to_string()
+    } else {
+        end_state_call(&call.tool, &call.args)
+    }
 }
 
 /// `tool(arg: value, …)`, as the end-state sentences and reasons name a call.

@@ -86,16 +86,22 @@ pub fn check_lines(
         &code(&["loop_stopped"]),
     ));
     for check in &expect.end_state {
-        let call = super::end_state_call(&check.call.tool, &check.call.args);
+        let call = super::end_state_target(&check.call);
         let head = format!("after the episode, {call} ");
-        out.push(line(
-            "end_state",
+        let what = if check.call.state {
+            format!(
+                "leaves a world whose state holds {}",
+                check.result.describe()
+            )
+        } else {
             format!(
                 "leaves a world where {call} returns {}",
                 check.result.describe()
-            ),
-            &|r: &Reason| r.code == "end_state_mismatch" && r.message.starts_with(&head),
-        ));
+            )
+        };
+        out.push(line("end_state", what, &|r: &Reason| {
+            r.code == "end_state_mismatch" && r.message.starts_with(&head)
+        }));
     }
     let names = |keep: &dyn Fn(&ToolTraits) -> bool| {
         tools

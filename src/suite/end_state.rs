@@ -12,7 +12,8 @@
 //! The result a server returns is read as JSON when it is JSON (structured content, or
 //! text that parses), else as its text; a mismatch names the path and both values
 //! (`end_state_mismatch`). With `tools_from.isolation: trial` each episode has a fresh
-//! server, so a small MCP server is a stateful world of the suite's own.
+//! server, so a small MCP server is a stateful world of the suite's own. A case with a
+//! built-in `world` can also check the world's state itself: `{state: {...}}`.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,27 +27,37 @@ use super::span::Spanned;
 /// Most `end_state` entries of one case.
 pub const MAX_END_STATE: usize = 50;
 
-/// One `expect.end_state` entry as written.
+/// One `expect.end_state` entry as written: a call and the result it must return, or
+/// (for a case with a built-in `world`) the state the world must be in.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndStateSpec {
     /// The tool to call on the episode's session once it has ended.
-    pub call: Spanned<String>,
+    #[serde(default)]
+    pub call: Option<Spanned<String>>,
     /// Its arguments (default none).
     #[serde(default)]
     pub args: Map<String, Value>,
     /// What it must return: a value, or matchers (`{balance: {range: {min: 200}}}`); fields of
     /// an object the result has beyond those listed are allowed.
-    pub result: Value,
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// Instead of a call: what the case's built-in world's state must hold, with matchers
+    /// at any depth (`{TwitterAPI: {tweet_counter: 3}}`); fields not listed are allowed.
+    #[serde(default)]
+    pub state: Option<Value>,
 }
 
-/// A call the episode runner makes after the episode (what [`EndStateSpec`] asks).
+/// A call the episode runner makes after the episode (what [`EndStateSpec`] asks), or a
+/// read of the world's state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndStateCall {
-    /// The tool.
+    /// The tool (empty for a state read).
     pub tool: String,
     /// Its arguments.
     pub args: Map<String, Value>,
+    /// Read the built-in world's state instead of calling a tool.
+    pub state: bool,
 }
 
 /// A compiled `end_state` entry: the call and the matcher of its result.
@@ -95,39 +106,68 @@ pub fn compile(
     let mut checks = Vec::with_capacity(specs.len());
     for (i, s) in specs.iter().enumerate() {
         let f = format!("{field}[{i}]");
-        if !tools.contains(&s.call.value.as_str()) {
-            let mut names: Vec<&str> = tools.to_vec();
-            names.sort_unstable();
-            let hint = match crate::util::suggest::closest(&s.call.value, names.iter().copied()) {
-                Some(c) => format!("did you mean `{c}`? the tools are: {}", names.join(", ")),
-                None => format!("the tools are: {}", names.join(", ")),
-            };
-            problems.push(EndStateProblem {
-                at: s.call.at(),
-                field: format!("{f}.call"),
-                message: format!(
-                    "`end_state` calls `{}`, which is not a tool of the suite",
-                    s.call.value
-                ),
-                hint: Some(hint),
-            });
-            continue;
-        }
         let ctx = CompileContext {
             norm,
             extra: ExtraArgs::Allow,
             schema: None,
         };
-        match Matcher::compile(&s.result, "result", ctx) {
-            Ok(result) => checks.push(EndStateCheck {
-                call: EndStateCall {
-                    tool: s.call.value.clone(),
-                    args: s.args.clone(),
+        let at = s.call.as_ref().map_or(at, Spanned::at);
+        let (call, expected, name) = match (&s.call, &s.result, &s.state) {
+            (None, None, Some(state)) if s.args.is_empty() => (
+                EndStateCall {
+                    tool: String::new(),
+                    args: Map::new(),
+                    state: true,
                 },
-                result,
-            }),
+                state,
+                "state",
+            ),
+            (Some(call), Some(result), None) => {
+                if !tools.contains(&call.value.as_str()) {
+                    let mut names: Vec<&str> = tools.to_vec();
+                    names.sort_unstable();
+                    let hint =
+                        match crate::util::suggest::closest(&call.value, names.iter().copied()) {
+                            Some(c) => {
+                                format!("did you mean `{c}`? the tools are: {}", names.join(", "))
+                            }
+                            None => format!("the tools are: {}", names.join(", ")),
+                        };
+                    problems.push(EndStateProblem {
+                        at,
+                        field: format!("{f}.call"),
+                        message: format!(
+                            "`end_state` calls `{}`, which is not a tool of the suite",
+                            call.value
+                        ),
+                        hint: Some(hint),
+                    });
+                    continue;
+                }
+                (
+                    EndStateCall {
+                        tool: call.value.clone(),
+                        args: s.args.clone(),
+                        state: false,
+                    },
+                    result,
+                    "result",
+                )
+            }
+            _ => {
+                problems.push(EndStateProblem {
+                    at,
+                    field: f,
+                    message: "an `end_state` entry is either a call with its result (`call`, `args`, `result`) or the world's `state`, alone".into(),
+                    hint: Some("write `{call: get_balance, args: {...}, result: {...}}` or `{state: {...}}`".into()),
+                });
+                continue;
+            }
+        };
+        match Matcher::compile(expected, name, ctx) {
+            Ok(result) => checks.push(EndStateCheck { call, result }),
             Err(e) => problems.push(EndStateProblem {
-                at: s.call.at(),
+                at,
                 field: format!("{f}.{}", e.path),
                 message: e.message,
                 hint: e.hint,

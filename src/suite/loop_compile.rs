@@ -203,7 +203,7 @@ pub(super) fn case_episode(
     let limits = limits.unwrap_or_default();
     let world = compile_world(c, spec, field, suite.server);
     let withheld = compile_withheld(c, spec, field, scope, turns.len());
-    let end_state = end_state_calls(c, spec, field, suite.server || world.is_some());
+    let end_state = end_state_calls(c, spec, field, suite.server, world.is_some());
     (c.diag_count() == errors).then(|| {
         Arc::new(EpisodeSpec {
             tools,
@@ -300,33 +300,48 @@ fn compile_withheld(
 }
 
 /// The calls of the case's `expect.end_state`, made after its episode: only a server
-/// keeps the state they read (mock rules answer from the suite, not from a world).
+/// or a built-in world keeps the state they read (mock rules answer from the suite, not
+/// from a world), and only a world has a `state` to read.
 fn end_state_calls(
     c: &mut Checker<'_>,
     spec: &CaseSpec,
     field: &str,
     server: bool,
+    world: bool,
 ) -> Vec<crate::suite::end_state::EndStateCall> {
     let Some(e) = spec.expect.as_ref().filter(|e| !e.end_state.is_empty()) else {
         return Vec::new();
     };
-    if !server {
+    if !server && !world {
         c.report(
             spec.id.at(),
             format!("{field}.expect.end_state"),
             format!(
-                "`end_state` calls tools after the episode on its MCP server, but case `{}` has none: its calls are answered by `mocks`, which keep no state",
+                "`end_state` calls tools after the episode on its MCP server, but case `{}` has none: its calls are answered by `mocks`, which keep no state, and it has no built-in `world`",
                 spec.id.value
             ),
-            Some("give the suite `tools_from: {mcp: SERVER, isolation: trial}` (a small MCP server can be the world; see docs/suite-format.md)".into()),
+            Some("give the suite `tools_from: {mcp: SERVER, isolation: trial}` (a small MCP server can be the world; see docs/suite-format.md), or the case a `world`".into()),
+        );
+        return Vec::new();
+    }
+    if !world && let Some(i) = e.end_state.iter().position(|s| s.state.is_some()) {
+        c.report(
+            spec.id.at(),
+            format!("{field}.expect.end_state[{i}].state"),
+            format!(
+                "`state` reads a built-in world, but case `{}` has none (its tools run on an MCP server)",
+                spec.id.value
+            ),
+            Some("check a server's state with a call: `{call: TOOL, args: {...}, result: {...}}`".into()),
         );
         return Vec::new();
     }
     e.end_state
         .iter()
         .map(|s| crate::suite::end_state::EndStateCall {
-            tool: s.call.value.clone(),
+            tool: s.call.as_ref().map(|c| c.value.clone()).unwrap_or_default(),
             args: s.args.clone(),
+            state: s.state.is_some(),
         })
         .collect()
 }

@@ -150,6 +150,10 @@ impl ToolHost for Faults {
     async fn shutdown(&self) {
         self.inner.shutdown().await;
     }
+
+    fn world_state(&self, session: &Session) -> Option<serde_json::Value> {
+        self.inner.world_state(session)
+    }
 }
 
 #[cfg(test)]

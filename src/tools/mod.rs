@@ -112,6 +112,13 @@ pub trait ToolHost: Send + Sync + fmt::Debug {
     /// Release what the host shares between episodes (a server connection kept for a
     /// whole run); called once, after the run's last episode.
     async fn shutdown(&self) {}
+
+    /// The state of the episode's built-in world as JSON (`expect.end_state`'s `state`
+    /// entries); `None` for hosts without one.
+    fn world_state(&self, session: &Session) -> Option<Value> {
+        let _ = session;
+        None
+    }
 }
 
 /// A host that could not answer at all (an infrastructure failure, never the model's):

@@ -48,13 +48,6 @@ impl WorldHost {
             mcp: None,
         })
     }
-
-    /// The state of the world `session` holds, as JSON (`None`: no world).
-    pub fn state(session: &Session) -> Option<serde_json::Value> {
-        let open = session.state::<Open>()?;
-        let world = open.0.lock().unwrap_or_else(|e| e.into_inner());
-        Some(world.state())
-    }
 }
 
 #[async_trait]
@@ -106,5 +99,11 @@ impl ToolHost for WorldHost {
 
     async fn close_episode(&self, session: &mut Session) {
         session.take_state();
+    }
+
+    fn world_state(&self, session: &Session) -> Option<serde_json::Value> {
+        let open = session.state::<Open>()?;
+        let world = open.0.lock().unwrap_or_else(|e| e.into_inner());
+        Some(world.state())
     }
 }

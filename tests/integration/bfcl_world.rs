@@ -153,3 +153,82 @@ fn bad_world_settings_are_refused_with_their_field() {
         assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
     }
 }
+
+const FILES: &str = r#"
+name: bfcl-files
+tools:
+  - name: mkdir
+    description: Make a directory in the current one.
+    parameters: {type: object, properties: {dir_name: {type: string}}, required: [dir_name]}
+cases:
+  - id: make-docs
+    kind: should_call
+    prompt: "在当前目录下建一个 docs 文件夹。"
+    expect:
+      any_call: true
+      end_state:
+        - {state: {GorillaFileSystem: {root: {name: alex, contents: {docs: {contents: {}}}}}}}
+        - {call: mkdir, args: {dir_name: docs}, result: {error: {regex: "File exists"}}}
+    world: {bfcl: {classes: [GorillaFileSystem], initial_config: {GorillaFileSystem: {root: {alex: {type: directory, contents: {}}}}}}}
+  - id: make-nothing
+    kind: should_call
+    prompt: "Make a docs folder."
+    expect:
+      any_call: true
+      end_state:
+        - {state: {GorillaFileSystem: {root: {contents: {docs: {contents: {}}}}}}}
+    world: {bfcl: {classes: [GorillaFileSystem], initial_config: {GorillaFileSystem: {root: {alex: {type: directory, contents: {}}}}}}}
+"#;
+
+const FILES_SCRIPT: &str = r#"
+responses:
+  - {case: make-docs, round: 1, calls: [{name: mkdir, arguments: {dir_name: docs}}]}
+  - {case: make-docs, round: 2, text: "Done."}
+  - {case: make-nothing, round: 1, calls: [{name: mkdir, arguments: {dir_name: doc}}]}
+  - {case: make-nothing, round: 2, text: "Done."}
+"#;
+
+#[test]
+fn end_state_reads_a_built_in_worlds_state_with_matchers() {
+    let t = Toolgauge::new();
+    t.write("files.yaml", FILES);
+    t.write("script.yaml", FILES_SCRIPT);
+    t.run(&[
+        "run",
+        "files.yaml",
+        "-t",
+        "scripted:script.yaml",
+        "--out",
+        "out",
+        "-q",
+    ])
+    .expect_code(OK);
+    let all = trials(&t.path().join("out"));
+    let made = trial(&all, "make-docs");
+    assert_eq!(made["verdict"], "pass", "{made:#}");
+    let end = made["episode"]["end_state"].as_array().unwrap();
+    assert_eq!(end[0]["state"], true);
+    let state: Value = serde_json::from_str(end[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        state["GorillaFileSystem"]["root"]["contents"]["docs"]["name"],
+        "docs"
+    );
+    let lines = made["episode"]["checks"]["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().any(|l| l["check"] == "end_state"
+            && l["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("leaves a world whose state holds")),
+        "{lines:#?}"
+    );
+    // The wrong directory: the state check names the path it missed.
+    let wrong = trial(&all, "make-nothing");
+    assert_eq!(codes(wrong), ["end_state_mismatch"]);
+    let message = wrong["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("after the episode, the world's state was ")
+            && message.contains("`state.GorillaFileSystem.root.contents.docs`"),
+        "{message}"
+    );
+}
