@@ -1,14 +1,15 @@
 //! The Berkeley Function Calling Leaderboard (BFCL): importing its single-turn categories
-//! as suites ([`import`]), replaying its result files as a recorded target ([`result`]),
-//! and scoring them exactly as BFCL's AST checker does (the `bfcl` profile, [`profile`]
-//! with [`checker`] and [`decode`]). See docs/bfcl.md. For the multi-turn backends:
-//! Python's exact text forms of values ([`pyfmt`]), Python's `random.Random`
-//! ([`pyrandom`]) and the ported backend classes themselves ([`worlds`]).
+//! as suites ([`import`]) and its multi-turn ones ([`import_multi`]), replaying its result
+//! files as a recorded target ([`result`]), and scoring them exactly as BFCL's AST checker does (the `bfcl`
+//! profile, [`profile`] with [`checker`] and [`decode`]). See docs/bfcl.md. For the
+//! multi-turn backends: Python's exact text forms of values ([`pyfmt`]), Python's
+//! `random.Random` ([`pyrandom`]) and the ported backend classes themselves ([`worlds`]).
 
 pub mod checker;
 pub mod data;
 pub mod decode;
 pub mod import;
+pub mod import_multi;
 pub mod multi_turn;
 pub mod profile;
 pub mod pyfmt;
