@@ -261,7 +261,11 @@ fn case<'a>(
     // Withheld functions by turn.
     let mut missed: HashMap<usize, Vec<&str>> = HashMap::new();
     for (turn, names) in &item.missed_function {
-        let Some(t) = turn.parse::<usize>().ok().filter(|&t| t < item.question.len()) else {
+        let Some(t) = turn
+            .parse::<usize>()
+            .ok()
+            .filter(|&t| t < item.question.len())
+        else {
             return Err(bad(format!(
                 "`missed_function` names turn `{turn}`, but the item has turns 0 to {}",
                 item.question.len().saturating_sub(1)
@@ -321,11 +325,11 @@ fn case<'a>(
             item.question.len()
         )));
     }
-    if let Some((t, _)) = gt_turns
-        .iter()
-        .enumerate()
-        .find(|(_, calls)| !calls.as_array().is_some_and(|c| c.iter().all(Value::is_string)))
-    {
+    if let Some((t, _)) = gt_turns.iter().enumerate().find(|(_, calls)| {
+        !calls
+            .as_array()
+            .is_some_and(|c| c.iter().all(Value::is_string))
+    }) {
         return Err(bad(format!(
             "the ground truth of turn {t} is not a list of call strings"
         )));
@@ -426,7 +430,11 @@ mod tests {
                 let turns = case["turns"].as_array().unwrap();
                 assert_eq!(turns.len() + 1, question.len(), "{id}");
                 for (t, q) in question.iter().enumerate() {
-                    let shown = if t == 0 { &case["prompt"] } else { &turns[t - 1] };
+                    let shown = if t == 0 {
+                        &case["prompt"]
+                    } else {
+                        &turns[t - 1]
+                    };
                     match q.as_array().unwrap().as_slice() {
                         [m] => assert_eq!(shown, &m["content"], "{id} turn {t}"),
                         [] => assert_eq!(shown, ADDITIONAL_FUNCTIONS_PROMPT, "{id} turn {t}"),
@@ -518,7 +526,10 @@ mod tests {
         std::fs::write(data.join(name), format!("{question}\n")).unwrap();
         std::fs::write(
             data.join("possible_answer").join(name),
-            format!("{}\n", json!({"id": question["id"], "ground_truth": ground_truth})),
+            format!(
+                "{}\n",
+                json!({"id": question["id"], "ground_truth": ground_truth})
+            ),
         )
         .unwrap();
         let out = dir.path().join("out");

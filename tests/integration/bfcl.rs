@@ -600,7 +600,8 @@ fn import_writes_multi_turn_suites_in_the_world_case_shape() {
     assert!(yaml.contains("withheld:") && yaml.contains("max_rounds_per_turn: 20"));
 
     for cat in MULTI_TURN {
-        let suite: Value = serde_json::from_str(&t.read(&format!("suites/bfcl_{cat}.json"))).unwrap();
+        let suite: Value =
+            serde_json::from_str(&t.read(&format!("suites/bfcl_{cat}.json"))).unwrap();
         assert_eq!(suite["profile"], json!({"bfcl": {"category": cat}}));
         assert_eq!(
             suite["limits"],
@@ -623,7 +624,11 @@ fn import_writes_multi_turn_suites_in_the_world_case_shape() {
             let world = &case["world"]["bfcl"];
             assert_eq!(world["classes"], q["involved_classes"], "{id}");
             assert_eq!(world["initial_config"], q["initial_config"], "{id}");
-            assert_eq!(world["long_context"], cat == "multi_turn_long_context", "{id}");
+            assert_eq!(
+                world["long_context"],
+                cat == "multi_turn_long_context",
+                "{id}"
+            );
             assert_eq!(world["ground_truth"], a["ground_truth"], "{id}");
             assert_eq!(world["ground_truth"].as_array().unwrap().len(), n, "{id}");
             if cat == "multi_turn_miss_func" {
@@ -631,10 +636,12 @@ fn import_writes_multi_turn_suites_in_the_world_case_shape() {
                 assert!(!withheld.is_empty(), "{id}");
                 for (name, turn) in withheld {
                     let turn = turn.as_u64().unwrap() as usize;
-                    assert!(q["missed_function"][turn.to_string()]
-                        .as_array()
-                        .unwrap()
-                        .contains(&json!(name)));
+                    assert!(
+                        q["missed_function"][turn.to_string()]
+                            .as_array()
+                            .unwrap()
+                            .contains(&json!(name))
+                    );
                     assert_eq!(
                         case["turns"][turn - 1],
                         "I have updated some more functions you can choose from. What about now?"
