@@ -1,6 +1,7 @@
 //! The Berkeley Function Calling Leaderboard (BFCL): importing its single-turn categories
 //! as suites ([`import`]) and its multi-turn ones ([`import_multi`]), replaying its result
-//! files as a recorded target ([`result`]), and scoring them exactly as BFCL's AST checker does (the `bfcl`
+//! files as a recorded target ([`result`]; multi-turn results step by step:
+//! [`result_multi`]), and scoring them exactly as BFCL's AST checker does (the `bfcl`
 //! profile, [`profile`] with [`checker`] and [`decode`]). See docs/bfcl.md. For the
 //! multi-turn backends: Python's exact text forms of values ([`pyfmt`]), Python's
 //! `random.Random` ([`pyrandom`]) and the ported backend classes themselves ([`worlds`]).
@@ -15,5 +16,6 @@ pub mod profile;
 pub mod pyfmt;
 pub mod pyrandom;
 pub mod result;
+pub mod result_multi;
 pub mod value;
 pub mod worlds;
