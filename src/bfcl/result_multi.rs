@@ -216,6 +216,12 @@ fn empty(raw: Value) -> Response {
 pub fn fc_call_string(name: &str, args_json: &str) -> Result<String, String> {
     let args = python_json_loads(args_json)
         .map_err(|e| format!("the arguments of `{name}` are not JSON: {e}"))?;
+    call_string(name, &args)
+}
+
+/// [`fc_call_string`] of arguments already decoded (a dict; the error names any other
+/// type).
+pub fn call_string(name: &str, args: &PyValue) -> Result<String, String> {
     let PyValue::Dict(pairs) = args else {
         return Err(format!(
             "the arguments of `{name}` are a JSON {}, not an object",
@@ -665,6 +671,135 @@ mod tests {
             }
         }
         assert_eq!(lines, 2 * 8 * 24);
+    }
+
+    /// Every line of the test data, replayed through the loop (as [`play_turns`] plays
+    /// it), its served steps decoded into call strings and checked by the port of BFCL's
+    /// checker, gets the verdict `bfcl evaluate` gave it: what the `bfcl` judge of
+    /// multi-turn episodes has to reproduce.
+    #[test]
+    fn the_fixture_results_replayed_get_bfcl_evaluates_verdicts() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/fixtures/bfcl");
+        let mut items = std::collections::HashMap::new();
+        for entry in std::fs::read_dir(root.join("data")).unwrap().flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if !(file.starts_with("BFCL_v4_multi_turn_") && file.ends_with(".json")) {
+                continue;
+            }
+            let answers =
+                std::fs::read_to_string(root.join("data/possible_answer").join(&file)).unwrap();
+            let questions = std::fs::read_to_string(entry.path()).unwrap();
+            for (q, a) in questions.lines().zip(answers.lines()) {
+                let q: Value = serde_json::from_str(q).unwrap();
+                let a: Value = serde_json::from_str(a).unwrap();
+                items.insert(
+                    q["id"].as_str().unwrap().to_string(),
+                    (q, a["ground_truth"].clone()),
+                );
+            }
+        }
+        let verdicts = std::fs::read_to_string(root.join("multi_turn_verdicts.jsonl")).unwrap();
+        let mut results: std::collections::HashMap<(String, String, String), Value> =
+            std::collections::HashMap::new();
+        let mut disagree = Vec::new();
+        let mut n = 0;
+        for v in verdicts.lines() {
+            let v: Value = serde_json::from_str(v).unwrap();
+            let (style, variant, id) = (
+                v["style"].as_str().unwrap(),
+                v["variant"].as_str().unwrap(),
+                v["id"].as_str().unwrap(),
+            );
+            let (q, gt) = &items[id];
+            let category = id.rsplit_once('_').unwrap().0;
+            let key = (style.to_string(), variant.to_string(), id.to_string());
+            if !results.contains_key(&key) {
+                let dir = root.join("multi_turn_results").join(style).join(variant);
+                for file in walk(&dir) {
+                    for l in std::fs::read_to_string(file).unwrap().lines() {
+                        let line: Value = serde_json::from_str(l).unwrap();
+                        let k = (
+                            style.to_string(),
+                            variant.to_string(),
+                            line["id"].as_str().unwrap().to_string(),
+                        );
+                        results.insert(k, line);
+                    }
+                }
+            }
+            let line = &results[&key];
+            let style_of: ResultStyle = style.parse().unwrap();
+            let truth: Vec<Vec<String>> = serde_json::from_value(gt.clone()).unwrap();
+            let served = play_turns(line, style_of, truth.len());
+            let got = if raw_of(&served[0][0]).get("bfcl_inference_error").is_some() {
+                (false, Some("multi_turn:inference_error".to_string()))
+            } else {
+                let mut model: Vec<Vec<Vec<String>>> = Vec::new();
+                for turn in &served {
+                    if turn
+                        .iter()
+                        .any(|r| raw_of(r).get("bfcl_turns_recorded").is_some())
+                    {
+                        break;
+                    }
+                    let steps = turn
+                        .iter()
+                        .filter_map(|r| match decode_response(r, false) {
+                            Decoded::Calls(calls) if !calls.is_empty() => Some(
+                                calls
+                                    .iter()
+                                    .map(|(name, args)| call_string(name, args).unwrap())
+                                    .collect(),
+                            ),
+                            _ => None,
+                        })
+                        .collect();
+                    model.push(steps);
+                }
+                let classes: Vec<String> =
+                    serde_json::from_value(q["involved_classes"].clone()).unwrap();
+                let verdict = crate::bfcl::multi_turn::check(
+                    &classes,
+                    &q["initial_config"],
+                    category.contains("long_context"),
+                    &model,
+                    &truth,
+                )
+                .unwrap();
+                (verdict.valid, verdict.error_type)
+            };
+            let want = (
+                v["valid"].as_bool().unwrap(),
+                v["error_type"].as_str().map(str::to_string),
+            );
+            if got != want {
+                disagree.push(format!(
+                    "{style} {variant} {id}: got {got:?}, bfcl evaluate {want:?}"
+                ));
+            }
+            n += 1;
+        }
+        assert_eq!(n, 580);
+        assert!(
+            disagree.is_empty(),
+            "{} of {n} differ:\n{}",
+            disagree.len(),
+            disagree.join("\n")
+        );
+    }
+
+    /// The `*_result.json` files under `dir`.
+    fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else if p.to_string_lossy().ends_with("_result.json") {
+                out.push(p);
+            }
+        }
+        out
     }
 
     #[test]
