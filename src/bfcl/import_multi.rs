@@ -271,16 +271,16 @@ fn case<'a>(
                 item.question.len().saturating_sub(1)
             )));
         };
-        let names = names
+        // Every entry must be a name: `None` as soon as one is not.
+        let listed: Option<Vec<&str>> = names
             .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
-            .filter(|n| n.len() == names.as_array().map_or(0, Vec::len))
-            .ok_or_else(|| {
-                bad(format!(
-                    "`missed_function` of turn {t} is not a list of names: {names}"
-                ))
-            })?;
-        missed.insert(t, names);
+            .and_then(|a| a.iter().map(Value::as_str).collect());
+        let Some(listed) = listed else {
+            return Err(bad(format!(
+                "`missed_function` of turn {t} is not a list of names: {names}"
+            )));
+        };
+        missed.insert(t, listed);
     }
     let mut texts = Vec::with_capacity(item.question.len());
     for (t, messages) in item.question.iter().enumerate() {
