@@ -430,7 +430,8 @@ pub struct MergeArgs {
 /// `toolgauge import ...`.
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
-    /// The Berkeley Function Calling Leaderboard's single-turn categories, one suite each.
+    /// The Berkeley Function Calling Leaderboard's categories (single-turn and multi-turn),
+    /// one suite each.
     Bfcl(ImportBfclArgs),
     /// An MCP server's tools, as a suite with placeholder cases to fill in.
     Mcp(ImportMcpArgs),
@@ -477,7 +478,9 @@ pub struct ImportBfclArgs {
     /// BFCL's data directory (holding `BFCL_v4_<category>.json` and `possible_answer/`).
     #[arg(value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
-    /// Categories to import (default: all single-turn ones); repeat or separate with commas.
+    /// Categories to import (default: all single-turn ones), single-turn or multi-turn
+    /// (`multi_turn_base`, `multi_turn_miss_func`, `multi_turn_miss_param`,
+    /// `multi_turn_long_context`); repeat or separate with commas.
     #[arg(long = "category", value_name = "NAME", value_delimiter = ',')]
     pub categories: Vec<String>,
     /// Directory the suites are written to (created if missing).

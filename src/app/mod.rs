@@ -169,13 +169,15 @@ fn import_bfcl(args: &ImportBfclArgs) -> Result<u8, AppError> {
     } else {
         args.categories.clone()
     };
+    use crate::bfcl::import_multi::CATEGORIES as MULTI_TURN_CATEGORIES;
     for c in &categories {
-        if !BFCL_CATEGORIES.contains(&c.as_str()) {
+        if !BFCL_CATEGORIES.contains(&c.as_str()) && !MULTI_TURN_CATEGORIES.contains(&c.as_str()) {
             return Err(AppError::bad(
                 format!("unknown BFCL category `{c}`"),
                 Some(&format!(
-                    "the single-turn categories are: {}",
-                    BFCL_CATEGORIES.join(", ")
+                    "the single-turn categories are: {}; the multi-turn ones: {}",
+                    BFCL_CATEGORIES.join(", "),
+                    MULTI_TURN_CATEGORIES.join(", ")
                 )),
             ));
         }

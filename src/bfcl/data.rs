@@ -120,7 +120,7 @@ pub fn read(path: &Path) -> Result<String, DataError> {
 }
 
 /// Every non-empty line of JSON-lines `text` (read from `path`), parsed.
-fn lines<'a, T: Deserialize<'a>>(text: &'a str, path: &Path) -> Result<Vec<T>, DataError> {
+pub fn lines<'a, T: Deserialize<'a>>(text: &'a str, path: &Path) -> Result<Vec<T>, DataError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

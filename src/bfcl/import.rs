@@ -79,7 +79,8 @@ pub enum SuiteFormat {
 
 /// Import `categories` from BFCL's data directory `dir` into `out` (created if
 /// missing): one suite `bfcl_<category>.json` (or `.yaml`) per category, each loaded
-/// back as a check.
+/// back as a check. Single-turn and multi-turn categories ([`super::import_multi`]) may
+/// be mixed.
 pub fn import(
     dir: &Path,
     categories: &[String],
@@ -181,6 +182,9 @@ fn import_one(
     out: &Path,
     format: SuiteFormat,
 ) -> Result<Imported, ImportError> {
+    if super::import_multi::is_multi_turn(category) {
+        return super::import_multi::import_one(qfile, category, out, format);
+    }
     let qfile = qfile.to_path_buf();
     let text = data::read(&qfile)?;
     let items = data::read_items(&text, &qfile)?;
@@ -222,6 +226,55 @@ fn import_one(
         profile: json!({"bfcl": {"category": category}}),
         cases,
     };
+    let path = write_suite(
+        &suite,
+        &SuiteText {
+            category,
+            items: n,
+            source: &source,
+            out,
+            format,
+            size_hint: text.len(),
+        },
+    )?;
+    // A suite that does not load is a defect of the importer, not of the user's input.
+    crate::suite::load(&path).map_err(|e| ImportError::Check {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(Imported {
+        category: category.to_string(),
+        path,
+        cases: n,
+    })
+}
+
+/// What [`write_suite`] needs besides the suite itself.
+pub(super) struct SuiteText<'a> {
+    /// The category (names the file `bfcl_<category>`).
+    pub category: &'a str,
+    /// Items in the suite (for the YAML header).
+    pub items: usize,
+    /// The question file's name (for the YAML header).
+    pub source: &'a str,
+    /// The output directory.
+    pub out: &'a Path,
+    /// JSON or YAML.
+    pub format: SuiteFormat,
+    /// Bytes to reserve for the JSON text.
+    pub size_hint: usize,
+}
+
+/// Write `suite` as `bfcl_<category>.json` (or `.yaml`) into `t.out`; the path written.
+pub(super) fn write_suite<S: Serialize>(suite: &S, t: &SuiteText) -> Result<PathBuf, ImportError> {
+    let SuiteText {
+        category,
+        items: n,
+        source,
+        out,
+        format,
+        size_hint,
+    } = *t;
     let write_err = |e: &dyn std::fmt::Display| ImportError::Write {
         path: category.to_string(),
         message: e.to_string(),
@@ -229,7 +282,7 @@ fn import_one(
     let (path, text) = match format {
         SuiteFormat::Yaml => {
             // serde_json's value serializer reads the raw tool texts back into values.
-            let value = serde_json::to_value(&suite).map_err(|e| write_err(&e))?;
+            let value = serde_json::to_value(suite).map_err(|e| write_err(&e))?;
             let yaml = serde_saphyr::to_string(&value).map_err(|e| write_err(&e))?;
             let header = format!(
                 "# BFCL {category}: {n} items from {source}, imported by `toolgauge import bfcl`.\n\
@@ -239,10 +292,10 @@ fn import_one(
         }
         SuiteFormat::Json => {
             // One-space indentation: readable enough, and small.
-            let mut buf = Vec::with_capacity(text.len());
+            let mut buf = Vec::with_capacity(size_hint);
             let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
             let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-            serde::Serialize::serialize(&suite, &mut ser).map_err(|e| write_err(&e))?;
+            serde::Serialize::serialize(suite, &mut ser).map_err(|e| write_err(&e))?;
             buf.push(b'\n');
             (
                 out.join(format!("bfcl_{category}.json")),
@@ -254,16 +307,7 @@ fn import_one(
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    // A suite that does not load is a defect of the importer, not of the user's input.
-    crate::suite::load(&path).map_err(|e| ImportError::Check {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    Ok(Imported {
-        category: category.to_string(),
-        path,
-        cases: n,
-    })
+    Ok(path)
 }
 
 /// How a category's items are expected to be answered.

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::decode::CallText;
 use super::multi_turn::{ModelCall, Verdict, check_calls};
 use super::profile::decode_response;
+use super::result_multi::{INFERENCE_ERROR_KEY, TURNS_RECORDED_KEY};
 use super::value::{Decoded, PyValue};
 use super::world::BfclWorld;
 use crate::episode::EpisodeOutcome;
@@ -22,25 +23,6 @@ use crate::judge::calls::Reason;
 use crate::judge::profile::CaseJudge;
 use crate::provider::Response;
 use crate::suite::Case;
-
-/// Keys a replayed multi-turn result puts in a response's `raw`: the result had no
-/// more turns (their number), or was not a list of turns at all.
-pub const TURNS_RECORDED_KEY: &str = "bfcl_turns_recorded";
-/// See [`TURNS_RECORDED_KEY`].
-pub const INFERENCE_ERROR_KEY: &str = "bfcl_inference_error";
-
-/// BFCL's multi-turn categories, which `profile: {bfcl: {category}}` accepts too.
-pub const MULTI_TURN_CATEGORIES: [&str; 4] = [
-    "multi_turn_base",
-    "multi_turn_miss_func",
-    "multi_turn_miss_param",
-    "multi_turn_long_context",
-];
-
-/// Whether `category` is one of BFCL's multi-turn categories.
-pub fn is_multi_turn(category: &str) -> bool {
-    category.starts_with("multi_turn")
-}
 
 /// The judge of one multi-turn case.
 pub struct MultiTurnCase {

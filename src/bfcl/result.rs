@@ -7,7 +7,8 @@
 //! function-calling models that answered in text). The response shows the calls decoded
 //! as BFCL decodes them; the original `result` travels with it (in `raw`) so the `bfcl`
 //! profile scores exactly what BFCL would. An item with no line is an error trial that
-//! says so ("missing"), never a failure.
+//! says so ("missing"), never a failure. Multi-turn lines (a `result` of turns of steps)
+//! are replayed one step per request by [`super::result_multi`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::decode;
+use super::result_multi::{self, StepUsage};
 use super::value::Decoded;
 use crate::provider::usage::{self, UsageReading};
 use crate::provider::{Provider, ProviderError, Request, Response, ToolCall, TrialKey, Usage};
@@ -93,6 +95,8 @@ struct Line {
     result: Value,
     usage: UsageReading,
     latency_s: Option<f64>,
+    /// Per-turn, per-step counts of a multi-turn line (none for single-turn lines).
+    steps: Option<StepUsage>,
 }
 
 /// The provider.
@@ -145,7 +149,7 @@ fn line_usage(v: &Value) -> UsageReading {
 
 impl BfclResultProvider {
     /// Read `path`, written by a model of `style` (`None`: `fc` when any result is a
-    /// list, else `prompt`). `path` is a result file, or a directory in BFCL's layout
+    /// list, or any step of a multi-turn result, else `prompt`). `path` is a result file, or a directory in BFCL's layout
     /// (`result/<model>/`), whose `*_result.json` files are all read. A later line with
     /// an id already seen replaces it (as a re-run appended to a file would).
     pub fn open(
@@ -169,7 +173,7 @@ impl BfclResultProvider {
             }
         };
         let style = style.unwrap_or_else(|| {
-            if lines.values().any(|l| l.result.is_array()) {
+            if lines.values().any(|l| result_multi::shows_fc(&l.result)) {
                 ResultStyle::Fc
             } else {
                 ResultStyle::Prompt
@@ -272,12 +276,18 @@ fn read_file(path: &Path, lines: &mut Lines) -> Result<(), ResultFileError> {
             Some(Value::Array(a)) => Some(a.iter().filter_map(Value::as_f64).sum()),
             _ => None,
         };
+        let steps = (id.starts_with("multi_turn_")
+            || result
+                .as_array()
+                .is_some_and(|t| t.iter().any(Value::is_array)))
+        .then(|| StepUsage::of_line(&v));
         lines.insert(
             id,
             Line {
                 result,
                 usage: line_usage(&v),
                 latency_s,
+                steps,
             },
         );
     }
@@ -329,17 +339,22 @@ pub fn response_of(result: &Value, style: ResultStyle) -> Response {
 
 #[async_trait]
 impl Provider for BfclResultProvider {
-    async fn complete(
-        &self,
-        _request: &Request,
-        key: &TrialKey,
-    ) -> Result<Response, ProviderError> {
+    async fn complete(&self, request: &Request, key: &TrialKey) -> Result<Response, ProviderError> {
         let Some(line) = self.lines.get(&key.case_id) else {
             return Err(ProviderError::MissingResult {
                 file: self.path.display().to_string(),
                 case_id: key.case_id.clone(),
             });
         };
+        if result_multi::is_multi_turn(&key.case_id, &line.result, &request.messages) {
+            let none = StepUsage::default();
+            return Ok(result_multi::respond(
+                &line.result,
+                line.steps.as_ref().unwrap_or(&none),
+                self.style,
+                &request.messages,
+            ));
+        }
         let mut response = response_of(&line.result, self.style);
         line.usage.clone().apply(&mut response, "the result file");
         response.latency_ms = line.latency_s.map_or(0.0, |s| s * 1000.0);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::support::{OK, Toolgauge, fixtures_dir};
 
-/// The 11 categories with their item counts in the sample.
+/// The 11 single-turn categories with their item counts in the sample.
 fn sample_counts() -> BTreeMap<String, usize> {
     let dir = fixtures_dir().join("bfcl/data");
     let mut out = BTreeMap::new();
@@ -22,6 +22,7 @@ fn sample_counts() -> BTreeMap<String, usize> {
         if let Some(cat) = name
             .strip_prefix("BFCL_v4_")
             .and_then(|n| n.strip_suffix(".json"))
+            .filter(|c| !c.starts_with("multi_turn_"))
         {
             let text = std::fs::read_to_string(entry.path()).unwrap();
             out.insert(
@@ -557,4 +558,128 @@ cases:
         "--quiet",
     ]);
     assert!(keys("plain").is_empty());
+}
+
+/// The multi-turn sample: 6 items of each of the four categories
+/// (`fixtures/bfcl/data/BFCL_v4_multi_turn_*.json`, made by tests/bfcl_multi/generate.py).
+const MULTI_TURN: [&str; 4] = [
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+];
+
+#[test]
+fn import_writes_multi_turn_suites_in_the_world_case_shape() {
+    let t = Toolgauge::new();
+    let data = fixtures_dir().join("bfcl/data");
+    // Single-turn and multi-turn categories in one call.
+    let o = t.run(&[
+        "import",
+        "bfcl",
+        data.to_str().unwrap(),
+        "--category",
+        &format!("simple_python,{}", MULTI_TURN.join(",")),
+        "--out",
+        "suites",
+    ]);
+    o.assert_code(OK);
+    o.stdout_has(&["simple_python: ", "multi_turn_miss_func: 6 cases -> "]);
+    let o = t.run(&[
+        "import",
+        "bfcl",
+        data.to_str().unwrap(),
+        "--category",
+        "multi_turn_miss_func",
+        "--out",
+        "yaml",
+        "--yaml",
+    ]);
+    o.assert_code(OK);
+    let yaml = t.read("yaml/bfcl_multi_turn_miss_func.yaml");
+    assert!(yaml.contains("withheld:") && yaml.contains("max_rounds_per_turn: 20"));
+
+    for cat in MULTI_TURN {
+        let suite: Value =
+            serde_json::from_str(&t.read(&format!("suites/bfcl_{cat}.json"))).unwrap();
+        assert_eq!(suite["profile"], json!({"bfcl": {"category": cat}}));
+        assert_eq!(
+            suite["limits"],
+            json!({"max_rounds": 100, "max_tool_calls": 1000, "max_identical_calls": 1000,
+                   "max_rounds_per_turn": 20})
+        );
+        let questions = std::fs::read_to_string(data.join(format!("BFCL_v4_{cat}.json"))).unwrap();
+        let answers =
+            std::fs::read_to_string(data.join(format!("possible_answer/BFCL_v4_{cat}.json")))
+                .unwrap();
+        let cases = suite["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 6, "{cat}");
+        for ((case, q), a) in cases.iter().zip(questions.lines()).zip(answers.lines()) {
+            let q: Value = serde_json::from_str(q).unwrap();
+            let a: Value = serde_json::from_str(a).unwrap();
+            let id = q["id"].as_str().unwrap();
+            assert_eq!(case["id"], id);
+            let n = q["question"].as_array().unwrap().len();
+            assert_eq!(case["turns"].as_array().unwrap().len(), n - 1, "{id}");
+            let world = &case["world"]["bfcl"];
+            assert_eq!(world["classes"], q["involved_classes"], "{id}");
+            assert_eq!(world["initial_config"], q["initial_config"], "{id}");
+            assert_eq!(
+                world["long_context"],
+                cat == "multi_turn_long_context",
+                "{id}"
+            );
+            assert_eq!(world["ground_truth"], a["ground_truth"], "{id}");
+            assert_eq!(world["ground_truth"].as_array().unwrap().len(), n, "{id}");
+            if cat == "multi_turn_miss_func" {
+                let withheld = case["withheld"].as_object().unwrap();
+                assert!(!withheld.is_empty(), "{id}");
+                for (name, turn) in withheld {
+                    let turn = turn.as_u64().unwrap() as usize;
+                    assert!(
+                        q["missed_function"][turn.to_string()]
+                            .as_array()
+                            .unwrap()
+                            .contains(&json!(name))
+                    );
+                    assert_eq!(
+                        case["turns"][turn - 1],
+                        "I have updated some more functions you can choose from. What about now?"
+                    );
+                }
+            } else {
+                assert!(case.get("withheld").is_none(), "{id}");
+            }
+        }
+    }
+
+    // An unknown class is bad input naming the item, the class and the known ones.
+    let lines = std::fs::read_to_string(data.join("BFCL_v4_multi_turn_base.json")).unwrap();
+    let mut first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    first["involved_classes"][0] = json!("WeatherAPI");
+    let broken = format!("{first}\n");
+    let dir = t.path().join("broken");
+    std::fs::create_dir_all(dir.join("possible_answer")).unwrap();
+    std::fs::create_dir_all(dir.join("multi_turn_func_doc")).unwrap();
+    std::fs::write(dir.join("BFCL_v4_multi_turn_base.json"), broken).unwrap();
+    std::fs::copy(
+        data.join("possible_answer/BFCL_v4_multi_turn_base.json"),
+        dir.join("possible_answer/BFCL_v4_multi_turn_base.json"),
+    )
+    .unwrap();
+    let o = t.run(&[
+        "import",
+        "bfcl",
+        dir.to_str().unwrap(),
+        "--category",
+        "multi_turn_base",
+        "--out",
+        "x",
+    ]);
+    o.assert_code(crate::support::BAD_INPUT);
+    o.stderr_has(&[
+        &format!("item `{}`", first["id"].as_str().unwrap()),
+        "unknown class `WeatherAPI`",
+        "GorillaFileSystem, MathAPI, MessageAPI, TwitterAPI, TicketAPI, TradingBot, TravelAPI, VehicleControlAPI",
+    ]);
 }

@@ -9,6 +9,7 @@ mod behaviour;
 mod behaviour_classifier;
 mod behaviour_metrics;
 mod bfcl;
+mod bfcl_multi;
 mod bfcl_world;
 mod browser;
 mod cache_cost;
