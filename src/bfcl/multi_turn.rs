@@ -181,8 +181,31 @@ pub fn check_calls(
             None,
         ));
     }
-    let mut mine = instances(classes, config, long_context)?;
-    let mut theirs = instances(classes, config, long_context)?;
+    let loaded = instances(classes, config, long_context)?;
+    Ok(check_loaded(&loaded, model, truth))
+}
+
+/// [`check_calls`] on copies of `loaded`, the instances as loaded from the item's
+/// configuration (made once, copied for each side).
+pub fn check_loaded(
+    loaded: &[Box<dyn World>],
+    model: &[Vec<Vec<ModelCall>>],
+    truth: &[Vec<String>],
+) -> Verdict {
+    if model.len() != truth.len() {
+        return Verdict::fail(
+            "multi_turn:force_terminated",
+            format!(
+                "Model was force-terminated during inference phase. The length of the model result turns ({}) does not match the length of the ground truth turns ({}).",
+                model.len(),
+                truth.len()
+            ),
+            None,
+        );
+    }
+    let copy = || -> Vec<Box<dyn World>> { loaded.iter().map(|w| w.clone_box()).collect() };
+    let mut mine = copy();
+    let mut theirs = copy();
     let mut model_results: Vec<String> = Vec::new();
     for (i, (steps, gt)) in model.iter().zip(truth).enumerate() {
         let steps: Vec<&Vec<ModelCall>> = steps.iter().filter(|s| !s.is_empty()).collect();
@@ -196,11 +219,11 @@ pub fn check_calls(
             continue;
         }
         if steps.is_empty() {
-            return Ok(Verdict::fail(
+            return Verdict::fail(
                 "multi_turn:empty_turn_model_response",
                 format!("Model response list is empty for turn {i}"),
                 Some(i),
-            ));
+            );
         }
         for (m, t) in mine.iter().zip(&theirs) {
             let diffs = state_diffs(m.as_ref(), t.as_ref());
@@ -214,7 +237,7 @@ pub fn check_calls(
                     Some(i),
                 );
                 v.details = diffs;
-                return Ok(v);
+                return v;
             }
         }
         let missing = missing_results(&model_results, &gt_results);
@@ -227,10 +250,10 @@ pub fn check_calls(
                 Some(i),
             );
             v.details = missing;
-            return Ok(v);
+            return v;
         }
     }
-    Ok(Verdict::pass())
+    Verdict::pass()
 }
 
 /// The public attributes of `truth` that `model` does not equal (Python `==`).

@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use super::decode::CallText;
-use super::multi_turn::{ModelCall, Verdict, check_calls};
+use super::multi_turn::{ModelCall, Verdict, check_loaded};
 use super::profile::decode_response;
 use super::result_multi::{INFERENCE_ERROR_KEY, TURNS_RECORDED_KEY};
 use super::value::{Decoded, PyValue};
@@ -26,7 +26,8 @@ use crate::suite::Case;
 
 /// The judge of one multi-turn case.
 pub struct MultiTurnCase {
-    world: Result<BfclWorld, String>,
+    /// The case's world (a `bfcl` one, checked when judging), shared with the case.
+    world: Result<std::sync::Arc<dyn crate::suite::world::CompiledWorld>, String>,
     strict: bool,
 }
 
@@ -37,9 +38,8 @@ impl MultiTurnCase {
         let world = case
             .episode
             .as_ref()
-            .and_then(|e| e.world.as_ref())
-            .and_then(|w| w.as_any().downcast_ref::<BfclWorld>())
-            .cloned()
+            .and_then(|e| e.world.clone())
+            .filter(|w| w.as_any().is::<BfclWorld>())
             .ok_or_else(|| {
                 format!(
                     "case `{}` is in a BFCL multi-turn suite but has no `world: {{bfcl: ...}}` (import it with `toolgauge import bfcl`)",
@@ -52,6 +52,9 @@ impl MultiTurnCase {
     /// BFCL's verdict on `outcome`.
     pub fn verdict(&self, outcome: &EpisodeOutcome) -> Result<Verdict, String> {
         let world = self.world.as_ref().map_err(Clone::clone)?;
+        let Some(world) = world.as_any().downcast_ref::<BfclWorld>() else {
+            return Err("the case's world is not a `bfcl` one".into());
+        };
         let mut turns: Vec<Vec<Vec<ModelCall>>> = vec![Vec::new()];
         let mut recorded: Option<usize> = None;
         for (i, round) in outcome.rounds.iter().enumerate() {
@@ -80,14 +83,7 @@ impl MultiTurnCase {
         if let Some(n) = recorded {
             turns.truncate(n);
         }
-        check_calls(
-            &world.classes,
-            &world.config,
-            world.long_context,
-            &turns,
-            &world.ground_truth,
-        )
-        .map_err(|e| e.to_string())
+        Ok(check_loaded(&world.loaded, &turns, &world.ground_truth))
     }
 }
 

@@ -82,6 +82,23 @@ impl Random {
         Random::from_magnitude(&BigUint::from(seed.unsigned_abs()))
     }
 
+    /// [`Random::new`], copied from a generator kept per seed. Every trial and every
+    /// judge replay seeds its backends afresh, nearly always with one of a few seeds, and
+    /// seeding costs more than the copy (it took a tenth of replaying BFCL's multi-turn
+    /// results). At most 64 seeds are kept; others are seeded each time.
+    pub fn cached(seed: i128) -> Random {
+        static SEEDED: std::sync::Mutex<Vec<(i128, Random)>> = std::sync::Mutex::new(Vec::new());
+        let mut seeded = SEEDED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = seeded.iter().find(|(s, _)| *s == seed) {
+            return r.clone();
+        }
+        let r = Random::new(seed);
+        if seeded.len() < 64 {
+            seeded.push((seed, r.clone()));
+        }
+        r
+    }
+
     /// `random.Random(seed)` for an int seed of any size.
     pub fn from_int(seed: &BigInt) -> Random {
         Random::from_magnitude(seed.magnitude())

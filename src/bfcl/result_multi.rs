@@ -200,11 +200,20 @@ pub fn respond(
     response
 }
 
-/// An answer with empty text, no calls, no usage, and `raw` (none when null).
+/// An answer with empty text, no calls, and `raw` (none when null): the replay's own
+/// filler where the result file has no step, so no tokens (counted as zero, not
+/// estimated: BFCL made no such request, and estimating it would charge the model for
+/// the whole conversation again).
 fn empty(raw: Value) -> Response {
     Response {
         text: Some(String::new()),
         raw: (!raw.is_null()).then_some(raw),
+        usage: Some(Usage {
+            input_tokens: 0,
+            output_tokens: 0,
+            estimated: false,
+            ..Default::default()
+        }),
         ..Response::default()
     }
 }

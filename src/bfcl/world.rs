@@ -138,24 +138,28 @@ impl WorldSettings for BfclWorldSpec {
         if problems.len() > before {
             return None;
         }
-        let world = BfclWorld {
-            classes: self.classes.iter().map(|c| c.value.clone()).collect(),
-            config,
+        let classes: Vec<String> = self.classes.iter().map(|c| c.value.clone()).collect();
+        // Loaded once, now: a configuration a backend refuses is the suite's error, found
+        // at load rather than in every trial, and each trial copies the loaded instances
+        // (cheaper than loading the configuration again).
+        let loaded = match instances(&classes, &config, self.long_context) {
+            Ok(l) => l,
+            Err(e) => {
+                problems.push(SpecProblem {
+                    at: self.initial_config.as_ref().map_or((0, 0), Spanned::at),
+                    field: "initial_config".into(),
+                    message: e.to_string(),
+                    hint: Some("copy the item's `initial_config` as BFCL gives it".into()),
+                });
+                return None;
+            }
+        };
+        Some(Arc::new(BfclWorld {
+            classes,
             long_context: self.long_context,
             ground_truth,
-        };
-        // A configuration a backend refuses is the suite's error, found now rather than
-        // in every trial.
-        if let Err(e) = instances(&world.classes, &world.config, world.long_context) {
-            problems.push(SpecProblem {
-                at: self.initial_config.as_ref().map_or((0, 0), Spanned::at),
-                field: "initial_config".into(),
-                message: e.to_string(),
-                hint: Some("copy the item's `initial_config` as BFCL gives it".into()),
-            });
-            return None;
-        }
-        Some(Arc::new(world))
+            loaded: Arc::new(loaded),
+        }))
     }
 }
 
@@ -164,12 +168,20 @@ impl WorldSettings for BfclWorldSpec {
 pub struct BfclWorld {
     /// The backend classes, in order (a method is looked up in this order).
     pub classes: Vec<String>,
-    /// The initial configuration by class.
-    pub config: Value,
     /// BFCL's long-context mode.
     pub long_context: bool,
     /// The ground truth's call strings per turn.
     pub ground_truth: Vec<Vec<String>>,
+    /// The classes' instances loaded with the initial configuration, never called:
+    /// each trial and each judge replay starts from copies.
+    pub loaded: Arc<Vec<Box<dyn World>>>,
+}
+
+impl BfclWorld {
+    /// Fresh copies of the loaded instances.
+    pub fn instances(&self) -> Vec<Box<dyn World>> {
+        self.loaded.iter().map(|w| w.clone_box()).collect()
+    }
 }
 
 impl CompiledWorld for BfclWorld {
@@ -178,9 +190,9 @@ impl CompiledWorld for BfclWorld {
     }
 
     fn open(&self) -> Result<Box<dyn WorldInstance>, String> {
-        let worlds =
-            instances(&self.classes, &self.config, self.long_context).map_err(|e| e.to_string())?;
-        Ok(Box::new(BfclInstance { worlds }))
+        Ok(Box::new(BfclInstance {
+            worlds: self.instances(),
+        }))
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

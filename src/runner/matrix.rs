@@ -174,10 +174,15 @@ impl Plan {
             let n = self.case_tools.len();
             let step = n.div_ceil(TOKEN_SAMPLE).max(1);
             let sample: Vec<_> = self.case_tools.iter().step_by(step).collect();
+            // Cases of imported suites often offer the same tools (BFCL's multi-turn items
+            // share their classes' functions): each distinct list is counted once.
+            let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
             let total: u64 = sample
                 .iter()
                 .map(|own| match own {
-                    Some(per_variant) => tool_definition_tokens(&per_variant[i]),
+                    Some(per_variant) => *seen
+                        .entry(definitions_hash(&per_variant[i]))
+                        .or_insert_with(|| tool_definition_tokens(&per_variant[i])),
                     None => *shared.get_or_init(|| tool_definition_tokens(&self.tools[i].1)),
                 })
                 .sum();
@@ -323,6 +328,19 @@ impl Plan {
         };
         (request, key)
     }
+}
+
+/// A hash of a list of tool definitions (names, descriptions and parameter schemas), to
+/// count the tokens of equal lists once.
+fn definitions_hash(tools: &[crate::chat::ToolDefinition]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for t in tools {
+        t.name.hash(&mut h);
+        t.description.hash(&mut h);
+        t.parameters.to_string().hash(&mut h);
+    }
+    h.finish()
 }
 
 #[cfg(test)]

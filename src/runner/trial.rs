@@ -128,9 +128,12 @@ async fn episode(
     mut outcome: EpisodeOutcome,
     record: &mut TrialRecord,
 ) {
-    let tool_tokens = f.plan.trial_tool_tokens(f.t);
+    // Counted only when some round needs an estimate: a case's own tools can be large,
+    // and a replay that reports every round's usage never needs their size.
+    let mut tool_tokens = None;
     for i in 0..outcome.rounds.len() {
         if outcome.rounds[i].response.usage.is_none() {
+            let tool_tokens = *tool_tokens.get_or_insert_with(|| f.plan.trial_tool_tokens(f.t));
             let usage = tokens::estimate_usage_of(
                 outcome.sent(i),
                 &outcome.rounds[i].response,

@@ -187,7 +187,13 @@ fn turns_beyond_the_recorded_ones_say_how_many_were_recorded() {
     let messages = [user("a"), assistant(1), tool(), assistant(0), user("b")];
     let r = respond(&result, &usage, ResultStyle::Fc, &messages);
     assert_eq!(r.text.as_deref(), Some(""));
-    assert!(r.tool_calls.is_empty() && r.usage.is_none());
+    assert!(r.tool_calls.is_empty());
+    // The replay's own filler costs nothing: zero tokens, counted (never estimated).
+    let u = r.usage.as_ref().unwrap();
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.estimated),
+        (0, 0, false)
+    );
     assert_eq!(r.raw, Some(json!({"bfcl_turns_recorded": 1})));
     // An empty result: no turn at all.
     let r = respond(&json!([]), &usage, ResultStyle::Fc, &[user("a")]);

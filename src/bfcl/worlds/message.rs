@@ -69,7 +69,7 @@ impl Default for MessageApi {
             inbox: default_inbox(),
             message_count: PyValue::Int(3),
             current_user: PyValue::None,
-            random: Random::new(DEFAULT_SEED),
+            random: Random::cached(DEFAULT_SEED),
         }
     }
 }

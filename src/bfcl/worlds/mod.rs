@@ -91,7 +91,7 @@ impl std::error::Error for PyException {}
 
 /// One backend class instance: BFCL's Python object, reduced to what the executor and
 /// the state check use.
-pub trait World: Send + fmt::Debug {
+pub trait World: Send + Sync + fmt::Debug + WorldClone {
     /// The Python class name, e.g. `MathAPI`.
     fn class(&self) -> &'static str;
     /// BFCL's `_load_scenario(config, long_context)` (a no-op for stateless classes).
@@ -107,6 +107,19 @@ pub trait World: Send + fmt::Debug {
     /// Public attributes (`vars(obj)` without `_` names) in Python's order, as BFCL's
     /// state check compares them.
     fn state(&self) -> Vec<(String, PyValue)>;
+}
+
+/// A copy of an instance as it is now: loading a configuration once and copying the
+/// loaded instance for every trial is cheaper than loading it again.
+pub trait WorldClone {
+    /// The copy.
+    fn clone_box(&self) -> Box<dyn World>;
+}
+
+impl<T: World + Clone + 'static> WorldClone for T {
+    fn clone_box(&self) -> Box<dyn World> {
+        Box::new(self.clone())
+    }
 }
 
 /// A fresh, unloaded instance of the backend class `class`, `None` for an unknown or
@@ -402,7 +415,7 @@ pub fn seeded_random(
         Some(PyValue::Int(i)) => i,
         _ => default_seed,
     };
-    crate::bfcl::pyrandom::Random::new(seed)
+    crate::bfcl::pyrandom::Random::cached(seed)
 }
 
 /// A Python int or float as f64 (bool counts as int); `None` for other types.

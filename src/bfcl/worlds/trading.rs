@@ -124,7 +124,7 @@ impl Default for TradingBot {
             watch_list: PyValue::None,
             transaction_history: Vec::new(),
             long_context: false,
-            random: Random::new(DEFAULT_SEED),
+            random: Random::cached(DEFAULT_SEED),
         };
         bot.load(&serde_json::json!({}), false)
             .expect("defaults load");
@@ -500,8 +500,11 @@ impl World for TradingBot {
     }
 
     fn load(&mut self, config: &serde_json::Value, long_context: bool) -> Result<(), PyException> {
-        let defaults: serde_json::Value =
-            serde_json::from_str(DEFAULT_STATE).expect("default state is JSON");
+        // Parsed once: every trial and judge replay loads its instances afresh.
+        static DEFAULTS: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| {
+            serde_json::from_str(DEFAULT_STATE).expect("default state is JSON")
+        });
+        let defaults = &*DEFAULTS;
         let cfg = |key: &str| PyValue::from_json(config.get(key).unwrap_or(&defaults[key]));
         self.orders = orders_from(cfg("orders"));
         self.account_info = cfg("account_info");

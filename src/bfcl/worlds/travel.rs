@@ -154,7 +154,7 @@ impl Default for TravelApi {
             booking_record: Vec::new(),
             scalars: vec![PyValue::None; SCALARS.len()],
             long_context: false,
-            random: Random::new(DEFAULT_SEED),
+            random: Random::cached(DEFAULT_SEED),
         }
     }
 }
