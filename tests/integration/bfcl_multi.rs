@@ -171,3 +171,161 @@ fn strict_mode_reproduces_the_same_verdicts() {
         wrong.join("\n")
     );
 }
+
+/// The recorded function-calling answers of `variant` for the miss_func sample, by the
+/// text of each item's first user message (how the fake model tells items apart).
+fn recorded(variant: &str) -> BTreeMap<String, (String, Value)> {
+    let data = fixtures_dir().join("bfcl/data/BFCL_v4_multi_turn_miss_func.json");
+    let results = fixtures_dir().join(format!(
+        "bfcl/multi_turn_results/fc/{variant}/gpt-4o-2024-11-20-FC/multi_turn/BFCL_v4_multi_turn_miss_func_result.json"
+    ));
+    let lines: BTreeMap<String, Value> = std::fs::read_to_string(results)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["result"].clone())
+        })
+        .collect();
+    std::fs::read_to_string(data)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            let id = q["id"].as_str().unwrap().to_string();
+            let first = q["question"][0][0]["content"].as_str().unwrap().to_string();
+            (first, (id.clone(), lines[&id].clone()))
+        })
+        .collect()
+}
+
+/// A live OpenAI-compatible model that answers each item as `variant`'s result file
+/// says: the turn is the user messages so far, the step the answers since the last one;
+/// a step's calls go out as tool calls, and a turn with no step left gets a text answer.
+fn fc_model(variant: &str) -> crate::live::Fake {
+    use wiremock::ResponseTemplate;
+    let recorded = recorded(variant);
+    crate::live::Fake::start(move |body, _| {
+        let messages = body["messages"].as_array().unwrap();
+        let first = messages.iter().find(|m| m["role"] == "user").unwrap();
+        let (_, result) = &recorded[first["content"].as_str().unwrap()];
+        let users = messages.iter().filter(|m| m["role"] == "user").count();
+        let last_user = messages.iter().rposition(|m| m["role"] == "user").unwrap();
+        let step = messages[last_user..]
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count();
+        let message = match result[users - 1].get(step).and_then(Value::as_array) {
+            Some(calls) => {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let (name, args) = c.as_object().unwrap().iter().next().unwrap();
+                        serde_json::json!({"id": format!("call_{users}_{step}_{i}"), "type": "function",
+                                           "function": {"name": name, "arguments": args}})
+                    })
+                    .collect();
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": calls})
+            }
+            None => serde_json::json!({"role": "assistant", "content": "Done."}),
+        };
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "chatcmpl-bfcl", "object": "chat.completion", "created": 1_733_000_000,
+            "model": "fc-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        }))
+    })
+}
+
+#[test]
+fn a_live_model_plays_multi_turn_items_through_the_loop_and_gets_bfcls_verdict() {
+    let t = Toolgauge::new();
+    import(&t);
+    let want = bfcl_verdicts();
+    for variant in ["gt", "wrong_arg"] {
+        let fake = fc_model(variant);
+        let target = format!("openai-compatible:fc-model@{}/v1", fake.uri());
+        let out = format!("live-{variant}");
+        t.run(&[
+            "run",
+            "suites/bfcl_multi_turn_miss_func.json",
+            "-t",
+            &target,
+            "--out",
+            &out,
+            "-q",
+        ])
+        .expect_code(OK);
+        let trials: Vec<Value> = t
+            .read(&format!("{out}/trials.jsonl"))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(trials.len(), 6);
+        for tr in &trials {
+            let id = tr["case_id"].as_str().unwrap();
+            let (valid, error_type) =
+                &want[&("fc".to_string(), variant.to_string(), id.to_string())];
+            assert_eq!(
+                tr["verdict"] == "pass",
+                *valid,
+                "{variant} {id}: {}",
+                tr["reasons"]
+            );
+            if !valid {
+                assert_eq!(tr["reasons"][0]["code"].as_str(), error_type.as_deref());
+            }
+        }
+        if variant == "gt" {
+            // Every request of an item whose functions are held back lacks them until
+            // BFCL's "I have updated some more functions" turn, and offers them after.
+            let seen = fake.seen();
+            let suite: Value =
+                serde_json::from_str(&t.read("suites/bfcl_multi_turn_miss_func.json")).unwrap();
+            let mut checked = 0;
+            for case in suite["cases"].as_array().unwrap() {
+                let (name, turn) = case["withheld"].as_object().unwrap().iter().next().unwrap();
+                let turn = turn.as_u64().unwrap() as usize;
+                let prompt = &case["prompt"];
+                for s in seen.iter().filter(|s| {
+                    s.body["messages"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|m| m["role"] == "user")
+                        .is_some_and(|m| &m["content"] == prompt)
+                }) {
+                    let messages = s.body["messages"].as_array().unwrap();
+                    let at = messages.iter().filter(|m| m["role"] == "user").count() - 1;
+                    let offered = s.body["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|t| &t["function"]["name"] == name);
+                    assert_eq!(
+                        offered,
+                        at >= turn,
+                        "{name} at turn {at} (offered from {turn})"
+                    );
+                    checked += 1;
+                }
+            }
+            assert!(checked > 20, "{checked}");
+            // The model read BFCL's own result texts.
+            let texts: Vec<String> = seen
+                .iter()
+                .flat_map(|s| s.body["messages"].as_array().unwrap().clone())
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap().to_string())
+                .collect();
+            assert!(
+                texts
+                    .iter()
+                    .any(|c| c.starts_with("{\"") && c.contains("\": ")),
+                "{texts:?}"
+            );
+        }
+    }
+}
