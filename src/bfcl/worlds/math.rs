@@ -300,6 +300,23 @@ fn decimal_sqrt(number: Num, prec: u32) -> String {
 }
 
 /// mpmath's repr digits for a working precision of `dps` decimal digits.
+/// mpmath's `dps_to_prec`: the bits of working precision for `dps` decimal digits.
+fn dps_to_prec(dps: i128) -> u32 {
+    (((dps + 1) as f64 * 3.321_928_094_887_362_6).round_ties_even() as i64).clamp(1, 10_000) as u32
+}
+
+/// `x` rounded to the nearest number with a `bits`-bit mantissa (ties to even), as
+/// mpmath rounds each result to its working precision.
+fn round_bits(x: f64, bits: u32) -> f64 {
+    if x == 0.0 || !x.is_finite() || bits >= 53 {
+        return x;
+    }
+    // x = m * 2^e with 0.5 <= |m| < 1, from the exponent bits (a normal number).
+    let e = ((x.abs().to_bits() >> 52) & 0x7ff) as i32 - 1022;
+    let scale = 2f64.powi(bits as i32 - e);
+    (x * scale).round_ties_even() / scale
+}
+
 fn mp_repr_digits(dps: i128) -> usize {
     let prec = (((dps + 1) as f64 * 3.321_928_094_887_362_6).round_ties_even() as i64).max(1);
     let back = (((prec as f64 / 3.321_928_094_887_362_6).round_ties_even() as i64) - 1).max(1);
@@ -388,18 +405,31 @@ fn logarithm(value: &PyValue, base: &PyValue, precision: &PyValue) -> PyValue {
             (x.ln(), 0.0)
         }
     };
-    let (vr, vi) = ln(v);
-    let (br, bi) = ln(b);
+    let (mut vr, vi) = ln(v);
+    let (mut br, bi) = ln(b);
+    // mpmath works at `prec` bits: each logarithm and the quotient are rounded to it,
+    // so a low precision changes the last digits (`log(20)/log(10)` at 2 digits is
+    // 1.3027, not 1.301). f64 carries 53 bits: rounding its results to `prec` bits
+    // reproduces mpmath up to that; a higher precision keeps f64's digits.
+    let prec = dps_to_prec(dps);
+    let real = vi == 0.0 && bi == 0.0;
+    if real && prec <= 50 {
+        vr = round_bits(vr, prec);
+        br = round_bits(br, prec);
+    }
     let denom = br * br + bi * bi;
     if denom == 0.0 {
         // mpmath raises ZeroDivisionError with no message.
         return error("");
     }
-    let (re, im) = if bi == 0.0 {
+    let (mut re, im) = if bi == 0.0 {
         (vr / br, vi / br)
     } else {
         ((vr * br + vi * bi) / denom, (vi * br - vr * bi) / denom)
     };
+    if real && prec <= 50 {
+        re = round_bits(re, prec);
+    }
     let repr = if vi == 0.0 && bi == 0.0 {
         format!("mpf('{}')", mp_str(re, n))
     } else {
@@ -654,5 +684,31 @@ mod tests {
     fn mpmath_repr_digits() {
         assert_eq!(mp_repr_digits(10), 13);
         assert_eq!(mp_repr_digits(15), 17);
+    }
+
+    /// BFCL's results (mpmath 1.3.0) of the logarithms its multi-turn ground truth
+    /// computes: at a low precision the last digits are mpmath's rounding, not the
+    /// true value's.
+    #[test]
+    fn logarithms_round_at_mpmaths_working_precision() {
+        let log = |v: PyValue, b: PyValue, p: i128| {
+            crate::bfcl::pyfmt::result_text(&logarithm(&v, &b, &PyValue::Int(p)))
+        };
+        assert_eq!(
+            log(PyValue::Int(20), PyValue::Int(10), 2),
+            "{'result': mpf('1.3027')}"
+        );
+        assert_eq!(
+            log(PyValue::Float(630.0), PyValue::Int(10), 5),
+            "{'result': mpf('2.7993393')}"
+        );
+        assert_eq!(
+            log(PyValue::Float(980.0), PyValue::Int(20), 10),
+            "{'result': mpf('2.299121531134')}"
+        );
+        assert_eq!(
+            log(PyValue::Int(1000), PyValue::Int(10), 3),
+            "{'result': mpf('3.0')}"
+        );
     }
 }

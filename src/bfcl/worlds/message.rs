@@ -75,10 +75,17 @@ impl Default for MessageApi {
 }
 
 /// The (receiver, message) pairs of the inbox entries, in order.
-fn entries(inbox: &[PyValue]) -> impl Iterator<Item = (&PyValue, &PyValue)> {
-    inbox.iter().flat_map(|m| match m {
-        PyValue::Dict(d) => d.iter().map(|(k, v)| (k, v)).collect::<Vec<_>>(),
-        _ => Vec::new(),
+/// Each inbox message's receiver and content, as BFCL reads them:
+/// `list(message.items())[0]`, the first entry only (an initial inbox may hold one dict
+/// with several receivers, and BFCL sees the first). A message that is not a dict, or an
+/// empty one, raises Python's error when it is reached.
+fn entries(inbox: &[PyValue]) -> impl Iterator<Item = Result<(&PyValue, &PyValue), PyException>> {
+    inbox.iter().map(|m| match m {
+        PyValue::Dict(d) => d
+            .first()
+            .map(|(k, v)| (k, v))
+            .ok_or_else(|| PyException::new("IndexError", "list index out of range")),
+        other => Err(PyException::no_attribute(other, "items")),
     })
 }
 
@@ -162,17 +169,27 @@ impl MessageApi {
             }
             "delete_message" => {
                 let r = &a[0];
-                let found = self.inbox.iter().rposition(|m| match m {
-                    PyValue::Dict(d) => d.iter().any(|(k, _)| k.py_eq(r)),
-                    _ => false,
-                });
+                // Newest first, each message's first receiver, as BFCL reads them.
+                let mut found = None;
+                for (i, e) in entries(&self.inbox)
+                    .enumerate()
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
+                    let (k, _) = e?;
+                    if k.py_eq(r) {
+                        found = Some((i, k.clone()));
+                        break;
+                    }
+                }
                 match found {
-                    Some(i) => {
+                    Some((i, receiver)) => {
                         self.inbox.remove(i);
                         let r = py_str(r);
                         dict([
                             ("deleted_status", PyValue::Bool(true)),
-                            ("receiver_id", a[0].clone()),
+                            ("receiver_id", receiver),
                             (
                                 "message",
                                 s(format!(
@@ -186,7 +203,8 @@ impl MessageApi {
             }
             "view_messages_sent" => {
                 let mut by: Vec<(PyValue, PyValue)> = Vec::new();
-                for (r, msg) in entries(&self.inbox) {
+                for e in entries(&self.inbox) {
+                    let (r, msg) = e?;
                     match by.iter_mut().find(|(k, _)| k.py_eq(r)) {
                         Some((_, PyValue::List(l))) => l.push(msg.clone()),
                         _ => by.push((r.clone(), PyValue::List(vec![msg.clone()]))),
@@ -222,7 +240,8 @@ impl MessageApi {
                 };
                 let kw = kw.to_lowercase();
                 let mut found = Vec::new();
-                for (r, msg) in entries(&self.inbox) {
+                for e in entries(&self.inbox) {
+                    let (r, msg) = e?;
                     let PyValue::Str(text) = msg else {
                         return Err(PyException::no_attribute(msg, "lower"));
                     };
@@ -235,7 +254,8 @@ impl MessageApi {
             "get_message_stats" => {
                 let mut contacts: Vec<&PyValue> = Vec::new();
                 let mut received = 0;
-                for (r, _) in entries(&self.inbox) {
+                for e in entries(&self.inbox) {
+                    let (r, _) = e?;
                     received += 1;
                     if !contacts.iter().any(|c| c.py_eq(r)) {
                         contacts.push(r);
