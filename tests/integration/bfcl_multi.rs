@@ -329,3 +329,55 @@ fn a_live_model_plays_multi_turn_items_through_the_loop_and_gets_bfcls_verdict()
         }
     }
 }
+
+/// A model that makes exactly the ground truth's calls reads, for every call, the text
+/// BFCL's own executor gives it (`fixtures/bfcl/multi_turn_gt_results.jsonl`, made by
+/// tests/bfcl_multi/generate_gt_results.py), byte for byte, long-context items included.
+#[test]
+fn the_ground_truths_calls_read_bfcls_own_result_texts() {
+    let t = Toolgauge::new();
+    let suites = import(&t);
+    let target = format!(
+        "bfcl-result:{}",
+        fixtures_dir().join("bfcl/multi_turn_results/fc/gt").display()
+    );
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(suites.iter().map(String::as_str));
+    args.extend(["-t", &target, "--reports-dir", "runs", "-q"]);
+    t.run(&args).expect_code(OK);
+    let got = trials(&t.path().join("runs"));
+    let want = std::fs::read_to_string(fixtures_dir().join("bfcl/multi_turn_gt_results.jsonl"))
+        .unwrap();
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for line in want.lines() {
+        let w: Value = serde_json::from_str(line).unwrap();
+        let id = w["id"].as_str().unwrap();
+        let read: Vec<&str> = got[id]["episode"]["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["outcomes"].as_array().cloned().unwrap_or_default())
+            .map(|o| o["content"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| Box::leak(s.clone().into_boxed_str()) as &str)
+            .collect();
+        let expected: Vec<&str> = w["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert_eq!(read.len(), expected.len(), "{id}");
+        for (i, (a, b)) in expected.iter().zip(&read).enumerate() {
+            compared += 1;
+            if a != b {
+                let cut = |s: &str| s.chars().take(300).collect::<String>();
+                wrong.push(format!("{id} call {i}:\n  BFCL: {}\n  ours: {}", cut(a), cut(b)));
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    assert!(wrong.is_empty(), "{} of {compared} differ:\n{}", wrong.len(), wrong.join("\n"));
+}
