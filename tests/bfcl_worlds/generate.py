@@ -36,6 +36,8 @@ Output, one JSON object per line, per class in `<Class>.jsonl`:
     state       public attributes of the instance after the call (tagged JSON)
     cwd         GorillaFileSystem only: path of the private current directory
     seed        random seed the instance was built with (classes using random)
+    long_context  step 0 only, present (true) when the instance was loaded with
+                long_context=True (the config id names a long_context item)
 
 Tagged JSON: JSON-native values are written as is (dicts with string keys keep
 their order); anything else is an object with a "__type__" key:
@@ -347,6 +349,50 @@ PLANS = {
                 C("cd", folder=".."),
                 C("rm", file_name="d"),
                 C("ls"),
+            ],
+        ),
+        # Long-context mode (the config id names a long_context item): loaded
+        # files get BFCL's filler text appended (except the FILES_TAIL_USED
+        # names), directories without subdirectories get the image files.
+        (
+            "multi_turn_long_context_0",
+            [
+                C("ls"),
+                C("du"),
+                C("du", human_readable=True),
+                C("find", path="archive"),
+                C("cd", folder="document"),
+                C("ls"),
+                C("cat", file_name="final_report.pdf"),
+                C("wc", file_name="final_report.pdf", mode="c"),
+                C("wc", file_name="final_report.pdf", mode="w"),
+                C("grep", file_name="final_report.pdf", pattern="budget"),
+                C("sort", file_name="previous_report.pdf"),
+                C("tail", file_name="previous_report.pdf", lines=1),
+                C("diff", file_name1="final_report.pdf", file_name2="previous_report.pdf"),
+                C("rm", file_name="image_344822349461074042.jpg"),
+                C("cat", file_name="image_8219547643081662353.jpg"),
+                C("touch", file_name="image_344822349461074042.jpg"),
+                C("echo", content="short", file_name="final_report.pdf"),
+                C("wc", file_name="final_report.pdf", mode="c"),
+                C("cd", folder=".."),
+                C("cd", folder="archive"),
+                C("ls", a=True),
+            ],
+        ),
+        (
+            "multi_turn_long_context_11",
+            [
+                C("ls"),
+                C("cat", file_name="file1.txt"),
+                C("cat", file_name="file2.txt"),
+                C("diff", file_name1="file1.txt", file_name2="file2.txt"),
+                C("find", name="file"),
+                C("mkdir", dir_name="new"),
+                C("cp", source="file2.txt", destination="new"),
+                C("cd", folder="new"),
+                C("ls"),
+                C("wc", file_name="file2.txt", mode="c"),
             ],
         ),
     ],
@@ -984,14 +1030,19 @@ def fresh_process_state(class_name):
     decimal.setcontext(decimal.Context())
 
 
-def execute(call, initial_config, class_name, entry_id):
+def is_long_context(config_id):
+    """BFCL's rule: long-context mode for the items whose category names it."""
+    return "long_context" in config_id
+
+
+def execute(call, initial_config, class_name, entry_id, long_context=False):
     results, instances = multi_turn_utils.execute_multi_turn_func_call(
         func_call_list=[call] if call is not None else [],
         initial_config=initial_config,
         involved_classes=[class_name],
         model_name=MODEL_NAME,
         test_entry_id=entry_id,
-        long_context=False,
+        long_context=long_context,
         is_evaL_run=False,
     )
     return (results[0] if results else None), instances[class_name]
@@ -1008,7 +1059,8 @@ def run_class(class_name, items):
         seed = None
         if class_name in DEFAULT_SEEDS:
             seed = full_config.get(class_name, {}).get("random_seed", DEFAULT_SEEDS[class_name])
-        _, inst = execute(None, full_config, class_name, entry_id)
+        long_context = is_long_context(config_id)
+        _, inst = execute(None, full_config, class_name, entry_id, long_context)
         if seed is not None:
             # Check that the recorded seed is the one the instance used.
             assert inst._random.getstate() == random.Random(seed).getstate(), class_name
@@ -1034,6 +1086,8 @@ def run_class(class_name, items):
                 rec["initial_config"] = (
                     full_config.get(class_name, {}) if class_name not in STATELESS_CLASSES else None
                 )
+                if long_context:
+                    rec["long_context"] = True
             records.append(rec)
 
         record(0, None, None, [], {}, None, inst)
@@ -1046,7 +1100,7 @@ def run_class(class_name, items):
                 func, args = spec["func"], []
                 kwargs = resolve(spec["kwargs"], saved)
                 call = call_string(func, kwargs)
-            result, inst = execute(call, full_config, class_name, entry_id)
+            result, inst = execute(call, full_config, class_name, entry_id, long_context)
             for var, key in spec["save"].items():
                 saved[var] = json.loads(result)[key]
             called.add(func)

@@ -5,6 +5,10 @@
 //! directory copies the contents mapping shallowly: both copies then share the same
 //! file and subdirectory objects, and a write through one shows in the other.
 
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
 use super::{Method, PyException, World, bind_method, dict, error, opt, py_cmp, req, s, truthy};
 use crate::bfcl::pyfmt::py_str;
 use crate::bfcl::value::PyValue;
@@ -31,6 +35,24 @@ const METHODS: &[Method] = &[
     ("rmdir", &[req("dir_name")]),
     ("cp", &[req("source"), req("destination")]),
 ];
+
+/// BFCL's long-context padding for this class (`long_context.py` in bfcl-eval,
+/// Apache-2.0), generated into `filesystem_long_context.json` by
+/// `tests/bfcl_worlds/generate_fs_long_context.py`.
+#[derive(Debug, Deserialize)]
+struct LongContext {
+    /// Appended to every loaded file's content, except for `files_tail_used`.
+    file_content_extension: String,
+    /// File names that keep their content as loaded.
+    files_tail_used: Vec<String>,
+    /// Empty files added, in order, to every loaded directory without subdirectories.
+    populate_file_extension: Vec<String>,
+}
+
+static LONG_CONTEXT: LazyLock<LongContext> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("filesystem_long_context.json"))
+        .expect("src/bfcl/worlds/filesystem_long_context.json parses")
+});
 
 /// Characters `mkdir`, `touch`, `echo` and `cat` refuse in a name.
 const INVALID: &str = "|/\\?%*:\"><";
@@ -187,14 +209,30 @@ impl GorillaFileSystem {
         Some(list.remove(pos).1)
     }
 
-    fn build(&mut self, name: &str, parent: Option<usize>, spec: &serde_json::Value) -> usize {
+    /// BFCL's `_load_directory`: a node from its config. In long-context mode each
+    /// file's content gets the filler text appended (except a few names), and each
+    /// directory without subdirectories gets the image files added after its own
+    /// entries.
+    fn build(
+        &mut self,
+        name: &str,
+        parent: Option<usize>,
+        spec: &serde_json::Value,
+    ) -> Result<usize, PyException> {
         if spec.get("type").and_then(|t| t.as_str()) == Some("file") {
-            let content = spec.get("content").and_then(|c| c.as_str()).unwrap_or("");
+            let mut content = spec
+                .get("content")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+                .to_string();
+            if self.long_context && !LONG_CONTEXT.files_tail_used.iter().any(|n| n == name) {
+                content.push_str(&LONG_CONTEXT.file_content_extension);
+            }
             self.nodes.push(Node::File {
                 name: name.into(),
-                content: content.into(),
+                content,
             });
-            return self.nodes.len() - 1;
+            return Ok(self.nodes.len() - 1);
         }
         self.nodes.push(Node::Dir {
             name: name.into(),
@@ -202,13 +240,32 @@ impl GorillaFileSystem {
             contents: Vec::new(),
         });
         let id = self.nodes.len() - 1;
+        let mut bottommost = true;
         if let Some(children) = spec.get("contents").and_then(|c| c.as_object()) {
             for (child_name, child_spec) in children {
-                let child = self.build(child_name, Some(id), child_spec);
+                let child = self.build(child_name, Some(id), child_spec)?;
+                bottommost &= !self.is_dir(child);
                 self.contents_mut(id).push((child_name.clone(), child));
             }
         }
-        id
+        if bottommost && self.long_context {
+            for file_name in &LONG_CONTEXT.populate_file_extension {
+                if self.child(id, file_name).is_some() {
+                    return Err(PyException::new(
+                        "ValueError",
+                        format!("File '{file_name}' already exists in directory '{name}'."),
+                    ));
+                }
+                self.add(
+                    id,
+                    Node::File {
+                        name: file_name.clone(),
+                        content: String::new(),
+                    },
+                );
+            }
+        }
+        Ok(id)
     }
 
     fn value(&self, id: usize) -> PyValue {
@@ -610,7 +667,7 @@ impl World for GorillaFileSystem {
             .and_then(|r| r.iter().next())
         {
             self.nodes.clear();
-            self.root = self.build(name, None, spec);
+            self.root = self.build(name, None, spec)?;
             self.cwd = self.root;
         }
         Ok(())
@@ -631,5 +688,71 @@ impl World for GorillaFileSystem {
             ("long_context".into(), PyValue::Bool(self.long_context)),
             ("root".into(), self.value(self.root)),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfcl::worlds::execute_text;
+
+    fn loaded(long_context: bool) -> Box<dyn World> {
+        let config = serde_json::json!({"root": {"w": {"type": "directory", "contents": {
+            "d": {"type": "directory", "contents": {
+                "a.txt": {"type": "file", "content": "x"},
+                "log.txt": {"type": "file", "content": "y"},
+            }},
+            "top.txt": {"type": "file", "content": "z"},
+        }}}});
+        let mut w = super::super::world(CLASS).expect("ported");
+        w.load(&config, long_context).expect("load");
+        w
+    }
+
+    #[test]
+    fn long_context_pads_files_and_bottom_directories() {
+        let n = LONG_CONTEXT.populate_file_extension.len();
+        let mut w = loaded(true);
+        // The root has a subdirectory: no images; its own file is padded.
+        assert_eq!(
+            execute_text(w.as_mut(), "ls()"),
+            r#"{"current_directory_content": ["d", "top.txt"]}"#
+        );
+        let top = 1 + LONG_CONTEXT.file_content_extension.chars().count();
+        assert_eq!(
+            execute_text(w.as_mut(), "wc(file_name='top.txt', mode='c')"),
+            format!(r#"{{"count": {top}, "type": "characters"}}"#)
+        );
+        execute_text(w.as_mut(), "cd(folder='d')");
+        let ls = execute_text(w.as_mut(), "ls()");
+        assert!(ls.starts_with(r#"{"current_directory_content": ["a.txt", "log.txt", "image_"#));
+        assert_eq!(ls.matches(".jpg").count(), n);
+        // log.txt is one of the names BFCL leaves unpadded.
+        assert_eq!(
+            execute_text(w.as_mut(), "cat(file_name='log.txt')"),
+            r#"{"file_content": "y"}"#
+        );
+        let plain = loaded(false);
+        assert!(!format!("{:?}", plain.state()).contains(".jpg"));
+    }
+
+    #[test]
+    fn clones_of_a_loaded_instance_are_independent() {
+        let original = loaded(true);
+        let before = format!("{:?}", original.state());
+        let mut copy = original.clone_box();
+        execute_text(copy.as_mut(), "cd(folder='d')");
+        execute_text(
+            copy.as_mut(),
+            "rm(file_name='image_344822349461074042.jpg')",
+        );
+        execute_text(copy.as_mut(), "echo(content='new', file_name='a.txt')");
+        assert_eq!(format!("{:?}", original.state()), before);
+        let mut again = original.clone_box();
+        assert_eq!(
+            execute_text(again.as_mut(), "pwd()"),
+            r#"{"current_working_directory": "/w"}"#
+        );
+        assert_eq!(format!("{:?}", again.state()), before);
     }
 }
