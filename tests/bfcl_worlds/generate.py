@@ -709,6 +709,29 @@ PLANS = {
                 C("get_transaction_history"),
             ],
         ),
+        # long_context=True: answers padded from long_context.py
+        (
+            "multi_turn_long_context_103",
+            [
+                C("get_stock_info", symbol="AAPL"),
+                C("get_stock_info", symbol="XXXX"),
+                C("get_order_details", order_id=12345),
+                C("get_order_details", order_id="order_type"),
+                C("get_order_details", order_id=1),
+                C("place_order", order_type="Buy", symbol="TSLA", price=700, amount=10),
+                C("get_order_details", order_id=12446),
+                C("get_watchlist"),
+                C("add_to_watchlist", stock="OMEG"),
+                C("fund_account", amount=100),
+                C("get_transaction_history", start_date="2024-09-01"),
+                C("get_available_stocks", sector="Technology"),
+                C("get_available_stocks", sector="Automobile"),
+                C("get_available_stocks", sector="Energy"),
+                C("trading_logout"),
+                C("get_watchlist"),
+            ],
+            {"long_context": True},
+        ),
     ],
     "TravelAPI": [
         (
@@ -984,14 +1007,14 @@ def fresh_process_state(class_name):
     decimal.setcontext(decimal.Context())
 
 
-def execute(call, initial_config, class_name, entry_id):
+def execute(call, initial_config, class_name, entry_id, long_context=False):
     results, instances = multi_turn_utils.execute_multi_turn_func_call(
         func_call_list=[call] if call is not None else [],
         initial_config=initial_config,
         involved_classes=[class_name],
         model_name=MODEL_NAME,
         test_entry_id=entry_id,
-        long_context=False,
+        long_context=long_context,
         is_evaL_run=False,
     )
     return (results[0] if results else None), instances[class_name]
@@ -1000,7 +1023,9 @@ def execute(call, initial_config, class_name, entry_id):
 def run_class(class_name, items):
     records = []
     called = set()
-    for seq_index, (config_id, calls) in enumerate(PLANS[class_name]):
+    for seq_index, (config_id, calls, *options) in enumerate(PLANS[class_name]):
+        # An optional third item holds options: {"long_context": True}.
+        long_context = bool(options and options[0].get("long_context"))
         seq = f"{class_name}#{seq_index}"
         fresh_process_state(class_name)
         full_config = initial_config_for(config_id, items)
@@ -1008,7 +1033,7 @@ def run_class(class_name, items):
         seed = None
         if class_name in DEFAULT_SEEDS:
             seed = full_config.get(class_name, {}).get("random_seed", DEFAULT_SEEDS[class_name])
-        _, inst = execute(None, full_config, class_name, entry_id)
+        _, inst = execute(None, full_config, class_name, entry_id, long_context)
         if seed is not None:
             # Check that the recorded seed is the one the instance used.
             assert inst._random.getstate() == random.Random(seed).getstate(), class_name
@@ -1034,6 +1059,8 @@ def run_class(class_name, items):
                 rec["initial_config"] = (
                     full_config.get(class_name, {}) if class_name not in STATELESS_CLASSES else None
                 )
+                if long_context:
+                    rec["long_context"] = True
             records.append(rec)
 
         record(0, None, None, [], {}, None, inst)
@@ -1046,7 +1073,7 @@ def run_class(class_name, items):
                 func, args = spec["func"], []
                 kwargs = resolve(spec["kwargs"], saved)
                 call = call_string(func, kwargs)
-            result, inst = execute(call, full_config, class_name, entry_id)
+            result, inst = execute(call, full_config, class_name, entry_id, long_context)
             for var, key in spec["save"].items():
                 saved[var] = json.loads(result)[key]
             called.add(func)
