@@ -755,6 +755,29 @@ PLANS = {
                 C("get_transaction_history"),
             ],
         ),
+        # long_context=True: answers padded from long_context.py
+        (
+            "multi_turn_long_context_103",
+            [
+                C("get_stock_info", symbol="AAPL"),
+                C("get_stock_info", symbol="XXXX"),
+                C("get_order_details", order_id=12345),
+                C("get_order_details", order_id="order_type"),
+                C("get_order_details", order_id=1),
+                C("place_order", order_type="Buy", symbol="TSLA", price=700, amount=10),
+                C("get_order_details", order_id=12446),
+                C("get_watchlist"),
+                C("add_to_watchlist", stock="OMEG"),
+                C("fund_account", amount=100),
+                C("get_transaction_history", start_date="2024-09-01"),
+                C("get_available_stocks", sector="Technology"),
+                C("get_available_stocks", sector="Automobile"),
+                C("get_available_stocks", sector="Energy"),
+                C("trading_logout"),
+                C("get_watchlist"),
+            ],
+            {"long_context": True},
+        ),
     ],
     "TravelAPI": [
         (
@@ -1051,7 +1074,9 @@ def execute(call, initial_config, class_name, entry_id, long_context=False):
 def run_class(class_name, items):
     records = []
     called = set()
-    for seq_index, (config_id, calls) in enumerate(PLANS[class_name]):
+    for seq_index, (config_id, calls, *options) in enumerate(PLANS[class_name]):
+        # An optional third item holds options: {"long_context": True}.
+        long_context = bool(options and options[0].get("long_context"))
         seq = f"{class_name}#{seq_index}"
         fresh_process_state(class_name)
         full_config = initial_config_for(config_id, items)
@@ -1059,7 +1084,8 @@ def run_class(class_name, items):
         seed = None
         if class_name in DEFAULT_SEEDS:
             seed = full_config.get(class_name, {}).get("random_seed", DEFAULT_SEEDS[class_name])
-        long_context = is_long_context(config_id)
+        # BFCL's rule for the config's item, or the sequence's own option.
+        long_context = long_context or is_long_context(config_id)
         _, inst = execute(None, full_config, class_name, entry_id, long_context)
         if seed is not None:
             # Check that the recorded seed is the one the instance used.

@@ -1,5 +1,13 @@
 //! BFCL's `TradingBot`: a brokerage account with orders, a watch list and a
 //! transaction history whose timestamps come from the instance's `random.Random`.
+//!
+//! With `long_context` (the `multi_turn_long_context` category) some answers carry
+//! BFCL's constant padding (its `long_context.py`), kept in `trading_long_context.json`
+//! (written by `tests/bfcl_worlds/generate_trading_long_context.py`): stock info gets
+//! 2000-value moving-average lists, order details a `metadata` dict of texts naming the
+//! order's symbol, the watch list (then a bare list) and the sectors' stock lists gain
+//! 1000 more symbols, the transaction history 1000 more entries. The padding is never
+//! stored in the state.
 
 use super::seeded_random;
 use super::tables::TABLES;
@@ -79,6 +87,94 @@ const DEFAULT_STATE: &str = r#"{
 
 /// `CURRENT_TIME`, 2024-09-01 10:30:00, as seconds since 1970 (UTC, as the fixtures).
 const CURRENT_TIME: i64 = 1_725_186_600;
+
+/// BFCL's long-context padding for TradingBot, as read from `trading_long_context.json`.
+struct LongContext {
+    /// `MA_5_EXTENSION`: replaces a stock's `MA(5)` in `get_stock_info`.
+    ma_5: PyValue,
+    /// `MA_20_EXTENSION`: replaces a stock's `MA(20)`.
+    ma_20: PyValue,
+    /// `ORDER_DETAIL_EXTENSION`: `(key, template)` in order; `{symbol}` is the order's symbol.
+    order_metadata: Vec<(String, String)>,
+    /// `WATCH_LIST_EXTENSION` (its trailing Python `...` included).
+    watch_list: Vec<PyValue>,
+    /// `TRANSACTION_HISTORY_EXTENSION`.
+    transaction_history: Vec<PyValue>,
+    /// `TECHNOLOGY_EXTENSION`, added to the `Technology` sector.
+    technology: Vec<PyValue>,
+    /// `AUTOMOBILE_EXTENSION`, added to the `Automobile` sector.
+    automobile: Vec<PyValue>,
+}
+
+static LONG_CONTEXT: std::sync::LazyLock<LongContext> = std::sync::LazyLock::new(|| {
+    let data: serde_json::Value =
+        serde_json::from_str(include_str!("trading_long_context.json")).expect("padding is JSON");
+    let list = |key: &str| -> Vec<serde_json::Value> {
+        data[key].as_array().cloned().expect("padding list")
+    };
+    let floats = |key: &str| {
+        PyValue::List(
+            list(key)
+                .iter()
+                .map(|v| PyValue::Float(v.as_f64().expect("float")))
+                .collect(),
+        )
+    };
+    let strings = |key: &str| -> Vec<PyValue> {
+        list(key)
+            .iter()
+            .map(|v| s(v.as_str().expect("str")))
+            .collect()
+    };
+    let mut watch_list = strings("watch_list");
+    if data["watch_list_ends_with_ellipsis"].as_bool() == Some(true) {
+        watch_list.push(PyValue::Other {
+            type_name: "ellipsis".into(),
+            repr: "Ellipsis".into(),
+        });
+    }
+    let transaction_history = list("transaction_history")
+        .iter()
+        .map(|t| {
+            dict([
+                ("type", s(t["type"].as_str().expect("type"))),
+                (
+                    "amount",
+                    PyValue::Float(t["amount"].as_f64().expect("amount")),
+                ),
+                ("timestamp", s(t["timestamp"].as_str().expect("timestamp"))),
+            ])
+        })
+        .collect();
+    let order_metadata = list("order_metadata")
+        .iter()
+        .map(|pair| {
+            let text = |i: usize| pair[i].as_str().expect("template pair").to_string();
+            (text(0), text(1))
+        })
+        .collect();
+    LongContext {
+        ma_5: floats("ma_5"),
+        ma_20: floats("ma_20"),
+        order_metadata,
+        watch_list,
+        transaction_history,
+        technology: strings("technology"),
+        automobile: strings("automobile"),
+    }
+});
+
+/// Python's `value.copy()` followed by `copy[key] = ...` on a config value: a dict
+/// copies; a list copies but refuses a str index; other types have no `copy`.
+fn copy_for_str_key(value: &PyValue) -> Result<PyValue, PyException> {
+    match value {
+        PyValue::Dict(_) => Ok(value.clone()),
+        PyValue::List(_) => Err(PyException::type_error(
+            "list indices must be integers or slices, not str",
+        )),
+        _ => Err(PyException::no_attribute(value, "copy")),
+    }
+}
 
 /// State of a `TradingBot` instance.
 #[derive(Debug, Clone)]
@@ -242,10 +338,31 @@ impl TradingBot {
                 dict([("symbol", s(found.map_or("Stock not found", String::as_str)))])
             }
             "get_stock_info" => match self.stock(&a[0]) {
+                Some(info) if self.long_context => {
+                    let mut info = copy_for_str_key(info)?;
+                    set_key(&mut info, "MA(5)", LONG_CONTEXT.ma_5.clone());
+                    set_key(&mut info, "MA(20)", LONG_CONTEXT.ma_20.clone());
+                    info
+                }
                 Some(info) => info.clone(),
                 None => error(format!("Stock with symbol '{}' not found.", py_str(&a[0]))),
             },
             "get_order_details" => match self.order_pos(&a[0]) {
+                Some(i) if self.long_context => {
+                    let mut order = copy_for_str_key(&self.orders[i].1)?;
+                    let key = s("symbol");
+                    let symbol =
+                        py_str(get(&order, "symbol").ok_or_else(|| PyException::key_error(&key))?);
+                    let metadata = LONG_CONTEXT
+                        .order_metadata
+                        .iter()
+                        .map(|(k, template)| {
+                            (s(k.as_str()), s(template.replace("{symbol}", &symbol)))
+                        })
+                        .collect();
+                    set_key(&mut order, "metadata", PyValue::Dict(metadata));
+                    order
+                }
                 Some(i) => self.orders[i].1.clone(),
                 None => {
                     let ids = PyValue::List(self.orders.iter().map(|(k, _)| k.clone()).collect());
@@ -389,6 +506,20 @@ impl TradingBot {
                         "Error: User not authenticated. Please log in to view the watchlist.",
                     )]));
                 }
+                if self.long_context {
+                    // A bare list then: `self.watch_list.copy()` extended with the padding.
+                    let PyValue::List(list) = &self.watch_list else {
+                        let missing = if matches!(self.watch_list, PyValue::Dict(_)) {
+                            "extend"
+                        } else {
+                            "copy"
+                        };
+                        return Err(PyException::no_attribute(&self.watch_list, missing));
+                    };
+                    let mut list = list.clone();
+                    list.extend(LONG_CONTEXT.watch_list.iter().cloned());
+                    return Ok(PyValue::List(list));
+                }
                 dict([("watchlist", self.watch_list.clone())])
             }
             "get_order_history" => {
@@ -421,21 +552,32 @@ impl TradingBot {
                     start.as_ref().is_none_or(|st| *st <= ts)
                         && end.as_ref().is_none_or(|en| ts <= *en)
                 };
-                let list = self
+                let mut list: Vec<PyValue> = self
                     .transaction_history
                     .iter()
                     .filter(|t| within(t))
                     .cloned()
                     .collect();
+                if self.long_context {
+                    // Appended after the date filter, so never filtered.
+                    list.extend(LONG_CONTEXT.transaction_history.iter().cloned());
+                }
                 dict([("transaction_history", PyValue::List(list))])
             }
             "get_available_stocks" => {
                 let sector = py_str(&a[0]);
-                let list = TABLES
+                let mut list: Vec<PyValue> = TABLES
                     .trading
                     .sectors
                     .get(&sector)
                     .map_or(Vec::new(), |l| l.iter().map(|x| s(x.as_str())).collect());
+                if self.long_context {
+                    match sector.as_str() {
+                        "Technology" => list.extend(LONG_CONTEXT.technology.iter().cloned()),
+                        "Automobile" => list.extend(LONG_CONTEXT.automobile.iter().cloned()),
+                        _ => {}
+                    }
+                }
                 dict([("stock_list", PyValue::List(list))])
             }
             "filter_stocks_by_price" => {
@@ -552,6 +694,41 @@ impl World for TradingBot {
 
 #[cfg(test)]
 mod tests {
+    use super::{TradingBot, World};
+    use crate::bfcl::pyfmt::{py_repr, result_text};
+    use crate::bfcl::value::PyValue;
+
+    #[test]
+    fn long_context_copy_behaves_like_a_fresh_load() {
+        let config = serde_json::json!({"authenticated": true});
+        let mut fresh = TradingBot::default();
+        fresh.load(&config, true).expect("load");
+        let mut copy = fresh.clone();
+        let calls: &[(&str, Vec<PyValue>)] = &[
+            ("get_watchlist", vec![]),
+            ("fund_account", vec![PyValue::Int(10)]),
+            ("get_transaction_history", vec![]),
+            ("get_stock_info", vec![PyValue::Str("AAPL".into())]),
+            ("get_order_details", vec![PyValue::Int(12345)]),
+        ];
+        for (method, args) in calls {
+            let a = fresh.call(method, args.clone(), vec![]).expect("call");
+            let b = copy.call(method, args.clone(), vec![]).expect("call");
+            assert_eq!(result_text(&a), result_text(&b), "{method}");
+        }
+        let watch = result_text(&fresh.call("get_watchlist", vec![], vec![]).expect("call"));
+        assert!(watch.starts_with("['NVDA', 'JHGUN', "), "{}", &watch[..40]);
+        assert!(watch.ends_with(", 'ZRFRE', Ellipsis]"));
+        // The padding is never stored.
+        let repr = |w: &TradingBot| {
+            w.state()
+                .iter()
+                .map(|(k, v)| format!("{k}={}", py_repr(v)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(repr(&fresh), repr(&copy));
+    }
+
     #[test]
     fn timestamps() {
         assert_eq!(
