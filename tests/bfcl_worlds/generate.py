@@ -842,6 +842,24 @@ PLANS = {
                   insurance_cost=1.0, card_id="c1"),
             ],
         ),
+        (
+            # A long_context item: loaded with long_context=True (extra cards and
+            # bookings, every route priced, booking_history shown).
+            "multi_turn_long_context_151",
+            [
+                C("get_flight_cost", travel_from="SFO", travel_to="LAX", travel_date="2024-11-16",
+                  travel_class="business"),
+                C("get_flight_cost", travel_from="SFO", travel_to="XXX", travel_date="2024-11-16",
+                  travel_class="business"),
+                C("book_flight", _save={"booking": "booking_id"}, access_token="abc123xyz",
+                  card_id="144756014165", travel_date="2024-11-15", travel_from="SFO",
+                  travel_to="LAX", travel_class="economy"),
+                C("cancel_booking", access_token="abc123xyz", booking_id="booking_901"),
+                C("retrieve_invoice", access_token="abc123xyz", booking_id="booking_902"),
+                C("get_credit_card_balance", access_token="abc123xyz", card_id="1234567812345678"),
+                C("get_booking_history", access_token="abc123xyz"),
+            ],
+        ),
     ],
     "VehicleControlAPI": [
         (
@@ -933,6 +951,23 @@ PLANS = {
                 C("setCruiseControl", speed=50, activate=True, distanceToNextVehicle=30),
             ],
         ),
+        (
+            # A long_context item: loaded with long_context=True (long extra texts).
+            "multi_turn_long_context_51",
+            [
+                C("check_tire_pressure"),
+                C("displayCarStatus", option="fuel"),
+                C("displayCarStatus", option="bogus"),
+                C("estimate_distance", cityA="83214", cityB="74532"),
+                C("estimate_distance", cityA="00000", cityB="11111"),
+                C("activateParkingBrake", mode="engage"),
+                C("activateParkingBrake", mode="release"),
+                C("activateParkingBrake", mode="hold"),
+                C("get_outside_temperature_from_google"),
+                C("get_outside_temperature_from_google"),
+                C("get_outside_temperature_from_weather_com"),
+            ],
+        ),
     ],
 }
 
@@ -978,20 +1013,30 @@ def initial_config_for(config_id, items):
 def fresh_process_state(class_name):
     """What a new Python process would have: the backend module re-executed
     (so mutable default arguments are new), mpmath's and decimal's global
-    precision at their defaults."""
+    precision at their defaults. long_context.py goes first: its dicts are
+    shared with (and changed by) long_context instances."""
+    importlib.reload(importlib.import_module(LONG_CONTEXT_MODULE))
     importlib.reload(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]))
     mpmath.mp.dps = 15
     decimal.setcontext(decimal.Context())
 
 
-def execute(call, initial_config, class_name, entry_id):
+LONG_CONTEXT_MODULE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.long_context"
+
+
+def is_long_context(config_id):
+    """BFCL loads the backends with long_context=True for its long_context items."""
+    return "long_context" in config_id
+
+
+def execute(call, initial_config, class_name, entry_id, long_context=False):
     results, instances = multi_turn_utils.execute_multi_turn_func_call(
         func_call_list=[call] if call is not None else [],
         initial_config=initial_config,
         involved_classes=[class_name],
         model_name=MODEL_NAME,
         test_entry_id=entry_id,
-        long_context=False,
+        long_context=long_context,
         is_evaL_run=False,
     )
     return (results[0] if results else None), instances[class_name]
@@ -1008,7 +1053,8 @@ def run_class(class_name, items):
         seed = None
         if class_name in DEFAULT_SEEDS:
             seed = full_config.get(class_name, {}).get("random_seed", DEFAULT_SEEDS[class_name])
-        _, inst = execute(None, full_config, class_name, entry_id)
+        long_context = is_long_context(config_id)
+        _, inst = execute(None, full_config, class_name, entry_id, long_context)
         if seed is not None:
             # Check that the recorded seed is the one the instance used.
             assert inst._random.getstate() == random.Random(seed).getstate(), class_name
@@ -1034,6 +1080,8 @@ def run_class(class_name, items):
                 rec["initial_config"] = (
                     full_config.get(class_name, {}) if class_name not in STATELESS_CLASSES else None
                 )
+                if long_context:
+                    rec["long_context"] = True
             records.append(rec)
 
         record(0, None, None, [], {}, None, inst)
@@ -1046,7 +1094,7 @@ def run_class(class_name, items):
                 func, args = spec["func"], []
                 kwargs = resolve(spec["kwargs"], saved)
                 call = call_string(func, kwargs)
-            result, inst = execute(call, full_config, class_name, entry_id)
+            result, inst = execute(call, full_config, class_name, entry_id, long_context)
             for var, key in spec["save"].items():
                 saved[var] = json.loads(result)[key]
             called.add(func)

@@ -82,7 +82,9 @@ fn replay_via(class: &str, text: &str, via: Via) {
             } else {
                 config
             };
-            fresh.load(&config, false).expect("load");
+            // Lines of a long_context item's sequence say so on step 0.
+            let long_context = l["long_context"].as_bool().unwrap_or(false);
+            fresh.load(&config, long_context).expect("load");
             w = Some(fresh);
         } else {
             let w = w.as_mut().expect("step 0 first");
