@@ -911,6 +911,24 @@ PLANS = {
                   insurance_cost=1.0, card_id="c1"),
             ],
         ),
+        (
+            # A long_context item: loaded with long_context=True (extra cards and
+            # bookings, every route priced, booking_history shown).
+            "multi_turn_long_context_151",
+            [
+                C("get_flight_cost", travel_from="SFO", travel_to="LAX", travel_date="2024-11-16",
+                  travel_class="business"),
+                C("get_flight_cost", travel_from="SFO", travel_to="XXX", travel_date="2024-11-16",
+                  travel_class="business"),
+                C("book_flight", _save={"booking": "booking_id"}, access_token="abc123xyz",
+                  card_id="144756014165", travel_date="2024-11-15", travel_from="SFO",
+                  travel_to="LAX", travel_class="economy"),
+                C("cancel_booking", access_token="abc123xyz", booking_id="booking_901"),
+                C("retrieve_invoice", access_token="abc123xyz", booking_id="booking_902"),
+                C("get_credit_card_balance", access_token="abc123xyz", card_id="1234567812345678"),
+                C("get_booking_history", access_token="abc123xyz"),
+            ],
+        ),
     ],
     "VehicleControlAPI": [
         (
@@ -1002,6 +1020,23 @@ PLANS = {
                 C("setCruiseControl", speed=50, activate=True, distanceToNextVehicle=30),
             ],
         ),
+        (
+            # A long_context item: loaded with long_context=True (long extra texts).
+            "multi_turn_long_context_51",
+            [
+                C("check_tire_pressure"),
+                C("displayCarStatus", option="fuel"),
+                C("displayCarStatus", option="bogus"),
+                C("estimate_distance", cityA="83214", cityB="74532"),
+                C("estimate_distance", cityA="00000", cityB="11111"),
+                C("activateParkingBrake", mode="engage"),
+                C("activateParkingBrake", mode="release"),
+                C("activateParkingBrake", mode="hold"),
+                C("get_outside_temperature_from_google"),
+                C("get_outside_temperature_from_google"),
+                C("get_outside_temperature_from_weather_com"),
+            ],
+        ),
     ],
 }
 
@@ -1047,10 +1082,15 @@ def initial_config_for(config_id, items):
 def fresh_process_state(class_name):
     """What a new Python process would have: the backend module re-executed
     (so mutable default arguments are new), mpmath's and decimal's global
-    precision at their defaults."""
+    precision at their defaults. long_context.py goes first: its dicts are
+    shared with (and changed by) long_context instances."""
+    importlib.reload(importlib.import_module(LONG_CONTEXT_MODULE))
     importlib.reload(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]))
     mpmath.mp.dps = 15
     decimal.setcontext(decimal.Context())
+
+
+LONG_CONTEXT_MODULE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.long_context"
 
 
 def is_long_context(config_id):

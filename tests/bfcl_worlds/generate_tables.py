@@ -56,10 +56,15 @@ def string_constants(func):
     return found
 
 
-def fresh(cls):
+def fresh(cls, long_context=False):
     instance = cls()
-    instance._load_scenario({}, long_context=False)
+    instance._load_scenario({}, long_context=long_context)
     return instance
+
+
+def ordered(value):
+    """JSON text keeping Python's dict order (the file itself is written sorted)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def vehicle_tables():
@@ -78,7 +83,37 @@ def vehicle_tables():
             answer = fresh(cls).estimate_distance(a, b)
             if "error" not in answer:
                 distances.setdefault(a, {})[b] = answer["distance"]
-    return {"distances": distances, "zipcodes": zipcodes}
+    return {
+        "distances": distances,
+        "long_context": vehicle_long_context(cls, distances),
+        "zipcodes": zipcodes,
+    }
+
+
+def vehicle_long_context(cls, distances):
+    """What the methods add when the instance was loaded with long_context=True."""
+    plain = fresh(cls).check_tire_pressure()
+    car_info = fresh(cls, True).check_tire_pressure()["car_info"]
+    assert plain["car_info"] == {} and isinstance(car_info, str)
+    metadata = fresh(cls, True).displayCarStatus("fuel")
+    assert list(metadata)[0] == "metadata" and metadata["metadata"] == car_info
+    a = next(iter(distances))
+    b = next(iter(distances[a]))
+    cities = fresh(cls, True).estimate_distance(a, b)["intermediaryCities"]
+    assert fresh(cls, True).estimate_distance("", "")["intermediaryCities"] == cities
+    brake = fresh(cls, True).activateParkingBrake("engage")["parkingBrakeInstruction"]
+    assert fresh(cls, True).activateParkingBrake("release")["parkingBrakeInstruction"] == brake
+    # The weather answer is a module-level dict whose "outsideTemperature" entry
+    # is set on every call (appended at its end on the first one); kept without it.
+    weather = dict(fresh(cls, True).get_outside_temperature_from_google())
+    assert list(weather)[-1] == "outsideTemperature"
+    del weather["outsideTemperature"]
+    return {
+        "car_info": car_info,
+        "intermediary_cities": cities,
+        "parking_brake_instruction": brake,
+        "weather": ordered(weather),
+    }
 
 
 def trading_tables():
@@ -148,7 +183,29 @@ def travel_tables():
                 for v in probes
             ):
                 rates.setdefault(base, {})[target] = rate
-    return {"exchange_rates": rates, "nearest_airports": nearest, "routes": routes}
+    return {
+        "exchange_rates": rates,
+        "long_context": travel_long_context(cls, routes),
+        "nearest_airports": nearest,
+        "routes": routes,
+    }
+
+
+def travel_long_context(cls, routes):
+    """What a long_context=True load adds, and get_flight_cost's route order then."""
+    instance = fresh(cls, True)
+    # A date with an odd digit sum (factor 1) in economy: the costs are the bases.
+    a = next(iter(routes))
+    b = next(iter(routes[a]))
+    costs = instance.get_flight_cost(a, b, "2024-01-02", "economy")["travel_cost_list"]
+    order = [key.split("|")[:2] for key in instance._flight_cost_lookup]
+    assert len(order) == len(costs)
+    assert all(routes[f][t] == c for (f, t), c in zip(order, costs))
+    return {
+        "booking_record": ordered(instance.booking_record),
+        "credit_card_list": ordered(instance.credit_card_list),
+        "route_order": order,
+    }
 
 
 def main():

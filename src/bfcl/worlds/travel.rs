@@ -2,6 +2,8 @@
 //! flight bookings, insurance and a few lookups. Ids and card balances come from the
 //! instance's own `random.Random`, in call order.
 
+use std::sync::LazyLock;
+
 use super::seeded_random;
 use super::tables::{TABLES, pair};
 use super::{
@@ -136,6 +138,56 @@ const SCALARS: &[&str] = &[
     "budget_limit",
 ];
 
+/// What BFCL's `long_context` mode adds (the extensions of its `long_context.py`),
+/// read from the `TravelAPI.long_context` entry of `tables.json`.
+struct LongContext {
+    /// Cards merged into `credit_card_list` at load (ids already present are kept).
+    credit_card_list: Vec<(PyValue, PyValue)>,
+    /// Bookings merged into `booking_record` at load, the same way.
+    booking_record: Vec<(PyValue, PyValue)>,
+    /// `get_flight_cost` then prices every route, in this order.
+    route_order: Vec<(String, String)>,
+}
+
+static LONG_CONTEXT: LazyLock<LongContext> = LazyLock::new(|| {
+    let all: serde_json::Value = serde_json::from_str(include_str!("tables.json"))
+        .expect("src/bfcl/worlds/tables.json parses");
+    let lc = &all[CLASS]["long_context"];
+    // The dicts are stored as JSON texts, which keep BFCL's key order.
+    let dict = |key: &str| {
+        let text = lc[key].as_str().expect("long_context dict as JSON text");
+        let value: serde_json::Value =
+            serde_json::from_str(text).expect("long_context dict parses");
+        match PyValue::from_json(&value) {
+            PyValue::Dict(d) => d,
+            _ => panic!("long_context {key} is a dict"),
+        }
+    };
+    let route_order = lc["route_order"]
+        .as_array()
+        .expect("route_order list")
+        .iter()
+        .map(|p| {
+            let side = |i: usize| p[i].as_str().expect("airport code").to_string();
+            (side(0), side(1))
+        })
+        .collect();
+    LongContext {
+        credit_card_list: dict("credit_card_list"),
+        booking_record: dict("booking_record"),
+        route_order,
+    }
+});
+
+/// Add the `extra` entries whose keys `items` lacks, at its end.
+fn merge_missing(items: &mut Vec<(PyValue, PyValue)>, extra: &[(PyValue, PyValue)]) {
+    for (k, v) in extra {
+        if find(items, k).is_none() {
+            items.push((k.clone(), v.clone()));
+        }
+    }
+}
+
 /// State of a `TravelAPI` instance.
 #[derive(Debug, Clone)]
 pub struct TravelApi {
@@ -250,6 +302,12 @@ impl TravelApi {
     }
 
     fn flight_cost(&self, a: &[PyValue]) -> Result<f64, PyException> {
+        let (base, factor, weekend) = self.flight_cost_parts(a)?;
+        Ok(base * factor * weekend)
+    }
+
+    /// `get_flight_cost`'s checks, then (base fare, class factor, date factor).
+    fn flight_cost_parts(&self, a: &[PyValue]) -> Result<(f64, f64, f64), PyException> {
         let (from, to) = (py_str(&a[0]), py_str(&a[1]));
         let Some(base) = pair(&TABLES.travel.routes, &from, &to) else {
             return Err(PyException::new(
@@ -269,7 +327,26 @@ impl TravelApi {
         } else {
             1.0
         };
-        Ok(base * factor * weekend)
+        Ok((base, *factor, weekend))
+    }
+
+    /// `get_flight_cost`: one cost, or with `long_context` every route's cost at this
+    /// class and date (the asked route must exist all the same).
+    fn flight_cost_list(&self, a: &[PyValue]) -> Result<PyValue, PyException> {
+        let (base, factor, weekend) = self.flight_cost_parts(a)?;
+        let costs = if self.long_context {
+            LONG_CONTEXT
+                .route_order
+                .iter()
+                .map(|(from, to)| {
+                    let base = pair(&TABLES.travel.routes, from, to).expect("ordered route");
+                    PyValue::Float(base * factor * weekend)
+                })
+                .collect()
+        } else {
+            vec![PyValue::Float(base * factor * weekend)]
+        };
+        Ok(dict([("travel_cost_list", PyValue::List(costs))]))
     }
 
     fn book_flight(&mut self, a: Vec<PyValue>) -> Result<PyValue, PyException> {
@@ -334,11 +411,17 @@ impl TravelApi {
             ("transaction_id", transaction_id.clone()),
         ]);
         self.booking_record.push((booking_id.clone(), record));
+        // Only long_context mode shows the history (every booking, this one included).
+        let history = if self.long_context {
+            self.booking_record.clone()
+        } else {
+            Vec::new()
+        };
         Ok(dict([
             ("booking_id", booking_id),
             ("transaction_id", transaction_id),
             ("booking_status", PyValue::Bool(true)),
-            ("booking_history", PyValue::Dict(Vec::new())),
+            ("booking_history", PyValue::Dict(history)),
         ]))
     }
 
@@ -426,10 +509,7 @@ impl TravelApi {
                 self.credit_card_list.push((id.clone(), card));
                 dict([("card_id", id)])
             }
-            "get_flight_cost" => dict([(
-                "travel_cost_list",
-                PyValue::List(vec![PyValue::Float(self.flight_cost(&a)?)]),
-            )]),
+            "get_flight_cost" => self.flight_cost_list(&a)?,
             "get_credit_card_balance" => {
                 if let Some(e) = self.token_error(&a[0]) {
                     return Ok(error(e));
@@ -614,6 +694,10 @@ impl World for TravelApi {
             self.scalars[i] = config_get(config, name).unwrap_or(PyValue::None);
         }
         self.long_context = long_context;
+        if long_context {
+            merge_missing(&mut self.credit_card_list, &LONG_CONTEXT.credit_card_list);
+            merge_missing(&mut self.booking_record, &LONG_CONTEXT.booking_record);
+        }
         self.random = seeded_random(config, DEFAULT_SEED);
         Ok(())
     }
@@ -647,5 +731,65 @@ impl World for TravelApi {
         );
         out.push(("long_context".into(), PyValue::Bool(self.long_context)));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kw(pairs: &[(&str, &str)]) -> Vec<(String, PyValue)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), s(*v))).collect()
+    }
+
+    /// What a few long_context calls answer, and the state after them.
+    fn run(w: &mut TravelApi) -> Vec<String> {
+        let flight = [
+            ("travel_date", "2024-11-15"),
+            ("travel_from", "SFO"),
+            ("travel_to", "LAX"),
+            ("travel_class", "economy"),
+        ];
+        let mut book = kw(&[("access_token", "tok"), ("card_id", "c1")]);
+        book.extend(kw(&flight));
+        let calls = [
+            ("get_flight_cost", kw(&flight)),
+            ("book_flight", book),
+            (
+                "cancel_booking",
+                kw(&[("access_token", "tok"), ("booking_id", "booking_901")]),
+            ),
+            ("get_all_credit_cards", Vec::new()),
+        ];
+        let mut out: Vec<String> = calls
+            .into_iter()
+            .map(|(m, k)| py_repr(&w.call(m, Vec::new(), k).expect("call")))
+            .collect();
+        out.extend(w.state().iter().map(|(k, v)| format!("{k}={}", py_repr(v))));
+        out
+    }
+
+    #[test]
+    fn a_clone_of_a_long_context_load_behaves_like_a_fresh_load() {
+        let config = serde_json::json!({
+            "credit_card_list": {"c1": {"balance": 5000.0}},
+            "access_token": "tok",
+            "token_expires_in": 3600,
+        });
+        let mut loaded = TravelApi::default();
+        loaded.load(&config, true).expect("load");
+        let mut copy = loaded.clone();
+        let mut fresh = TravelApi::default();
+        fresh.load(&config, true).expect("load");
+        let want = run(&mut fresh);
+        assert_eq!(run(&mut copy), want);
+        assert_eq!(run(&mut loaded), want);
+        // The extension was merged after the config's own card, and every route priced.
+        assert!(
+            want[3].starts_with(
+                "{'credit_card_list': {'c1': {'balance': 4600.0}, '1234567812345678': {"
+            )
+        );
+        assert!(want[0].matches(", ").count() + 1 == LONG_CONTEXT.route_order.len());
     }
 }

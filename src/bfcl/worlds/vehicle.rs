@@ -2,6 +2,8 @@
 //! control, plus a few lookups. Random readings come from the instance's own
 //! `random.Random`.
 
+use std::sync::LazyLock;
+
 use super::seeded_random;
 use super::tables::{TABLES, pair};
 use super::{
@@ -82,6 +84,40 @@ const MAX_FUEL: f64 = 50.0;
 /// Miles per gallon used by `estimate_drive_feasibility_by_mileage`.
 const MPG: f64 = 20.0;
 
+/// What BFCL's methods add in `long_context` mode (the extensions of its
+/// `long_context.py`), read from the `VehicleControlAPI.long_context` entry of
+/// `tables.json`.
+struct LongContext {
+    /// `check_tire_pressure`'s `car_info` and `displayCarStatus`'s `metadata`.
+    car_info: String,
+    /// `estimate_distance`'s `intermediaryCities`.
+    intermediary_cities: PyValue,
+    /// `activateParkingBrake`'s `parkingBrakeInstruction`.
+    parking_brake_instruction: String,
+    /// `get_outside_temperature_from_google`'s answer before its last entry,
+    /// `outsideTemperature`.
+    weather: Vec<(PyValue, PyValue)>,
+}
+
+static LONG_CONTEXT: LazyLock<LongContext> = LazyLock::new(|| {
+    let all: serde_json::Value = serde_json::from_str(include_str!("tables.json"))
+        .expect("src/bfcl/worlds/tables.json parses");
+    let lc = &all[CLASS]["long_context"];
+    let text = |key: &str| lc[key].as_str().expect("long_context text").to_string();
+    // The weather dict is stored as a JSON text, which keeps BFCL's key order.
+    let weather: serde_json::Value =
+        serde_json::from_str(&text("weather")).expect("long_context weather parses");
+    LongContext {
+        car_info: text("car_info"),
+        intermediary_cities: PyValue::from_json(&lc["intermediary_cities"]),
+        parking_brake_instruction: text("parking_brake_instruction"),
+        weather: match PyValue::from_json(&weather) {
+            PyValue::Dict(d) => d,
+            _ => panic!("long_context weather is a dict"),
+        },
+    }
+});
+
 /// State of a `VehicleControlAPI` instance.
 #[derive(Debug, Clone)]
 pub struct VehicleControlApi {
@@ -151,6 +187,10 @@ impl VehicleControlApi {
         if let Some(slot) = self.attrs.iter_mut().find(|(n, _)| *n == name) {
             slot.1 = v;
         }
+    }
+
+    fn long_context(&self) -> bool {
+        matches!(self.attr("long_context"), PyValue::Bool(true))
     }
 
     fn is(&self, name: &str, text: &str) -> bool {
@@ -284,10 +324,19 @@ impl VehicleControlApi {
                     ("humidityLevel", self.attr("humidityLevel").clone()),
                 ])
             }
-            "get_outside_temperature_from_google" => dict([(
-                "outsideTemperature",
-                PyValue::Float(self.random.uniform(-10.0, 40.0)),
-            )]),
+            "get_outside_temperature_from_google" => {
+                let t = (
+                    s("outsideTemperature"),
+                    PyValue::Float(self.random.uniform(-10.0, 40.0)),
+                );
+                let mut out = if self.long_context() {
+                    LONG_CONTEXT.weather.clone()
+                } else {
+                    Vec::new()
+                };
+                out.push(t);
+                PyValue::Dict(out)
+            }
             "get_outside_temperature_from_weather_com" => dict([("error", PyValue::Int(404))]),
             "setHeadlights" => {
                 let mode = match &a[0] {
@@ -298,7 +347,17 @@ impl VehicleControlApi {
                 self.set("headLightStatus", s(status));
                 dict([("headlightStatus", s(status))])
             }
-            "displayCarStatus" => self.display(&a[0]),
+            "displayCarStatus" => {
+                let status = self.display(&a[0]);
+                match status {
+                    PyValue::Dict(fields) if self.long_context() => {
+                        let mut out = vec![(s("metadata"), s(LONG_CONTEXT.car_info.as_str()))];
+                        out.extend(fields);
+                        PyValue::Dict(out)
+                    }
+                    other => other,
+                }
+            }
             "activateParkingBrake" => {
                 let (status, force) = match &a[0] {
                     PyValue::Str(t) if t == "engage" => ("engaged", 500.0),
@@ -308,11 +367,19 @@ impl VehicleControlApi {
                 self.set("parkingBrakeStatus", s(status));
                 self.parking_brake_force = PyValue::Float(force);
                 self.slope_angle = PyValue::Float(10.0);
-                dict([
-                    ("parkingBrakeStatus", s(status)),
-                    ("_parkingBrakeForce", self.parking_brake_force.clone()),
-                    ("_slopeAngle", self.slope_angle.clone()),
-                ])
+                let mut out = Vec::new();
+                if self.long_context() {
+                    out.push((
+                        s("parkingBrakeInstruction"),
+                        s(LONG_CONTEXT.parking_brake_instruction.as_str()),
+                    ));
+                }
+                out.extend([
+                    (s("parkingBrakeStatus"), s(status)),
+                    (s("_parkingBrakeForce"), self.parking_brake_force.clone()),
+                    (s("_slopeAngle"), self.slope_angle.clone()),
+                ]);
+                PyValue::Dict(out)
             }
             "pressBrakePedal" => {
                 let p = &a[0];
@@ -385,10 +452,17 @@ impl VehicleControlApi {
                 let (x, y) = (py_str(&a[0]), py_str(&a[1]));
                 let distances = &TABLES.vehicle.distances;
                 let found = pair(distances, &x, &y).or_else(|| pair(distances, &y, &x));
-                match found {
-                    Some(d) => dict([("distance", PyValue::Float(d))]),
-                    None => error("distance not found in database."),
+                let mut out = match found {
+                    Some(d) => vec![(s("distance"), PyValue::Float(d))],
+                    None => vec![(s("error"), s("distance not found in database."))],
+                };
+                if self.long_context() {
+                    out.push((
+                        s("intermediaryCities"),
+                        LONG_CONTEXT.intermediary_cities.clone(),
+                    ));
                 }
+                PyValue::Dict(out)
             }
             "get_zipcode_based_on_city" => {
                 let city = py_str(&a[0]);
@@ -423,7 +497,12 @@ impl VehicleControlApi {
                     s("healthy_tire_pressure"),
                     PyValue::Bool((30.0..=35.0).contains(&avg)),
                 ));
-                out.push((s("car_info"), PyValue::Dict(Vec::new())));
+                let car_info = if self.long_context() {
+                    s(LONG_CONTEXT.car_info.as_str())
+                } else {
+                    PyValue::Dict(Vec::new())
+                };
+                out.push((s("car_info"), car_info));
                 PyValue::Dict(out)
             }
             "find_nearest_tire_shop" => {
@@ -508,5 +587,51 @@ impl World for VehicleControlApi {
             .iter()
             .map(|(n, v)| (n.to_string(), v.clone()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfcl::pyfmt::py_repr;
+
+    /// What a few long_context calls answer, and the state after them.
+    fn run(w: &mut VehicleControlApi) -> Vec<String> {
+        let calls = [
+            ("get_outside_temperature_from_google", Vec::new()),
+            ("activateParkingBrake", vec![s("engage")]),
+            ("displayCarStatus", vec![s("parkingBrake")]),
+            ("estimate_distance", vec![s("83214"), s("74532")]),
+            ("check_tire_pressure", Vec::new()),
+            ("get_outside_temperature_from_google", Vec::new()),
+        ];
+        let mut out: Vec<String> = calls
+            .into_iter()
+            .map(|(m, a)| py_repr(&w.call(m, a, Vec::new()).expect("call")))
+            .collect();
+        out.extend(w.state().iter().map(|(k, v)| format!("{k}={}", py_repr(v))));
+        out
+    }
+
+    #[test]
+    fn a_clone_of_a_long_context_load_behaves_like_a_fresh_load() {
+        let config = serde_json::json!({"fuelLevel": 10.0});
+        let mut loaded = VehicleControlApi::default();
+        loaded.load(&config, true).expect("load");
+        let mut copy = loaded.clone();
+        let mut fresh = VehicleControlApi::default();
+        fresh.load(&config, true).expect("load");
+        let want = run(&mut fresh);
+        assert_eq!(run(&mut copy), want);
+        assert_eq!(run(&mut loaded), want);
+        assert!(want[0].starts_with("{'-1_day': {"));
+        assert!(want[0].contains("'outsideTemperature': "));
+        assert!(want[2].starts_with("{'metadata': ") && want[2].contains("Manufacturer: Audi;"));
+        // A plain load adds none of it.
+        let mut plain = VehicleControlApi::default();
+        plain.load(&config, false).expect("load");
+        let answers = run(&mut plain);
+        assert!(answers[0].starts_with("{'outsideTemperature': "));
+        assert!(answers[4].ends_with("'car_info': {}}"));
     }
 }
