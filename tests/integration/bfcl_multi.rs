@@ -339,15 +339,17 @@ fn the_ground_truths_calls_read_bfcls_own_result_texts() {
     let suites = import(&t);
     let target = format!(
         "bfcl-result:{}",
-        fixtures_dir().join("bfcl/multi_turn_results/fc/gt").display()
+        fixtures_dir()
+            .join("bfcl/multi_turn_results/fc/gt")
+            .display()
     );
     let mut args: Vec<&str> = vec!["run"];
     args.extend(suites.iter().map(String::as_str));
     args.extend(["-t", &target, "--reports-dir", "runs", "-q"]);
     t.run(&args).expect_code(OK);
     let got = trials(&t.path().join("runs"));
-    let want = std::fs::read_to_string(fixtures_dir().join("bfcl/multi_turn_gt_results.jsonl"))
-        .unwrap();
+    let want =
+        std::fs::read_to_string(fixtures_dir().join("bfcl/multi_turn_gt_results.jsonl")).unwrap();
     let mut compared = 0;
     let mut wrong = Vec::new();
     for line in want.lines() {
@@ -374,10 +376,19 @@ fn the_ground_truths_calls_read_bfcls_own_result_texts() {
             compared += 1;
             if a != b {
                 let cut = |s: &str| s.chars().take(300).collect::<String>();
-                wrong.push(format!("{id} call {i}:\n  BFCL: {}\n  ours: {}", cut(a), cut(b)));
+                wrong.push(format!(
+                    "{id} call {i}:\n  BFCL: {}\n  ours: {}",
+                    cut(a),
+                    cut(b)
+                ));
             }
         }
     }
     assert!(compared > 100, "{compared}");
-    assert!(wrong.is_empty(), "{} of {compared} differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {compared} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
