@@ -61,6 +61,27 @@ pub fn result_text(v: &PyValue) -> String {
 /// back as `x`, in positional notation for exponents from -5 to 15 (`1e-05` and
 /// `1e+16` switch to exponent notation), always with a fractional part or an exponent.
 pub fn float_repr(x: f64) -> String {
+    // Backends return the same floats over and over (BFCL's long-context padding is
+    // thousands of fixed prices in every answer), and finding Python's digits formats
+    // each one twice: each thread keeps the texts it made, up to a bound.
+    thread_local! {
+        static MADE: std::cell::RefCell<rustc_hash::FxHashMap<u64, String>> =
+            std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+    }
+    MADE.with(|made| {
+        if let Some(text) = made.borrow().get(&x.to_bits()) {
+            return text.clone();
+        }
+        let text = float_repr_uncached(x);
+        let mut made = made.borrow_mut();
+        if made.len() < 1 << 16 {
+            made.insert(x.to_bits(), text.clone());
+        }
+        text
+    })
+}
+
+fn float_repr_uncached(x: f64) -> String {
     if x.is_nan() {
         return "nan".to_owned();
     }
