@@ -232,3 +232,33 @@ fn end_state_reads_a_built_in_worlds_state_with_matchers() {
         "{message}"
     );
 }
+
+/// The shipped example: BFCL's file system as a built-in world, offline. The oracle
+/// passes every case (and its self-test plays the world too, so it warns of nothing); a
+/// model that repeats its first call is stopped.
+#[test]
+fn the_shipped_files_example_runs_offline_on_the_built_in_world() {
+    let t = Toolgauge::new();
+    let example = crate::support::repo_root().join("examples/stateful/files.yaml");
+    let example = example.to_str().unwrap();
+    let o = t.run(&["run", example, "--out", "oracle"]).expect_code(OK);
+    assert!(!o.stderr.contains("can not satisfy"), "{}", o.stderr);
+    let all = trials(&t.path().join("oracle"));
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().all(|t| t["verdict"] == "pass"), "{all:#?}");
+    let made = trial(&all, "make-docs-zh");
+    assert_eq!(made["episode"]["end_state"][0]["state"], true);
+    t.run(&[
+        "run",
+        example,
+        "-t",
+        "scripted:loop_forever",
+        "--out",
+        "runaway",
+        "-q",
+    ])
+    .expect_code(OK);
+    for tr in trials(&t.path().join("runaway")) {
+        assert_eq!(codes(&tr), ["loop_stopped"], "{tr:#}");
+    }
+}

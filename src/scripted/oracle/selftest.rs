@@ -1,6 +1,6 @@
 //! The oracle's self-test of a loop case: play the whole episode against the suite's
-//! mocks (the same runner and tool host a run uses) and judge it, so what no model can
-//! satisfy is named before a model is paid for.
+//! mocks or the case's built-in world (the same runner and tool host a run uses) and
+//! judge it, so what no model can satisfy is named before a model is paid for.
 //!
 //! Offline means without the suite's MCP server: a call that would go to the server
 //! (a tool the case does not pin with mocks, see
@@ -23,7 +23,7 @@ use crate::provider::{Provider, ProviderError, Request, Response, TrialKey};
 use crate::suite::trajectory::LoopExpectation;
 use crate::suite::{Case, Expectation, Suite};
 use crate::tools::{
-    Decision, Faults, HostError, Invocation, MockHost, Session, ToolHost, ToolOutcome,
+    Decision, Faults, HostError, Invocation, MockHost, Session, ToolHost, ToolOutcome, WorldHost,
 };
 
 /// What the self-test found in one episode of a loop case.
@@ -211,13 +211,38 @@ impl ToolHost for Offline {
             && spec.tools.contains(&call.name)
             && !spec.mocks.pins(&call.name);
         if !servers {
-            return MockHost.prepare(session, call);
+            // A case's built-in world runs offline as in a run (the world host falls
+            // back to the mocks for a case without one).
+            return WorldHost.prepare(session, call);
         }
         let mut reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
         if reached.is_none() {
             *reached = Some(call.name.clone());
         }
         Decision::Execute
+    }
+
+    async fn execute_in(
+        &self,
+        session: &Session,
+        call: &Invocation,
+    ) -> Result<ToolOutcome, HostError> {
+        if session.spec().world.is_some() {
+            return WorldHost.execute_in(session, call).await;
+        }
+        self.execute(call).await
+    }
+
+    async fn open_episode(&self, session: &mut Session) -> Result<(), HostError> {
+        WorldHost.open_episode(session).await
+    }
+
+    async fn close_episode(&self, session: &mut Session) {
+        WorldHost.close_episode(session).await;
+    }
+
+    fn world_state(&self, session: &Session) -> Option<serde_json::Value> {
+        WorldHost.world_state(session)
     }
 
     async fn execute(&self, call: &Invocation) -> Result<ToolOutcome, HostError> {
