@@ -170,16 +170,9 @@ pub fn check_calls(
     model: &[Vec<Vec<ModelCall>>],
     truth: &[Vec<String>],
 ) -> Result<Verdict, SetupError> {
+    // BFCL's runner reports a turn-count mismatch before any instance is built.
     if model.len() != truth.len() {
-        return Ok(Verdict::fail(
-            "multi_turn:force_terminated",
-            format!(
-                "Model was force-terminated during inference phase. The length of the model result turns ({}) does not match the length of the ground truth turns ({}).",
-                model.len(),
-                truth.len()
-            ),
-            None,
-        ));
+        return Ok(check_loaded(&[], model, truth));
     }
     let loaded = instances(classes, config, long_context)?;
     Ok(check_loaded(&loaded, model, truth))
