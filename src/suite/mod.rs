@@ -20,6 +20,7 @@ pub mod mcp_calls;
 pub mod model;
 pub mod normalize;
 pub mod placeholder;
+pub mod plugin;
 pub mod profile;
 pub mod sampling;
 pub mod servers;

@@ -15,9 +15,9 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
 use serde_json::{Map, Value};
 
 /// A profile plugin's part in the suite format: registered once per plugin with
@@ -178,84 +178,58 @@ pub struct ProfileDecl {
 
 impl<'de> Deserialize<'de> for ProfileDecl {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(DeclVisitor)
+        let (name, settings) = super::plugin::read(deserializer, registry())?;
+        Ok(ProfileDecl { name, settings })
     }
 }
 
-/// Reads `{NAME: SETTINGS}` with exactly one registered name, as serde reads an
-/// externally tagged enum (same messages for an unknown or missing name).
-struct DeclVisitor;
-
-impl<'de> Visitor<'de> for DeclVisitor {
-    type Value = ProfileDecl;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map with one profile name")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProfileDecl, A::Error> {
-        let Some(name) = map.next_key::<String>()? else {
-            return Err(de::Error::invalid_length(0, &self));
-        };
-        let Some(format) = format(&name) else {
-            let names: Vec<&'static str> = formats().iter().map(|f| f.name).collect();
-            return Err(de::Error::unknown_variant(&name, leak(names)));
-        };
-        let settings = map.next_value_seed(SettingsSeed(format))?;
-        if map.next_key::<de::IgnoredAny>()?.is_some() {
-            return Err(de::Error::invalid_length(2, &self));
-        }
-        Ok(ProfileDecl {
-            name: format.name,
-            settings,
-        })
-    }
-}
-
-/// serde's `unknown_variant` wants a `'static` list; the registry is fixed for the
-/// process, so the list is made once.
-fn leak(names: Vec<&'static str>) -> &'static [&'static str] {
+/// Every registered profile, for the shared reader ([`super::plugin`]).
+fn registry() -> super::plugin::Registry<ProfileFormat> {
     static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| Box::leak(names.into_boxed_slice()))
-}
-
-/// Hands the settings' deserializer, erased, to the plugin's reader.
-struct SettingsSeed(&'static ProfileFormat);
-
-impl<'de> DeserializeSeed<'de> for SettingsSeed {
-    type Value = Box<dyn ProfileSettings>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        let mut erased = <dyn erased_serde::Deserializer>::erase(deserializer);
-        (self.0.read)(&mut erased).map_err(de::Error::custom)
+    let formats = formats();
+    let names = NAMES.get_or_init(|| {
+        let names: Vec<&'static str> = formats.iter().map(|f| f.name).collect();
+        Box::leak(names.into_boxed_slice())
+    });
+    super::plugin::Registry {
+        formats,
+        names,
+        kind: "profile",
     }
 }
 
-/// The schema serde derives for an externally tagged enum, one variant per registered
-/// profile (named `ProfileSpec`, as the suite schema always called it).
+impl super::plugin::PluginFormat for ProfileFormat {
+    type Settings = dyn ProfileSettings;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        (self.schema)(generator)
+    }
+
+    fn read_settings(
+        &self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<Box<dyn ProfileSettings>, erased_serde::Error> {
+        (self.read)(deserializer)
+    }
+}
+
+/// One variant per registered profile, as serde derives for an externally tagged enum
+/// (named `ProfileSpec`).
 impl JsonSchema for ProfileDecl {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "ProfileSpec".into()
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let variants: Vec<Value> = formats()
-            .into_iter()
-            .map(|f| {
-                let settings = (f.schema)(generator);
-                serde_json::json!({
-                    "description": f.about,
-                    "type": "object",
-                    "properties": { f.name: settings },
-                    "required": [f.name],
-                    "additionalProperties": false,
-                })
-            })
-            .collect();
-        json_schema!({
-            "description": "A scoring profile.",
-            "oneOf": variants,
-        })
+        super::plugin::schema(registry(), generator, "A scoring profile.")
     }
 }
 

@@ -13,9 +13,9 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
 use serde_json::{Map, Value};
 
 pub use super::profile::SpecProblem;
@@ -103,82 +103,57 @@ pub struct WorldDecl {
 
 impl<'de> Deserialize<'de> for WorldDecl {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(DeclVisitor)
+        let (name, settings) = super::plugin::read(deserializer, registry())?;
+        Ok(WorldDecl { name, settings })
     }
 }
 
-/// Reads `{NAME: SETTINGS}` with exactly one registered name, as serde reads an
-/// externally tagged enum.
-struct DeclVisitor;
-
-impl<'de> Visitor<'de> for DeclVisitor {
-    type Value = WorldDecl;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map with one world name")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WorldDecl, A::Error> {
-        let Some(name) = map.next_key::<String>()? else {
-            return Err(de::Error::invalid_length(0, &self));
-        };
-        let Some(format) = format(&name) else {
-            let names: Vec<&'static str> = formats().iter().map(|f| f.name).collect();
-            return Err(de::Error::unknown_variant(&name, leak(names)));
-        };
-        let settings = map.next_value_seed(SettingsSeed(format))?;
-        if map.next_key::<de::IgnoredAny>()?.is_some() {
-            return Err(de::Error::invalid_length(2, &self));
-        }
-        Ok(WorldDecl {
-            name: format.name,
-            settings,
-        })
-    }
-}
-
-/// serde's `unknown_variant` wants a `'static` list; the registry is fixed for the
-/// process, so the list is made once.
-fn leak(names: Vec<&'static str>) -> &'static [&'static str] {
+/// Every registered world, for the shared reader ([`super::plugin`]).
+fn registry() -> super::plugin::Registry<WorldFormat> {
     static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| Box::leak(names.into_boxed_slice()))
-}
-
-/// Hands the settings' deserializer, erased, to the plugin's reader.
-struct SettingsSeed(&'static WorldFormat);
-
-impl<'de> DeserializeSeed<'de> for SettingsSeed {
-    type Value = Box<dyn WorldSettings>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        let mut erased = <dyn erased_serde::Deserializer>::erase(deserializer);
-        (self.0.read)(&mut erased).map_err(de::Error::custom)
+    let formats = formats();
+    let names = NAMES.get_or_init(|| {
+        let names: Vec<&'static str> = formats.iter().map(|f| f.name).collect();
+        Box::leak(names.into_boxed_slice())
+    });
+    super::plugin::Registry {
+        formats,
+        names,
+        kind: "world",
     }
 }
 
-/// One variant per registered world, as serde derives for an externally tagged enum.
+impl super::plugin::PluginFormat for WorldFormat {
+    type Settings = dyn WorldSettings;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        (self.schema)(generator)
+    }
+
+    fn read_settings(
+        &self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<Box<dyn WorldSettings>, erased_serde::Error> {
+        (self.read)(deserializer)
+    }
+}
+
+/// One variant per registered world, as serde derives for an externally tagged enum
+/// (named `WorldSpec`).
 impl JsonSchema for WorldDecl {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "WorldSpec".into()
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let variants: Vec<Value> = formats()
-            .into_iter()
-            .map(|f| {
-                let settings = (f.schema)(generator);
-                serde_json::json!({
-                    "description": f.about,
-                    "type": "object",
-                    "properties": { f.name: settings },
-                    "required": [f.name],
-                    "additionalProperties": false,
-                })
-            })
-            .collect();
-        json_schema!({
-            "description": "A built-in stateful tool world.",
-            "oneOf": variants,
-        })
+        super::plugin::schema(registry(), generator, "A built-in stateful tool world.")
     }
 }
