@@ -21,36 +21,14 @@ use serde::de::Deserializer;
 use serde_json::{Map, Value};
 
 /// A profile plugin's part in the suite format: registered once per plugin with
-/// `inventory::submit! { ProfileFormat { .. } }`.
-pub struct ProfileFormat {
-    /// The key under `profile:` (e.g. `bfcl`).
-    pub name: &'static str,
-    /// One line on what the profile does, shown in the suite schema.
-    pub about: &'static str,
-    /// The JSON Schema of the settings (usually `generator.subschema_for::<Settings>()`).
-    pub schema: fn(&mut SchemaGenerator) -> Schema,
-    /// Read the settings with the plugin's own serde type (from the suite file's own
-    /// deserializer, so locations and messages are the suite's).
-    pub read: ReadSettings,
-}
-
-/// How a plugin reads its settings: from the suite file's deserializer, erased.
-pub type ReadSettings = fn(
-    &mut dyn erased_serde::Deserializer<'_>,
-) -> Result<Box<dyn ProfileSettings>, erased_serde::Error>;
+/// `inventory::submit! { ProfileFormat { .. } }` (the shared [`super::plugin::Format`]).
+pub type ProfileFormat = super::plugin::Format<dyn ProfileSettings>;
 
 inventory::collect!(ProfileFormat);
 
 /// Every registered profile, by name.
 pub fn formats() -> Vec<&'static ProfileFormat> {
-    let mut all: Vec<&'static ProfileFormat> = inventory::iter::<ProfileFormat>().collect();
-    all.sort_by_key(|f| f.name);
-    all
-}
-
-/// The registered profile named `name`.
-pub fn format(name: &str) -> Option<&'static ProfileFormat> {
-    inventory::iter::<ProfileFormat>().find(|f| f.name == name)
+    registry().formats
 }
 
 /// A profile's settings as read from the suite file, not yet checked.
@@ -184,41 +162,13 @@ impl<'de> Deserialize<'de> for ProfileDecl {
 }
 
 /// Every registered profile, for the shared reader ([`super::plugin`]).
-fn registry() -> super::plugin::Registry<ProfileFormat> {
+fn registry() -> super::plugin::Registry<dyn ProfileSettings> {
     static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
-    let formats = formats();
-    let names = NAMES.get_or_init(|| {
-        let names: Vec<&'static str> = formats.iter().map(|f| f.name).collect();
-        Box::leak(names.into_boxed_slice())
-    });
-    super::plugin::Registry {
-        formats,
-        names,
-        kind: "profile",
-    }
-}
-
-impl super::plugin::PluginFormat for ProfileFormat {
-    type Settings = dyn ProfileSettings;
-
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn about(&self) -> &'static str {
-        self.about
-    }
-
-    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema {
-        (self.schema)(generator)
-    }
-
-    fn read_settings(
-        &self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-    ) -> Result<Box<dyn ProfileSettings>, erased_serde::Error> {
-        (self.read)(deserializer)
-    }
+    super::plugin::Registry::new(
+        inventory::iter::<ProfileFormat>().collect(),
+        &NAMES,
+        "profile",
+    )
 }
 
 /// One variant per registered profile, as serde derives for an externally tagged enum

@@ -21,37 +21,10 @@ use serde_json::{Map, Value};
 pub use super::profile::SpecProblem;
 
 /// A world plugin's part in the suite format: registered once per plugin with
-/// `inventory::submit! { WorldFormat { .. } }`.
-pub struct WorldFormat {
-    /// The key under `world:` (e.g. `bfcl`).
-    pub name: &'static str,
-    /// One line on what the world is, shown in the suite schema.
-    pub about: &'static str,
-    /// The JSON Schema of the settings.
-    pub schema: fn(&mut SchemaGenerator) -> Schema,
-    /// Read the settings with the plugin's own serde type (from the suite file's own
-    /// deserializer, so locations and messages are the suite's).
-    pub read: ReadSettings,
-}
-
-/// How a plugin reads its settings: from the suite file's deserializer, erased.
-pub type ReadSettings = fn(
-    &mut dyn erased_serde::Deserializer<'_>,
-) -> Result<Box<dyn WorldSettings>, erased_serde::Error>;
+/// `inventory::submit! { WorldFormat { .. } }` (the shared [`super::plugin::Format`]).
+pub type WorldFormat = super::plugin::Format<dyn WorldSettings>;
 
 inventory::collect!(WorldFormat);
-
-/// Every registered world, by name.
-pub fn formats() -> Vec<&'static WorldFormat> {
-    let mut all: Vec<&'static WorldFormat> = inventory::iter::<WorldFormat>().collect();
-    all.sort_by_key(|f| f.name);
-    all
-}
-
-/// The registered world named `name`.
-pub fn format(name: &str) -> Option<&'static WorldFormat> {
-    inventory::iter::<WorldFormat>().find(|f| f.name == name)
-}
 
 /// A world's settings as read from the suite file, not yet checked.
 pub trait WorldSettings: fmt::Debug + Send + Sync {
@@ -109,41 +82,9 @@ impl<'de> Deserialize<'de> for WorldDecl {
 }
 
 /// Every registered world, for the shared reader ([`super::plugin`]).
-fn registry() -> super::plugin::Registry<WorldFormat> {
+fn registry() -> super::plugin::Registry<dyn WorldSettings> {
     static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
-    let formats = formats();
-    let names = NAMES.get_or_init(|| {
-        let names: Vec<&'static str> = formats.iter().map(|f| f.name).collect();
-        Box::leak(names.into_boxed_slice())
-    });
-    super::plugin::Registry {
-        formats,
-        names,
-        kind: "world",
-    }
-}
-
-impl super::plugin::PluginFormat for WorldFormat {
-    type Settings = dyn WorldSettings;
-
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn about(&self) -> &'static str {
-        self.about
-    }
-
-    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema {
-        (self.schema)(generator)
-    }
-
-    fn read_settings(
-        &self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-    ) -> Result<Box<dyn WorldSettings>, erased_serde::Error> {
-        (self.read)(deserializer)
-    }
+    super::plugin::Registry::new(inventory::iter::<WorldFormat>().collect(), &NAMES, "world")
 }
 
 /// One variant per registered world, as serde derives for an externally tagged enum
